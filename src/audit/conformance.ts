@@ -1,0 +1,70 @@
+/**
+ * Conformance of a session against what it declared at open (reference §18.2): the declared
+ * rules, the violations recorded on the trail, and approvals left pending. Computed from the
+ * trail itself, so a summary rebuilt later agrees with the one written at close.
+ */
+
+import type { AuraEvent } from '../spine/record.js';
+
+/** One declared rule, as a check (rules are enforced where tools are called; this records them). */
+export interface DeclaredRuleCheck {
+  readonly rule: unknown;
+  readonly type: string;
+  readonly declared: true;
+}
+
+/** The conformance block of a summary. */
+export interface Conformance {
+  readonly passed: boolean;
+  /** The `constraint.violated` and `session.error` events, whole. */
+  readonly violations: readonly AuraEvent[];
+  readonly checks: readonly DeclaredRuleCheck[];
+  readonly declared_rules: readonly unknown[];
+  /** Request ids that were asked for approval and never approved. */
+  readonly pending_approvals: readonly string[];
+  readonly event_count: number;
+  readonly snapshot_hash: string | null;
+}
+
+/** Conformance of the events of one session, declared rules taken from its `session.open`. */
+export function buildConformance(events: readonly AuraEvent[], snapshotHash: string | null): Conformance {
+  const open = events.find((event) => event.kind === 'session.open');
+  const declared = open !== undefined && Array.isArray(open.payload['declared_rules']) ? (open.payload['declared_rules'] as unknown[]) : [];
+  const violations = events.filter((event) => event.kind === 'constraint.violated' || event.kind === 'session.error');
+  const pending = pendingApprovals(events);
+  return {
+    passed: violations.length === 0 && pending.length === 0,
+    violations,
+    checks: declared.map((rule) => ({ rule, type: ruleType(rule), declared: true })),
+    declared_rules: declared,
+    pending_approvals: pending,
+    event_count: events.length,
+    snapshot_hash: snapshotHash,
+  };
+}
+
+/**
+ * Requests never approved, matched by `request_id` (Aura let one approval clear every pending
+ * request: reference §21.11).
+ */
+export function pendingApprovals(events: readonly AuraEvent[]): string[] {
+  const requested: string[] = [];
+  const approved = new Set<string>();
+  for (const event of events) {
+    const id = event.payload['request_id'];
+    if (typeof id !== 'string') continue;
+    if (event.kind === 'constraint.approval_required' && !requested.includes(id)) requested.push(id);
+    else if (event.kind === 'constraint.approved') approved.add(id);
+  }
+  return requested.filter((id) => !approved.has(id));
+}
+
+/** A rule's type (`type`, else `kind`, else `unknown`). */
+export function ruleType(rule: unknown): string {
+  if (rule !== null && typeof rule === 'object') {
+    const r = rule as Record<string, unknown>;
+    if (typeof r['type'] === 'string') return r['type'];
+    if (typeof r['kind'] === 'string') return r['kind'];
+  }
+  return 'unknown';
+}

@@ -1,0 +1,153 @@
+/**
+ * Configuration and storage paths, resolved as Aura resolves them (reference §4): defaults, then
+ * `{AURA_HOME}/config.yaml`, then `{project}/aura.project.yaml`, then the caller's overrides.
+ * `storage: project` with a project directory keeps everything in `{project}/.aura/`.
+ * Resolving never creates a directory: read-only commands leave the disk as they found it.
+ */
+
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { parseDocument } from 'yaml';
+import { ConfigError, InvalidOptionError } from '../errors.js';
+import { parseFsyncPolicy, type FsyncPolicy } from '../spine/writer.js';
+
+/** Where aura keeps its files. */
+export interface AuraPaths {
+  /** `AURA_HOME` (default `~/.aura`): always holds the global config. */
+  readonly home: string;
+  /** The folder sessions and agents live in: `home`, or `{project}/.aura` with project storage. */
+  readonly base: string;
+  readonly sessions: string;
+  readonly agents: string;
+  readonly registryState: string;
+  readonly globalConfig: string;
+  readonly projectConfig: string | null;
+  readonly projectDir: string | null;
+  readonly storage: 'global' | 'project';
+}
+
+/** Known config keys, checked; anything else is kept in `values` untouched. */
+export interface AuraSettings {
+  readonly storage: 'global' | 'project';
+  readonly export_on_close: boolean;
+  readonly fsync: FsyncPolicy;
+  readonly default_session_mode: string;
+  readonly project_dir: string | null;
+}
+
+/** A config file and whether it was there. */
+export interface ConfigFile {
+  readonly layer: 'global' | 'project';
+  readonly path: string;
+  readonly loaded: boolean;
+}
+
+/** The resolved configuration. */
+export interface AuraConfig {
+  readonly paths: AuraPaths;
+  readonly settings: AuraSettings;
+  readonly values: Readonly<Record<string, unknown>>;
+  readonly files: readonly ConfigFile[];
+}
+
+/** How to resolve a configuration. */
+export interface ConfigOptions {
+  /** Overrides `AURA_HOME`. */
+  readonly home?: string;
+  /** The project directory (else the `project_dir` config key). */
+  readonly projectDir?: string;
+  /** Values that win over every file. */
+  readonly overrides?: Readonly<Record<string, unknown>>;
+  /** The environment to read `AURA_HOME` from (default `process.env`). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+}
+
+const DEFAULTS: AuraSettings = {
+  storage: 'global',
+  export_on_close: true,
+  fsync: 'close',
+  default_session_mode: 'script',
+  project_dir: null,
+};
+
+/** Resolves the configuration and paths; reads config files, writes nothing. */
+export function resolveConfig(options: ConfigOptions = {}): AuraConfig {
+  const env = options.env ?? process.env;
+  const home = path.resolve(options.home ?? nonEmpty(env['AURA_HOME']) ?? path.join(os.homedir(), '.aura'));
+  const globalConfig = path.join(home, 'config.yaml');
+  const files: ConfigFile[] = [];
+  let values: Record<string, unknown> = { ...DEFAULTS };
+
+  const global = readYamlMapping(globalConfig);
+  files.push({ layer: 'global', path: globalConfig, loaded: global !== null });
+  values = { ...values, ...global };
+
+  const projectSetting = options.projectDir ?? (typeof values['project_dir'] === 'string' ? values['project_dir'] : undefined);
+  const projectDir = projectSetting === undefined ? null : path.resolve(projectSetting);
+  let projectConfig: string | null = null;
+  if (projectDir !== null) {
+    projectConfig = path.join(projectDir, 'aura.project.yaml');
+    const project = readYamlMapping(projectConfig);
+    files.push({ layer: 'project', path: projectConfig, loaded: project !== null });
+    values = { ...values, ...project };
+  }
+  values = { ...values, ...options.overrides };
+
+  const settings = checkSettings(values, projectDir);
+  const base = settings.storage === 'project' && projectDir !== null ? path.join(projectDir, '.aura') : home;
+  return {
+    paths: {
+      home,
+      base,
+      sessions: path.join(base, 'sessions'),
+      agents: path.join(base, 'agents'),
+      registryState: path.join(base, 'registry_state.json'),
+      globalConfig,
+      projectConfig,
+      projectDir,
+      storage: settings.storage,
+    },
+    settings,
+    values,
+    files,
+  };
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value === '' ? undefined : value;
+}
+
+function checkSettings(values: Record<string, unknown>, projectDir: string | null): AuraSettings {
+  const storage = values['storage'];
+  if (storage !== 'global' && storage !== 'project') throw new InvalidOptionError('storage', storage, "'global' or 'project'");
+  const exportOnClose = values['export_on_close'];
+  if (typeof exportOnClose !== 'boolean') throw new InvalidOptionError('export_on_close', exportOnClose, 'true or false');
+  const mode = values['default_session_mode'];
+  if (typeof mode !== 'string') throw new InvalidOptionError('default_session_mode', mode, 'a session mode');
+  return {
+    storage,
+    export_on_close: exportOnClose,
+    fsync: parseFsyncPolicy(values['fsync']),
+    default_session_mode: mode,
+    project_dir: projectDir,
+  };
+}
+
+/** The mapping in a YAML (or JSON) file, or null when the file does not exist. */
+function readYamlMapping(file: string): Record<string, unknown> | null {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw new ConfigError(file, null, `cannot read: ${(error as Error).message}`);
+  }
+  const document = parseDocument(text, { prettyErrors: false });
+  const [problem] = document.errors;
+  if (problem !== undefined) throw new ConfigError(file, problem.linePos?.[0].line ?? null, problem.message.split('\n')[0] ?? 'invalid YAML');
+  const value: unknown = document.toJS();
+  if (value === null || value === undefined) return {};
+  if (typeof value !== 'object' || Array.isArray(value)) throw new ConfigError(file, 1, 'expected a mapping of keys to values');
+  return value as Record<string, unknown>;
+}

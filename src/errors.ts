@@ -1,0 +1,182 @@
+/**
+ * Typed errors. Every error aura raises on purpose is an {@link AuraError} with a stable `code`
+ * that callers (and the CLI's exit-code mapping) can switch on; `data` carries the facts that
+ * locate the problem (a path into a payload, an event id, a line number).
+ */
+
+/** Codes of errors that are the caller's or the environment's fault, not the trail's. */
+export type AuraErrorCode =
+  /** A payload (or other recorded value) is not JSON: `data.path` names where, `data.reason` what. */
+  | 'NON_JSON_VALUE'
+  /** A session id from outside is not `aura_sess_` + 12 hex, or names a file outside the sessions folder. */
+  | 'INVALID_SESSION_ID'
+  /** An agent ref is not `slug` or `tenant/slug` in lowercase ASCII. */
+  | 'INVALID_AGENT_REF'
+  /** An option has a value outside its documented set (`data.option`, `data.value`). */
+  | 'INVALID_OPTION'
+  /** `emit`, `approve` or `close` on a session that is already closed. */
+  | 'SESSION_CLOSED'
+  /** Another live writer holds the session's trail (`data.pid`). */
+  | 'SESSION_LOCKED'
+  /** The trail could not be written (full disk, read-only folder): `data.path`, `cause`. */
+  | 'TRAIL_WRITE_FAILED'
+  /** Summary or spans could not be committed; neither was (`data.path`, `cause`). */
+  | 'EXPORT_FAILED'
+  /** A config file could not be read or parsed (`data.path`, `data.line`). */
+  | 'CONFIG_INVALID'
+  /** A session or file that was asked for does not exist (`data.path`). */
+  | 'NOT_FOUND'
+  /** A file exists but could not be read (`data.path`, `cause`). */
+  | 'READ_FAILED';
+
+/** Why a trail failed verification (DESIGN §2.3). Integrity and completeness are apart. */
+export type ChainFailureReason =
+  /** An event's content no longer matches its `content_hash`. */
+  | 'edited'
+  /** An event's `prev_hash` does not name the previous event's `content_hash`. */
+  | 'deleted_or_reordered'
+  /** `content_hash` or `prev_hash` missing or not 64 lowercase hex (or `prev_hash` not null on the first). */
+  | 'missing_hash'
+  /** A record whose keys are missing, extra, duplicated or of the wrong type. */
+  | 'malformed_record'
+  /** A line that is not JSON. */
+  | 'malformed_line'
+  /** The last line was cut short by an interrupted write (a crash, not tampering). */
+  | 'torn_tail'
+  /** Fewer events, or another head, than the seal says. */
+  | 'truncated'
+  /** No events at all. */
+  | 'empty';
+
+interface ErrorOptions<D> {
+  readonly data?: D;
+  readonly cause?: unknown;
+}
+
+/** Base of every error aura throws on purpose. */
+export class AuraError<C extends string = AuraErrorCode | ChainFailureReason, D = Readonly<Record<string, unknown>>> extends Error {
+  readonly code: C;
+  readonly data: D | undefined;
+
+  constructor(code: C, message: string, options: ErrorOptions<D> = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.data = options.data;
+  }
+}
+
+/** Where in a recorded value a non-JSON value sits, and what it is. */
+export interface NonJsonValueData {
+  readonly path: string;
+  readonly reason: 'cycle' | 'bigint' | 'non_finite' | 'function' | 'symbol' | 'undefined' | 'lone_surrogate' | 'not_plain' | 'too_deep';
+}
+
+/** A value handed to aura cannot be recorded as JSON; nothing was written. */
+export class NonJsonValueError extends AuraError<'NON_JSON_VALUE', NonJsonValueData> {
+  constructor(message: string, data: NonJsonValueData) {
+    super('NON_JSON_VALUE', message, { data });
+  }
+}
+
+/** A session id (or file name) from outside was refused. */
+export class InvalidSessionIdError extends AuraError<'INVALID_SESSION_ID', { readonly value: string }> {
+  constructor(value: string, why: string) {
+    super('INVALID_SESSION_ID', `invalid session id ${JSON.stringify(value)}: ${why}`, { data: { value } });
+  }
+}
+
+/** An agent ref does not follow the `slug` / `tenant/slug` rule. */
+export class InvalidAgentRefError extends AuraError<'INVALID_AGENT_REF', { readonly value: string }> {
+  constructor(value: string) {
+    super(
+      'INVALID_AGENT_REF',
+      `invalid agent ref ${JSON.stringify(value)}: expected 'slug' or 'tenant/slug' of lowercase ASCII letters, digits, '.', '_' or '-', each part starting with a letter or digit`,
+      { data: { value } },
+    );
+  }
+}
+
+/** An option value outside its documented set. */
+export class InvalidOptionError extends AuraError<'INVALID_OPTION', { readonly option: string; readonly value: unknown }> {
+  constructor(option: string, value: unknown, expected: string) {
+    super('INVALID_OPTION', `invalid ${option} ${JSON.stringify(value) ?? String(value)}: expected ${expected}`, {
+      data: { option, value },
+    });
+  }
+}
+
+/** The session is closed: nothing more can be recorded in it. */
+export class SessionClosedError extends AuraError<'SESSION_CLOSED', { readonly session_id: string }> {
+  constructor(sessionId: string, action: string) {
+    super('SESSION_CLOSED', `session ${sessionId} is closed: cannot ${action}`, { data: { session_id: sessionId } });
+  }
+}
+
+/** Another process (or session object) is writing this session's trail. */
+export class SessionLockedError extends AuraError<'SESSION_LOCKED', { readonly session_id: string; readonly pid: number | null }> {
+  constructor(sessionId: string, pid: number | null) {
+    super('SESSION_LOCKED', `session ${sessionId} already has a writer${pid === null ? '' : ` (pid ${pid})`}`, {
+      data: { session_id: sessionId, pid },
+    });
+  }
+}
+
+/** The trail could not be written; the event was not recorded. */
+export class TrailWriteError extends AuraError<'TRAIL_WRITE_FAILED', { readonly path: string }> {
+  constructor(path: string, cause: unknown) {
+    super('TRAIL_WRITE_FAILED', `cannot write the trail ${path}: ${describeCause(cause)}`, { data: { path }, cause });
+  }
+}
+
+/** The summary and spans could not be committed; neither file was changed. */
+export class ExportError extends AuraError<'EXPORT_FAILED', { readonly session_id: string; readonly path: string }> {
+  constructor(sessionId: string, path: string, cause: unknown) {
+    super('EXPORT_FAILED', `export of ${sessionId} failed writing ${path}: ${describeCause(cause)}`, {
+      data: { session_id: sessionId, path },
+      cause,
+    });
+  }
+}
+
+/** A config file is unreadable or not a mapping. */
+export class ConfigError extends AuraError<'CONFIG_INVALID', { readonly path: string; readonly line: number | null }> {
+  constructor(path: string, line: number | null, why: string) {
+    super('CONFIG_INVALID', `${path}${line === null ? '' : `:${line}`}: ${why}`, { data: { path, line } });
+  }
+}
+
+/** Something asked for is not there. */
+export class NotFoundError extends AuraError<'NOT_FOUND', { readonly path: string }> {
+  constructor(what: string, path: string) {
+    super('NOT_FOUND', `${what} not found: ${path}`, { data: { path } });
+  }
+}
+
+/** A file is there but cannot be read. */
+export class ReadError extends AuraError<'READ_FAILED', { readonly path: string }> {
+  constructor(path: string, cause: unknown) {
+    super('READ_FAILED', `cannot read ${path}: ${describeCause(cause)}`, { data: { path }, cause });
+  }
+}
+
+/** Where a chain check failed: the first affected event (when it has an id) and its 1-based line. */
+export interface ChainFailureData {
+  readonly event_id: string | null;
+  readonly line: number;
+}
+
+/** A trail failed one of the checks of DESIGN §2.3. */
+export class ChainVerificationError extends AuraError<ChainFailureReason, ChainFailureData> {
+  constructor(reason: ChainFailureReason, message: string, data: ChainFailureData) {
+    super(reason, message, { data });
+  }
+}
+
+function describeCause(cause: unknown): string {
+  if (cause instanceof Error) {
+    const code = (cause as NodeJS.ErrnoException).code;
+    return code === undefined ? cause.message : `${code} (${cause.message})`;
+  }
+  return String(cause);
+}

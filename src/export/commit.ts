@@ -1,0 +1,91 @@
+/**
+ * Commits a set of files together (DESIGN §3): each is written in full to a staging file beside
+ * its target and only then are they renamed into place. If any staging write fails, no target is
+ * touched; if a rename fails, the targets already renamed are put back as they were.
+ */
+
+import * as fs from 'node:fs';
+import { ExportError } from '../errors.js';
+
+/** A file to commit. */
+export interface FileToCommit {
+  readonly path: string;
+  readonly content: string;
+}
+
+/** The staging file of a target. One writer a session, so a fixed name is safe. */
+export function stagingPathOf(target: string): string {
+  return `${target}.staging`;
+}
+
+/**
+ * Writes every file or none.
+ * @throws ExportError naming the file that failed; the staging files are removed.
+ */
+export function commitFiles(sessionId: string, files: readonly FileToCommit[]): void {
+  const staged: string[] = [];
+  try {
+    for (const file of files) {
+      const staging = stagingPathOf(file.path);
+      writeDurably(staging, file.content, file.path, sessionId);
+      staged.push(staging);
+    }
+    renameAll(sessionId, files);
+  } finally {
+    for (const staging of staged) fs.rmSync(staging, { force: true });
+  }
+}
+
+function writeDurably(staging: string, content: string, target: string, sessionId: string): void {
+  let fd: number;
+  try {
+    fd = fs.openSync(staging, 'w', 0o644);
+  } catch (error) {
+    throw new ExportError(sessionId, target, error);
+  }
+  try {
+    fs.writeFileSync(fd, content);
+    fs.fsyncSync(fd);
+  } catch (error) {
+    fs.closeSync(fd);
+    fs.rmSync(staging, { force: true });
+    throw new ExportError(sessionId, target, error);
+  }
+  fs.closeSync(fd);
+}
+
+function renameAll(sessionId: string, files: readonly FileToCommit[]): void {
+  const done: { target: string; backup: string | null }[] = [];
+  try {
+    for (const file of files) {
+      const backup = `${file.path}.previous`;
+      const hadPrevious = linkIfExists(file.path, backup);
+      try {
+        fs.renameSync(stagingPathOf(file.path), file.path);
+      } catch (error) {
+        if (hadPrevious) fs.rmSync(backup, { force: true });
+        throw new ExportError(sessionId, file.path, error);
+      }
+      done.push({ target: file.path, backup: hadPrevious ? backup : null });
+    }
+  } catch (error) {
+    for (const { target, backup } of done.reverse()) {
+      if (backup === null) fs.rmSync(target, { force: true });
+      else fs.renameSync(backup, target);
+    }
+    throw error;
+  }
+  for (const { backup } of done) if (backup !== null) fs.rmSync(backup, { force: true });
+}
+
+/** Keeps the current target under a second name (a hard link: no copy) so a failed commit can restore it. */
+function linkIfExists(target: string, backup: string): boolean {
+  fs.rmSync(backup, { force: true });
+  try {
+    fs.linkSync(target, backup);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw error;
+  }
+}

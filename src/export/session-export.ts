@@ -1,0 +1,43 @@
+/**
+ * A session's evidence, built from its trail on disk: the summary and the spans, committed
+ * together or not at all. Closing a session and `aura export` both come through here.
+ */
+
+import { readTrail, type TrailRead } from '../spine/trail-reader.js';
+import type { SessionFiles } from '../store/session-files.js';
+import { commitFiles } from './commit.js';
+import { otelLines } from './otel.js';
+import { buildSummary, summaryText, type SessionSummary } from './summary.js';
+
+/** What exporting a session produced. */
+export interface SessionExport {
+  readonly summary: SessionSummary;
+  readonly trail: TrailRead;
+  /** The paths written, when written. */
+  readonly written: { readonly summary: string; readonly otel: string } | null;
+}
+
+/**
+ * Reads the session's trail and builds its summary and spans; with `write`, commits both files.
+ * @throws NotFoundError (no trail), ReadError, ExportError (nothing was committed)
+ */
+export function exportSession(files: SessionFiles, write: boolean): SessionExport {
+  const trail = readTrail(files.trail);
+  const summary = buildSummary(files.sessionId, trail, files.trail);
+  if (!write) return { summary, trail, written: null };
+  commitFiles(files.sessionId, [
+    { path: files.summary, content: summaryText(summary) },
+    { path: files.otel, content: otelLines(trail.events) },
+  ]);
+  return { summary, trail, written: { summary: files.summary, otel: files.otel } };
+}
+
+/**
+ * Writes only the spans of a session (`aura export-otel`).
+ * @returns the number of spans written.
+ */
+export function exportSpans(files: SessionFiles): number {
+  const trail = readTrail(files.trail);
+  commitFiles(files.sessionId, [{ path: files.otel, content: otelLines(trail.events) }]);
+  return trail.events.length;
+}

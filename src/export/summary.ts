@@ -1,0 +1,98 @@
+/**
+ * `{id}.summary.json` (reference §18.4): Aura's keys, in Aura's order, plus the chain seal, built
+ * from the trail as read back from disk, so the summary describes the file and not a copy in
+ * memory. The same function serves a session closing and `aura export` rebuilding a summary.
+ */
+
+import { buildAuditReport, type AuditReport } from '../audit/report.js';
+import { buildConformance, type Conformance } from '../audit/conformance.js';
+import { escapeNonAscii } from '../spine/canonical.js';
+import type { TrailRead } from '../spine/trail-reader.js';
+import type { AuraEvent, JsonObject } from '../spine/record.js';
+import type { ChainSeal } from '../spine/verify.js';
+import { PACKAGE_NAME, VERSION } from '../version.js';
+
+/** The summary of one session. */
+export interface SessionSummary {
+  readonly session_id: string;
+  readonly aura_id: string | null;
+  readonly agent_ref: string | null;
+  readonly agent_name: string | null;
+  readonly policy_version: string | null;
+  readonly mode: string | null;
+  readonly snapshot_hash: string | null;
+  readonly open_snapshot_hash: string | null;
+  readonly trace_id: string | null;
+  readonly agent_ids: JsonObject;
+  readonly purpose: string | null;
+  readonly identity: null;
+  readonly conformance: Conformance;
+  readonly audit_report: AuditReport;
+  readonly event_count: number;
+  readonly log: string;
+  /** The seal: what a later `verify chain --summary` compares the trail against. */
+  readonly chain: ChainSeal;
+  readonly opened_at: string | null;
+  readonly closed_at: string | null;
+  readonly close_reason: string | null;
+  readonly generator: { readonly name: string; readonly version: string };
+}
+
+/** Builds the summary of the trail at `logPath` from what was read of it. */
+export function buildSummary(sessionId: string, trail: TrailRead, logPath: string): SessionSummary {
+  const { events, chain } = trail;
+  const ingress = payloadOf(events, 'membrane.ingress');
+  const open = payloadOf(events, 'session.open');
+  const close = lastPayloadOf(events, 'session.close');
+  const context = asObject(ingress['context']);
+  const first = events[0];
+  const agentIds = first?.agent_ids ?? {};
+  const snapshot = text(open['snapshot_hash']) ?? text(ingress['snapshot_hash']);
+  const policyVersion = text(open['policy_version']) ?? text(context['policy_version']) ?? text(agentIds['policy_version']);
+  const agentRef = text(open['agent_ref']) ?? text(context['agent_ref']) ?? text(agentIds['agent_ref']);
+  const conformance = buildConformance(events, snapshot);
+  return {
+    session_id: sessionId,
+    aura_id: first?.aura_id ?? null,
+    agent_ref: agentRef,
+    agent_name: text(context['name']) ?? text(agentIds['name']),
+    policy_version: policyVersion,
+    mode: text(open['mode']) ?? text(ingress['mode']),
+    snapshot_hash: snapshot,
+    open_snapshot_hash: snapshot,
+    trace_id: first?.trace_id ?? null,
+    agent_ids: agentIds,
+    purpose: text(open['purpose']) ?? text(context['purpose']),
+    identity: null,
+    conformance,
+    audit_report: buildAuditReport(events, conformance, chain, { agent_ref: agentRef, policy_version: policyVersion }),
+    event_count: events.length,
+    log: logPath,
+    chain: { events: chain.events, first_hash: chain.first_hash, head_hash: chain.head_hash },
+    opened_at: first?.timestamp ?? null,
+    closed_at: events.findLast((event) => event.kind === 'session.close')?.timestamp ?? null,
+    close_reason: text(close['reason']),
+    generator: { name: PACKAGE_NAME, version: VERSION },
+  };
+}
+
+/** The summary file's text: indented and ASCII-escaped, as Aura writes it (`json.dump(indent=2)`). */
+export function summaryText(summary: SessionSummary): string {
+  return `${escapeNonAscii(JSON.stringify(summary, null, 2))}\n`;
+}
+
+function payloadOf(events: readonly AuraEvent[], kind: string): JsonObject {
+  return events.find((event) => event.kind === kind)?.payload ?? {};
+}
+
+function lastPayloadOf(events: readonly AuraEvent[], kind: string): JsonObject {
+  return events.findLast((event) => event.kind === kind)?.payload ?? {};
+}
+
+function asObject(value: unknown): JsonObject {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as JsonObject) : {};
+}
+
+function text(value: unknown): string | null {
+  return typeof value === 'string' ? value : null;
+}

@@ -1,0 +1,49 @@
+/**
+ * aura's public API: agents and sessions, the chain verifier, configuration, and the typed errors.
+ * Everything else is internal.
+ */
+
+// Agents and sessions
+export { agent, parseAgentRef, Agent, SESSION_MODES } from './session/agent.js';
+export type { AgentOptions, AgentProfile, SessionMode } from './session/agent.js';
+export { Session } from './session/session.js';
+export type { EmitOptions, RecordedEvent, SessionOptions, SessionResult } from './session/session.js';
+export type { Clock, IdSource } from './session/ids.js';
+
+// Configuration
+export { configure, currentConfig } from './config/configure.js';
+export type { AuraConfig, AuraPaths, AuraSettings, ConfigOptions } from './config/config.js';
+
+// The trail
+export { canonicalJson } from './spine/canonical.js';
+export { PythonNumber } from './spine/python-number.js';
+export { verifyTrail } from './spine/verify.js';
+export type { ChainReport, ChainSeal } from './spine/verify.js';
+export { readTrail } from './spine/trail-reader.js';
+export type { TrailRead } from './spine/trail-reader.js';
+export type { AuraEvent, JsonObject } from './spine/record.js';
+export type { JsonValue } from './spine/json-reader.js';
+export type { FsyncPolicy } from './spine/writer.js';
+
+// Evidence
+export type { SessionSummary } from './export/summary.js';
+export type { AuditReport, Finding, Scorecard, Severity } from './audit/report.js';
+export type { Conformance } from './audit/conformance.js';
+
+// Errors
+export {
+  AuraError,
+  ChainVerificationError,
+  ConfigError,
+  ExportError,
+  InvalidAgentRefError,
+  InvalidOptionError,
+  InvalidSessionIdError,
+  NonJsonValueError,
+  NotFoundError,
+  ReadError,
+  SessionClosedError,
+  SessionLockedError,
+  TrailWriteError,
+} from './errors.js';
+export type { AuraErrorCode, ChainFailureData, ChainFailureReason, NonJsonValueData } from './errors.js';

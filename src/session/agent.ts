@@ -1,0 +1,213 @@
+/**
+ * Agents: a profile (identity, purpose, declared policy) and the registry that keeps an agent's
+ * `aura_id` stable across processes (reference §5). The profile in code is the source of truth;
+ * the registry only remembers which `aura_id` a ref was given, and the last profile it saw.
+ */
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { AuraConfig, ConfigOptions } from '../config/config.js';
+import { currentConfig } from '../config/configure.js';
+import { ConfigError, InvalidAgentRefError, InvalidOptionError } from '../errors.js';
+import { canonicalJson } from '../spine/canonical.js';
+import { sha256 } from '../spine/hash.js';
+import { newUlid } from './ids.js';
+import { Session, type SessionOptions } from './session.js';
+
+/** How a session runs. Modes are recorded; `task` and `continuous` are labels Aura also keeps. */
+export type SessionMode = 'script' | 'task' | 'continuous';
+
+/** The modes a session may have. */
+export const SESSION_MODES: readonly SessionMode[] = ['script', 'task', 'continuous'];
+
+/** Checks a mode from outside: an unknown mode is an error, never a silent fallback. */
+export function parseSessionMode(value: unknown): SessionMode {
+  if (typeof value === 'string' && (SESSION_MODES as readonly string[]).includes(value)) return value as SessionMode;
+  throw new InvalidOptionError('mode', value, SESSION_MODES.map((m) => `'${m}'`).join(', '));
+}
+
+/** An agent's profile, as stored under `agents/` (Aura's key order). */
+export interface AgentProfile {
+  readonly aura_id: string;
+  readonly agent_ref: string | null;
+  readonly name: string | null;
+  readonly ids: Readonly<Record<string, unknown>>;
+  readonly purpose: string | null;
+  readonly policy_version: string;
+  readonly variables: Readonly<Record<string, unknown>>;
+  readonly rules: readonly unknown[];
+  readonly skills: readonly string[];
+  readonly sequencer: unknown;
+  readonly capabilities: readonly unknown[];
+  readonly default_mode: SessionMode;
+}
+
+/** What `agent()` takes besides the ref. */
+export interface AgentOptions extends ConfigOptions {
+  /** Use this `aura_id` instead of the registered (or a new) one. */
+  readonly auraId?: string;
+  readonly name?: string;
+  readonly purpose?: string;
+  /** Default `"1"`. */
+  readonly policyVersion?: string;
+  readonly defaultMode?: SessionMode;
+  readonly variables?: Readonly<Record<string, unknown>>;
+  readonly rules?: readonly unknown[];
+  readonly skills?: readonly string[];
+  readonly ids?: Readonly<Record<string, unknown>>;
+}
+
+// Aura's rule; ASCII is checked before lower-casing, because Unicode case mapping turns some
+// non-ASCII letters into ASCII ones (KELVIN SIGN lower-cases to 'k').
+const AGENT_REF = /^[a-z0-9][a-z0-9._-]*(\/[a-z0-9][a-z0-9._-]*)?$/;
+const ASCII = /^[\x20-\x7e]*$/;
+
+/** Normalises and checks an agent ref: `slug` or `tenant/slug`, lowercase ASCII. */
+export function parseAgentRef(value: string): string {
+  if (typeof value !== 'string' || !ASCII.test(value)) throw new InvalidAgentRefError(String(value));
+  const ref = value.trim().toLowerCase();
+  if (!AGENT_REF.test(ref)) throw new InvalidAgentRefError(value);
+  return ref;
+}
+
+/** An agent: its profile and where its sessions go. */
+export class Agent {
+  constructor(
+    readonly profile: AgentProfile,
+    readonly config: AuraConfig,
+  ) {}
+
+  get auraId(): string {
+    return this.profile.aura_id;
+  }
+
+  get ref(): string | null {
+    return this.profile.agent_ref;
+  }
+
+  /** Opens a session: writes `membrane.ingress` and `session.open` before it returns. */
+  session(options: SessionOptions = {}): Session {
+    return Session.open(this, options);
+  }
+
+  /** The identity trailer copied onto every event (reference §5.4). */
+  trailer(): Record<string, unknown> {
+    const p = this.profile;
+    return {
+      aura_id: p.aura_id,
+      ...(p.agent_ref === null ? {} : { agent_ref: p.agent_ref }),
+      ...(p.name === null ? {} : { name: p.name }),
+      ...(Object.keys(p.ids).length === 0 ? {} : { ids: p.ids }),
+      policy_version: p.policy_version,
+    };
+  }
+
+  /** Aura's snapshot hash of the declared policy (reference §3.6): ASCII-escaped, 16 hex. */
+  snapshotHash(): string {
+    const p = this.profile;
+    const blob = canonicalJson(
+      {
+        aura_id: p.aura_id,
+        agent_ref: p.agent_ref,
+        name: p.name,
+        purpose: p.purpose,
+        policy_version: p.policy_version,
+        variables: p.variables,
+        rules: p.rules,
+        skills: p.skills,
+        sequencer: p.sequencer,
+        capabilities: p.capabilities,
+      },
+      'profile',
+      { asciiOnly: true },
+    );
+    return sha256(blob).slice(0, 16);
+  }
+}
+
+/**
+ * The agent with this ref, registered under the configured folder: its `aura_id` is the one the
+ * registry gave the ref before, or a new ULID.
+ * @throws InvalidAgentRefError, NonJsonValueError (a profile value that is not JSON)
+ */
+export function agent(ref: string, options: AgentOptions = {}): Agent {
+  const agentRef = parseAgentRef(ref);
+  const config = currentConfig(options);
+  const registry = new Registry(config);
+  const tenant = agentRef.includes('/') ? agentRef.slice(0, agentRef.indexOf('/')) : null;
+  const ids = { ...(tenant === null ? {} : { tenant }), ...options.ids };
+  const profile: AgentProfile = {
+    aura_id: options.auraId ?? registry.auraIdOf(agentRef) ?? newUlid(),
+    agent_ref: agentRef,
+    name: options.name ?? null,
+    ids,
+    purpose: options.purpose ?? null,
+    policy_version: options.policyVersion ?? '1',
+    variables: options.variables ?? {},
+    rules: options.rules ?? [],
+    skills: options.skills ?? [],
+    sequencer: null,
+    capabilities: [],
+    default_mode: options.defaultMode === undefined ? 'script' : parseSessionMode(options.defaultMode),
+  };
+  // Checks now that the profile is JSON, so a bad value fails here and not at the first session.
+  canonicalJson(profile, 'profile');
+  registry.save(profile);
+  return new Agent(profile, config);
+}
+
+interface RegistryState {
+  aliases: Record<string, string>;
+  refs: Record<string, string>;
+}
+
+/** `agents/{aura_id}.json` and `registry_state.json` (reference §5.2). */
+class Registry {
+  constructor(private readonly config: AuraConfig) {}
+
+  auraIdOf(ref: string): string | undefined {
+    return this.state().refs[ref];
+  }
+
+  save(profile: AgentProfile): void {
+    const { agents, registryState } = this.config.paths;
+    fs.mkdirSync(agents, { recursive: true });
+    const file = path.join(agents, `${profile.aura_id.replaceAll('/', '_')}.json`);
+    writeIfChanged(file, `${JSON.stringify({ ...profile, archived: false }, null, 2)}\n`);
+    const state = this.state();
+    if (profile.agent_ref !== null) state.refs[profile.agent_ref] = profile.aura_id;
+    if (profile.name !== null) state.aliases[profile.name] = profile.aura_id;
+    writeIfChanged(registryState, `${JSON.stringify(state, null, 2)}\n`);
+  }
+
+  private state(): RegistryState {
+    const file = this.config.paths.registryState;
+    let text: string;
+    try {
+      text = fs.readFileSync(file, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { aliases: {}, refs: {} };
+      throw new ConfigError(file, null, `cannot read: ${(error as Error).message}`);
+    }
+    let parsed: Partial<RegistryState>;
+    try {
+      parsed = JSON.parse(text) as Partial<RegistryState>;
+    } catch (error) {
+      // Refuse rather than start afresh: rewriting it would lose every agent's registered id.
+      throw new ConfigError(file, null, `not valid JSON (${(error as Error).message})`);
+    }
+    return { aliases: { ...parsed.aliases }, refs: { ...parsed.refs } };
+  }
+}
+
+/** Writes through a temporary file and a rename, and only when the content changed. */
+function writeIfChanged(file: string, content: string): void {
+  try {
+    if (fs.readFileSync(file, 'utf8') === content) return;
+  } catch {
+    // Not there yet.
+  }
+  const staging = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(staging, content);
+  fs.renameSync(staging, file);
+}

@@ -1,0 +1,65 @@
+/**
+ * Identifier formats (reference §1), and the id source and clock a session takes, injectable so
+ * tests can fix ids and times.
+ */
+
+import { randomBytes, randomUUID } from 'node:crypto';
+
+/** Where a session gets its ids and times from. */
+export interface IdSource {
+  /** `aura_sess_` + 12 hex. */
+  sessionId(): string;
+  /** 32 lowercase hex. */
+  eventId(): string;
+  /** 32 lowercase hex. */
+  traceId(): string;
+}
+
+/** Microseconds since the Unix epoch. */
+export type Clock = () => number;
+
+/** Random ids, as Aura draws them (UUID4 hex). */
+export const randomIds: IdSource = {
+  sessionId: () => `aura_sess_${uuidHex().slice(0, 12)}`,
+  eventId: uuidHex,
+  traceId: uuidHex,
+};
+
+function uuidHex(): string {
+  return randomUUID().replaceAll('-', '');
+}
+
+/** The wall clock with microseconds (Date has only milliseconds). */
+export const systemClock: Clock = () => Math.floor((performance.timeOrigin + performance.now()) * 1000);
+
+/**
+ * A timestamp as Python's `datetime.isoformat()` prints a UTC time: microseconds, `+00:00`, and
+ * no fraction at all when the microseconds are zero.
+ */
+export function isoTimestamp(micros: number): string {
+  const millis = Math.floor(micros / 1000);
+  const fraction = micros - millis * 1000 + (millis % 1000) * 1000;
+  const seconds = new Date(millis).toISOString().slice(0, 19);
+  return fraction === 0 ? `${seconds}+00:00` : `${seconds}.${String(fraction).padStart(6, '0')}+00:00`;
+}
+
+const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+
+/** A ULID: 48-bit millisecond time then 80 random bits, Crockford base32 (26 characters). */
+export function newUlid(nowMillis = Date.now()): string {
+  let time = '';
+  let t = nowMillis;
+  for (let i = 0; i < 10; i++) {
+    time = (CROCKFORD[t % 32] as string) + time;
+    t = Math.floor(t / 32);
+  }
+  const random = randomBytes(10);
+  let bits = 0n;
+  for (const byte of random) bits = (bits << 8n) | BigInt(byte);
+  let tail = '';
+  for (let i = 0; i < 16; i++) {
+    tail = (CROCKFORD[Number(bits & 31n)] as string) + tail;
+    bits >>= 5n;
+  }
+  return time + tail;
+}

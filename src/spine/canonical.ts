@@ -1,0 +1,177 @@
+/**
+ * The canonical text of a value: exactly what CPython's
+ * `json.dumps(value, sort_keys=True, ensure_ascii=False)` prints, because that is what Aura
+ * hashes (DESIGN §2.2). With `asciiOnly` it is `ensure_ascii=True` (Aura's snapshot hash, §3.6).
+ *
+ * One recursive function, like sigstore's `canonicalize`, that also refuses anything Python
+ * would hash differently. The rules for values that are not JSON, the same for hashing and for
+ * writing, are:
+ * - an object property whose value is `undefined` is left out (as `JSON.stringify` does);
+ * - `undefined` in an array, holes, functions, symbols, BigInt, NaN, ±Infinity, lone surrogates,
+ *   cycles, non-plain objects (Date, Map, class instances) and nesting deeper than
+ *   {@link MAX_DEPTH} are refused with a {@link NonJsonValueError} naming the path.
+ */
+
+import { NonJsonValueError, type NonJsonValueData } from '../errors.js';
+import { PythonNumber, pythonFloatRepr } from './python-number.js';
+
+/** Python's own encoder and decoder stop near 1000 levels; we refuse well before that. */
+export const MAX_DEPTH = 500;
+
+/** Options of {@link canonicalJson}. */
+export interface CanonicalOptions {
+  /** Escape every character outside U+0020–U+007E, as `ensure_ascii=True` does. */
+  readonly asciiOnly?: boolean;
+}
+
+/**
+ * The canonical text of `value`.
+ * @param root the name of the value in error messages (`payload` gives `payload.args[2]`).
+ * @throws NonJsonValueError when the value is not JSON; nothing is half-done, as this is pure.
+ */
+export function canonicalJson(value: unknown, root = 'value', options: CanonicalOptions = {}): string {
+  try {
+    return write(value, 0, [], options.asciiOnly === true);
+  } catch (error) {
+    if (error instanceof Refusal) {
+      const path = root + error.segments.map((s) => (typeof s === 'number' ? `[${s}]` : `.${s}`)).join('');
+      throw new NonJsonValueError(`${path} is not JSON: ${error.message}`, { path, reason: error.reason });
+    }
+    if (error instanceof RangeError) {
+      throw new NonJsonValueError(`${root} is not JSON: nested too deeply`, { path: root, reason: 'too_deep' });
+    }
+    throw error;
+  }
+}
+
+/** Thrown inside the walk; each level prepends its key on the way out, so success pays nothing. */
+class Refusal extends Error {
+  readonly segments: (string | number)[] = [];
+  constructor(
+    readonly reason: NonJsonValueData['reason'],
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+// Only keys holding a surrogate can sort differently by code point than by UTF-16 unit.
+const SURROGATE = /[\ud800-\udfff]/;
+// JSON text holds no raw character below U+0020, so this is Python's `[^ -~]` escape set.
+const NON_ASCII = /[\x7f-\uffff]/g;
+
+function write(value: unknown, depth: number, ancestors: object[], ascii: boolean): string {
+  switch (typeof value) {
+    case 'string':
+      return quote(value, ascii);
+    case 'number':
+      return numberText(value);
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'object':
+      if (value === null) return 'null';
+      if (value instanceof PythonNumber) return value.canonical;
+      if (depth >= MAX_DEPTH) throw new Refusal('too_deep', `nested deeper than ${MAX_DEPTH} levels`);
+      if (ancestors.includes(value)) throw new Refusal('cycle', 'it refers back to an enclosing value (a cycle)');
+      ancestors.push(value);
+      try {
+        return Array.isArray(value) ? writeArray(value, depth, ancestors, ascii) : writeObject(value, depth, ancestors, ascii);
+      } finally {
+        ancestors.pop();
+      }
+    case 'bigint':
+      throw new Refusal('bigint', 'a BigInt; pass a number, or the digits as a string');
+    case 'function':
+      throw new Refusal('function', 'a function');
+    case 'symbol':
+      throw new Refusal('symbol', 'a symbol');
+    default:
+      throw new Refusal('undefined', 'undefined');
+  }
+}
+
+function writeArray(array: readonly unknown[], depth: number, ancestors: object[], ascii: boolean): string {
+  if (array.length === 0) return '[]';
+  let text = '[';
+  for (let i = 0; i < array.length; i++) {
+    try {
+      if (!(i in array)) throw new Refusal('undefined', 'a hole in an array');
+      text += (i === 0 ? '' : ', ') + write(array[i], depth + 1, ancestors, ascii);
+    } catch (error) {
+      if (error instanceof Refusal) error.segments.unshift(i);
+      throw error;
+    }
+  }
+  return text + ']';
+}
+
+function writeObject(object: object, depth: number, ancestors: object[], ascii: boolean): string {
+  const prototype: unknown = Object.getPrototypeOf(object);
+  if (prototype !== Object.prototype && prototype !== null) {
+    const name = (object.constructor as { name?: unknown } | undefined)?.name;
+    throw new Refusal('not_plain', `a ${typeof name === 'string' && name !== '' ? name : 'non-plain object'}; pass a plain object or array`);
+  }
+  const record = object as Record<string, unknown>;
+  const keys = sortedKeys(Object.keys(record));
+  let text = '{';
+  let first = true;
+  for (const key of keys) {
+    const child = record[key];
+    if (child === undefined) continue;
+    try {
+      const keyText = quote(key, ascii);
+      text += (first ? '' : ', ') + keyText + ': ' + write(child, depth + 1, ancestors, ascii);
+    } catch (error) {
+      if (error instanceof Refusal) error.segments.unshift(key);
+      throw error;
+    }
+    first = false;
+  }
+  return text + '}';
+}
+
+/** Keys in Unicode code-point order (Python's), which equals UTF-16 order unless a key holds a surrogate. */
+export function sortedKeys(keys: string[]): string[] {
+  keys.sort();
+  for (const key of keys) {
+    if (SURROGATE.test(key)) return keys.sort(compareCodePoints);
+  }
+  return keys;
+}
+
+/** Code-point comparison of two strings. */
+export function compareCodePoints(a: string, b: string): number {
+  const length = Math.min(a.length, b.length);
+  for (let i = 0; i < length; i++) {
+    const x = a.codePointAt(i) ?? 0;
+    const y = b.codePointAt(i) ?? 0;
+    if (x !== y) return x - y;
+    if (x > 0xffff) i++;
+  }
+  return a.length - b.length;
+}
+
+/** JSON.stringify escapes exactly as Python does with `ensure_ascii=False`, once lone surrogates are ruled out. */
+function quote(text: string, ascii: boolean): string {
+  if (!text.isWellFormed()) {
+    throw new Refusal('lone_surrogate', 'a string with a lone surrogate (not valid Unicode; Python cannot encode it)');
+  }
+  const quoted = JSON.stringify(text);
+  return ascii ? escapeNonAscii(quoted) : quoted;
+}
+
+/** Escapes every UTF-16 unit outside ASCII (and DEL) in a JSON text, as Python's `ensure_ascii=True`. */
+export function escapeNonAscii(jsonText: string): string {
+  return jsonText.replace(NON_ASCII, escapeUnit);
+}
+
+function escapeUnit(unit: string): string {
+  return `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`;
+}
+
+/** An integral JS number below 1e21 is a Python int; any other finite number is a float. */
+function numberText(value: number): string {
+  if (Number.isInteger(value) && Math.abs(value) < 1e21) return String(value);
+  if (!Number.isFinite(value)) throw new Refusal('non_finite', `${String(value)} (JSON has no non-finite numbers)`);
+  return pythonFloatRepr(value);
+}

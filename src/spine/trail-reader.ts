@@ -1,0 +1,55 @@
+/**
+ * Reads a trail's events as values, verifying the chain on the same pass, so whatever is built
+ * from a trail (summary, spans, report) knows how far the record can be trusted.
+ */
+
+import { JsonReadError, parseJsonLossless } from './json-reader.js';
+import type { AuraEvent } from './record.js';
+import { trailLines, type TrailLine } from './trail-lines.js';
+import { ChainVerifier, type ChainReport, type ChainSeal } from './verify.js';
+
+/** A trail read from disk. */
+export interface TrailRead {
+  readonly chain: ChainReport;
+  /**
+   * The events that parse as records, in order, including any after the first chain problem
+   * (so a report can still show them); `chain.events` says how many of them verified.
+   */
+  readonly events: readonly AuraEvent[];
+}
+
+/** Reads and verifies the trail at `path`. Throws only when the file cannot be read. */
+export function readTrail(path: string, seal?: ChainSeal): TrailRead {
+  return readTrailLines(trailLines(path), seal);
+}
+
+/** Reads and verifies trail lines from any source. */
+export function readTrailLines(lines: Iterable<TrailLine>, seal?: ChainSeal): TrailRead {
+  const verifier = new ChainVerifier();
+  const events: AuraEvent[] = [];
+  for (const line of lines) {
+    verifier.add(line);
+    const event = eventOf(line.text);
+    if (event !== null) events.push(event);
+  }
+  return { chain: verifier.result(seal), events };
+}
+
+function eventOf(text: string): AuraEvent | null {
+  if (text.trim() === '') return null;
+  try {
+    const value = parseJsonLossless(text);
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) return null;
+    const record = value as Record<string, unknown>;
+    if (typeof record['kind'] !== 'string' || typeof record['event_id'] !== 'string') return null;
+    if (!isObject(record['payload'])) return null;
+    return value as unknown as AuraEvent;
+  } catch (error) {
+    if (error instanceof JsonReadError) return null;
+    throw error;
+  }
+}
+
+function isObject(value: unknown): boolean {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}

@@ -1,0 +1,294 @@
+/**
+ * Chain verification (DESIGN §2.3), in sigstore's shape: one pure check per rule, each returning
+ * or throwing a {@link ChainVerificationError}, and {@link verifyTrail} reading as the checklist.
+ * Integrity (every record intact and linked) and completeness (the trail ends with
+ * `session.close` and matches its seal) are reported apart.
+ *
+ * Every line is untrusted: it may be hand-edited, cut short by a crash, or not JSON at all.
+ */
+
+import { ChainVerificationError, type ChainFailureReason } from '../errors.js';
+import { contentHash, HASH_PATTERN } from './hash.js';
+import { JsonReadError, readCanonicalPairs, type CanonicalPair } from './json-reader.js';
+import { SORTED_RECORD_KEYS, UNHASHED_KEYS } from './record.js';
+import { trailLines, type TrailLine } from './trail-lines.js';
+
+/** What a summary records of its trail at close, to catch truncation and rewrites. */
+export interface ChainSeal {
+  readonly events: number;
+  readonly first_hash: string | null;
+  readonly head_hash: string | null;
+}
+
+/** The answer of {@link verifyTrail}. */
+export interface ChainReport {
+  /** Every complete record is intact and linked to the one before. */
+  readonly hash_chain_valid: boolean;
+  /** The trail ends with `session.close`, has no torn tail, and matches the seal when one is given. */
+  readonly complete: boolean;
+  /** Events that verified (all of them when valid; those before the first problem otherwise). */
+  readonly events: number;
+  readonly session_id: string | null;
+  readonly first_hash: string | null;
+  readonly head_hash: string | null;
+  /** The first problem found, if any. */
+  readonly reason?: ChainFailureReason;
+  readonly event_id?: string | null;
+  readonly line?: number;
+  readonly message?: string;
+}
+
+/** Verifies the trail file at `path`, and against `seal` when given. Throws only for an unreadable file. */
+export function verifyTrail(path: string, seal?: ChainSeal): ChainReport {
+  return verifyLines(trailLines(path), seal);
+}
+
+/** Verifies trail lines from any source; stops reading at the first problem. */
+export function verifyLines(lines: Iterable<TrailLine>, seal?: ChainSeal): ChainReport {
+  const verifier = new ChainVerifier();
+  for (const line of lines) {
+    verifier.add(line);
+    if (verifier.stopped) break;
+  }
+  return verifier.result(seal);
+}
+
+/** Verifies a trail fed line by line; remembers the first problem and ignores what follows it. */
+export class ChainVerifier {
+  private readonly walk = new ChainWalk();
+  private problem: ChainVerificationError | undefined;
+
+  /** True once a problem was found. */
+  get stopped(): boolean {
+    return this.problem !== undefined;
+  }
+
+  add(line: TrailLine): void {
+    if (this.problem !== undefined) return;
+    this.problem = attempt(() => this.walk.add(line));
+  }
+
+  /** The report, once every line was added. */
+  result(seal?: ChainSeal): ChainReport {
+    this.problem ??= attempt(() => this.walk.finish());
+    if (this.problem === undefined && seal !== undefined) this.problem = attempt(() => checkSeal(this.walk, seal));
+    return this.walk.report(this.problem);
+  }
+}
+
+function attempt(check: () => void): ChainVerificationError | undefined {
+  try {
+    check();
+    return undefined;
+  } catch (error) {
+    if (error instanceof ChainVerificationError) return error;
+    throw error;
+  }
+}
+
+/** The running state of a walk over a trail. */
+class ChainWalk {
+  events = 0;
+  sessionId: string | null = null;
+  firstHash: string | null = null;
+  headHash: string | null = null;
+  lastKind: string | null = null;
+  lastLine = 0;
+
+  add(line: TrailLine): void {
+    this.lastLine = line.number;
+    // Aura's reader skips blank lines; they carry nothing that could be hashed.
+    if (line.text.trim() === '') return;
+    const pairs = checkLine(line);
+    const record = checkRecordShape(pairs, line.number);
+    checkHashFields(record, line.number, this.events === 0);
+    checkSession(record, line.number, this.sessionId);
+    checkLink(record, line.number, this.headHash);
+    checkContent(record, pairs, line.number);
+    this.events++;
+    this.sessionId = record.session_id;
+    this.firstHash ??= record.content_hash;
+    this.headHash = record.content_hash;
+    this.lastKind = record.kind;
+  }
+
+  finish(): void {
+    if (this.events === 0) fail('empty', 'the trail holds no events', null, this.lastLine);
+  }
+
+  report(problem?: ChainVerificationError): ChainReport {
+    const base = {
+      events: this.events,
+      session_id: this.sessionId,
+      first_hash: this.firstHash,
+      head_hash: this.headHash,
+    };
+    if (problem === undefined) {
+      return { hash_chain_valid: true, complete: this.lastKind === 'session.close', ...base };
+    }
+    // A torn tail is an interrupted write: what is before it is intact. A seal mismatch is not.
+    return {
+      hash_chain_valid: problem.code === 'torn_tail' && this.events > 0,
+      complete: false,
+      ...base,
+      reason: problem.code,
+      event_id: problem.data?.event_id ?? null,
+      line: problem.data?.line ?? this.lastLine,
+      message: problem.message,
+    };
+  }
+}
+
+/** The fields of a record that verification reads, once its shape is known to be right. */
+interface CheckedRecord {
+  readonly event_id: string;
+  readonly session_id: string;
+  readonly kind: string;
+  readonly prev_hash: string | null;
+  readonly content_hash: string;
+}
+
+function fail(reason: ChainFailureReason, message: string, eventId: string | null, line: number): never {
+  throw new ChainVerificationError(reason, message, { event_id: eventId, line });
+}
+
+/** 1. The line is JSON. A last line cut short with no newline is a torn write, not tampering. */
+function checkLine(line: TrailLine): CanonicalPair[] {
+  try {
+    return readCanonicalPairs(line.text);
+  } catch (error) {
+    if (!(error instanceof JsonReadError)) throw error;
+    if (error.problem !== 'syntax') fail('malformed_record', `line ${line.number}: ${error.message}`, null, line.number);
+    if (!line.terminated) {
+      fail('torn_tail', `line ${line.number} is cut short (an interrupted write): ${error.message}`, null, line.number);
+    }
+    return fail('malformed_line', `line ${line.number} is not JSON: ${error.message}`, null, line.number);
+  }
+}
+
+const TYPE_RULES: Readonly<Record<string, (text: string) => boolean>> = {
+  event_id: isString,
+  parent_id: isStringOrNull,
+  trace_id: isString,
+  span_id: isStringOrNull,
+  step_id: isStringOrNull,
+  task_id: isStringOrNull,
+  session_id: isString,
+  aura_id: isString,
+  agent_ids: isObject,
+  kind: isString,
+  timestamp: isString,
+  payload: isObject,
+  telemetry: isObject,
+  prev_hash: isStringOrNull,
+  content_hash: isString,
+};
+
+function isString(text: string): boolean {
+  return text.charCodeAt(0) === 0x22;
+}
+function isStringOrNull(text: string): boolean {
+  return text === 'null' || isString(text);
+}
+function isObject(text: string): boolean {
+  return text.charCodeAt(0) === 0x7b;
+}
+
+/** 2. The record has exactly the 15 keys, each of its type; a missing hash key is `missing_hash`. */
+function checkRecordShape(pairs: readonly CanonicalPair[], line: number): CheckedRecord {
+  const values = new Map(pairs);
+  const eventIdText = values.get('event_id');
+  const eventId = eventIdText !== undefined && isString(eventIdText) ? stringValue(eventIdText) : null;
+  if (!sameKeys(pairs)) {
+    const present = new Set(values.keys());
+    const missing = SORTED_RECORD_KEYS.filter((key) => !present.has(key));
+    const extra = [...present].filter((key) => !SORTED_RECORD_KEYS.includes(key));
+    if (extra.length === 0 && missing.every((key) => UNHASHED_KEYS.has(key))) {
+      fail('missing_hash', `line ${line}: the record has no ${missing.join(' or ')}`, eventId, line);
+    }
+    const parts = [missing.length > 0 ? `missing ${missing.join(', ')}` : '', extra.length > 0 ? `unexpected ${extra.join(', ')}` : ''];
+    fail('malformed_record', `line ${line}: the record's keys are wrong (${parts.filter(Boolean).join('; ')})`, eventId, line);
+  }
+  for (const [key, text] of pairs) {
+    if (!(TYPE_RULES[key] as (text: string) => boolean)(text)) {
+      fail('malformed_record', `line ${line}: ${key} has the wrong type (${text.slice(0, 40)})`, eventId, line);
+    }
+  }
+  const prev = values.get('prev_hash') as string;
+  return {
+    event_id: eventId as string,
+    session_id: stringValue(values.get('session_id') as string),
+    kind: stringValue(values.get('kind') as string),
+    prev_hash: prev === 'null' ? null : stringValue(prev),
+    content_hash: stringValue(values.get('content_hash') as string),
+  };
+}
+
+function sameKeys(pairs: readonly CanonicalPair[]): boolean {
+  if (pairs.length !== SORTED_RECORD_KEYS.length) return false;
+  for (let i = 0; i < pairs.length; i++) {
+    if ((pairs[i] as CanonicalPair)[0] !== SORTED_RECORD_KEYS[i]) return false;
+  }
+  return true;
+}
+
+function stringValue(canonical: string): string {
+  return canonical.includes('\\') ? (JSON.parse(canonical) as string) : canonical.slice(1, -1);
+}
+
+/** 3. `content_hash` is 64 lowercase hex; `prev_hash` is null on the first event and 64 hex after. */
+function checkHashFields(record: CheckedRecord, line: number, first: boolean): void {
+  if (!HASH_PATTERN.test(record.content_hash)) {
+    fail('missing_hash', `line ${line}: content_hash is not 64 lowercase hex`, record.event_id, line);
+  }
+  if (record.prev_hash === null) {
+    if (!first) fail('missing_hash', `line ${line}: prev_hash is null but the event is not the first`, record.event_id, line);
+  } else if (!HASH_PATTERN.test(record.prev_hash)) {
+    fail('missing_hash', `line ${line}: prev_hash is not 64 lowercase hex`, record.event_id, line);
+  }
+}
+
+/** 4. Every event belongs to the session of the first. */
+function checkSession(record: CheckedRecord, line: number, sessionId: string | null): void {
+  if (sessionId !== null && record.session_id !== sessionId) {
+    fail('malformed_record', `line ${line}: session_id ${record.session_id} differs from ${sessionId}`, record.event_id, line);
+  }
+}
+
+/** 5. `prev_hash` names the previous event's `content_hash` (and the first event has none). */
+function checkLink(record: CheckedRecord, line: number, headHash: string | null): void {
+  if (record.prev_hash !== headHash) {
+    const what = headHash === null ? 'the first event links to an earlier one' : "prev_hash does not match the previous event's content_hash";
+    fail('deleted_or_reordered', `line ${line}: ${what} (events deleted or reordered)`, record.event_id, line);
+  }
+}
+
+/** 6. The content hash recomputed over the 13 hashed keys matches the recorded one. */
+function checkContent(record: CheckedRecord, pairs: readonly CanonicalPair[], line: number): void {
+  let body = '{';
+  let first = true;
+  for (const [key, text] of pairs) {
+    if (UNHASHED_KEYS.has(key)) continue;
+    body += `${first ? '' : ', '}"${key}": ${text}`;
+    first = false;
+  }
+  body += '}';
+  if (contentHash(record.prev_hash, body) !== record.content_hash) {
+    fail('edited', `line ${line}: the event's content does not match its content_hash (edited)`, record.event_id, line);
+  }
+}
+
+/** 7. The trail matches the seal its summary recorded at close. */
+function checkSeal(chain: ChainWalk, seal: ChainSeal): void {
+  if (chain.events !== seal.events || chain.headHash !== seal.head_hash || chain.firstHash !== seal.first_hash) {
+    const what =
+      chain.events < seal.events
+        ? `has ${chain.events} events where the seal says ${seal.events}`
+        : chain.events > seal.events
+          ? `has ${chain.events} events where the seal says ${seal.events} (events added after close)`
+          : chain.firstHash !== seal.first_hash
+            ? 'starts at another first hash than the seal (a rewritten chain)'
+            : 'ends at another head hash than the seal (a rewritten chain)';
+    fail('truncated', `the trail ${what}`, null, chain.lastLine);
+  }
+}

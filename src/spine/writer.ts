@@ -1,0 +1,147 @@
+/**
+ * The trail writer (DESIGN §3): appends whole lines with one `write` each, so an event whose
+ * append returned is in the kernel's hands and survives the process being killed. One writer a
+ * session: a lock file beside the trail names the writing process, and a second writer is
+ * refused while that process lives.
+ */
+
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import { InvalidOptionError, SessionLockedError, TrailWriteError } from '../errors.js';
+
+/** When the trail is flushed to stable storage. */
+export type FsyncPolicy = 'close' | 'every' | 'none';
+
+/** The values {@link FsyncPolicy} may take. */
+export const FSYNC_POLICIES: readonly FsyncPolicy[] = ['close', 'every', 'none'];
+
+/** Checks an fsync setting from outside. */
+export function parseFsyncPolicy(value: unknown): FsyncPolicy {
+  if (typeof value === 'string' && (FSYNC_POLICIES as readonly string[]).includes(value)) return value as FsyncPolicy;
+  throw new InvalidOptionError('fsync', value, FSYNC_POLICIES.map((p) => `'${p}'`).join(', '));
+}
+
+/** The lock file of a trail. */
+export function lockPathOf(trailPath: string): string {
+  return `${trailPath}.lock`;
+}
+
+/** Appends lines to a new trail. */
+export class TrailWriter {
+  private readonly fd: number;
+  private size = 0;
+  private closed = false;
+
+  private constructor(
+    readonly path: string,
+    readonly sessionId: string,
+    private readonly fsync: FsyncPolicy,
+  ) {
+    acquireLock(path, sessionId);
+    try {
+      // 'ax': a new trail only, so two sessions can never merge into one file.
+      this.fd = fs.openSync(path, 'ax', 0o644);
+    } catch (error) {
+      releaseLock(path);
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new SessionLockedError(sessionId, null);
+      throw new TrailWriteError(path, error);
+    }
+  }
+
+  /** Creates the trail at `path` and takes its lock. */
+  static create(path: string, sessionId: string, fsync: FsyncPolicy): TrailWriter {
+    return new TrailWriter(path, sessionId, fsync);
+  }
+
+  /**
+   * Appends one line (which ends with a newline). On a failed or short write the file is cut back
+   * to its last whole line and a {@link TrailWriteError} is thrown: the event is not recorded, and
+   * nothing recorded before it is lost.
+   */
+  append(line: string): void {
+    const bytes = Buffer.byteLength(line);
+    try {
+      const written = fs.writeSync(this.fd, line);
+      if (written !== bytes) throw Object.assign(new Error(`short write: ${written} of ${bytes} bytes`), { code: 'ENOSPC' });
+      if (this.fsync === 'every') fs.fsyncSync(this.fd);
+    } catch (error) {
+      this.cutBack();
+      throw new TrailWriteError(this.path, error);
+    }
+    this.size += bytes;
+  }
+
+  /** Flushes (unless fsync is `none`), closes the file and releases the lock. Idempotent. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    try {
+      if (this.fsync !== 'none') fs.fsyncSync(this.fd);
+    } catch (error) {
+      throw new TrailWriteError(this.path, error);
+    } finally {
+      fs.closeSync(this.fd);
+      releaseLock(this.path);
+    }
+  }
+
+  private cutBack(): void {
+    try {
+      fs.ftruncateSync(this.fd, this.size);
+    } catch {
+      // Nothing more can be done here; the reader reports what is left as a torn tail.
+    }
+  }
+}
+
+interface LockBody {
+  readonly pid: number;
+  readonly host: string;
+  readonly session_id: string;
+}
+
+function acquireLock(trailPath: string, sessionId: string): void {
+  const path = lockPathOf(trailPath);
+  const body: LockBody = { pid: process.pid, host: os.hostname(), session_id: sessionId };
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      fs.writeFileSync(path, JSON.stringify(body), { flag: 'wx', mode: 0o644 });
+      return;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new TrailWriteError(path, error);
+    }
+    const holder = readLock(path);
+    if (holder !== null && holder.host === os.hostname() && !processIsAlive(holder.pid)) {
+      // The writer that held it is gone (killed): the lock is stale.
+      fs.rmSync(path, { force: true });
+      continue;
+    }
+    throw new SessionLockedError(sessionId, holder?.pid ?? null);
+  }
+  throw new SessionLockedError(sessionId, null);
+}
+
+function releaseLock(trailPath: string): void {
+  fs.rmSync(lockPathOf(trailPath), { force: true });
+}
+
+/** The lock's content, or null when it is unreadable. */
+export function readLock(path: string): LockBody | null {
+  try {
+    const body = JSON.parse(fs.readFileSync(path, 'utf8')) as Partial<LockBody>;
+    if (typeof body.pid !== 'number' || typeof body.host !== 'string') return null;
+    return { pid: body.pid, host: body.host, session_id: String(body.session_id) };
+  } catch {
+    return null;
+  }
+}
+
+/** True when a process with this pid exists (EPERM means it exists but is not ours). */
+export function processIsAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
