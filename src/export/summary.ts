@@ -9,7 +9,6 @@ import { buildConformance, type Conformance } from '../audit/conformance.js';
 import { escapeNonAscii } from '../spine/canonical.js';
 import type { TrailRead } from '../spine/trail-reader.js';
 import type { AuraEvent, JsonObject } from '../spine/record.js';
-import type { ChainSeal } from '../spine/verify.js';
 import { PACKAGE_NAME, VERSION } from '../version.js';
 
 /** The summary of one session. */
@@ -31,7 +30,7 @@ export interface SessionSummary {
   readonly event_count: number;
   readonly log: string;
   /** The seal: what a later `verify chain --summary` compares the trail against. */
-  readonly chain: ChainSeal;
+  readonly chain: { readonly events: number; readonly first_hash: string | null; readonly head_hash: string | null };
   readonly opened_at: string | null;
   readonly closed_at: string | null;
   readonly close_reason: string | null;

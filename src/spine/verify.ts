@@ -13,11 +13,14 @@ import { JsonReadError, readCanonicalPairs, type CanonicalPair } from './json-re
 import { SORTED_RECORD_KEYS, UNHASHED_KEYS } from './record.js';
 import { trailLines, type TrailLine } from './trail-lines.js';
 
-/** What a summary records of its trail at close, to catch truncation and rewrites. */
+/**
+ * What a summary records of its trail at close, to catch truncation and rewrites. A hash left
+ * out is not compared (a Python Aura summary records only its `event_count`).
+ */
 export interface ChainSeal {
   readonly events: number;
-  readonly first_hash: string | null;
-  readonly head_hash: string | null;
+  readonly first_hash?: string | null;
+  readonly head_hash?: string | null;
 }
 
 /** The answer of {@link verifyTrail}. */
@@ -280,13 +283,15 @@ function checkContent(record: CheckedRecord, pairs: readonly CanonicalPair[], li
 
 /** 7. The trail matches the seal its summary recorded at close. */
 function checkSeal(chain: ChainWalk, seal: ChainSeal): void {
-  if (chain.events !== seal.events || chain.headHash !== seal.head_hash || chain.firstHash !== seal.first_hash) {
+  const otherHead = seal.head_hash !== undefined && chain.headHash !== seal.head_hash;
+  const otherFirst = seal.first_hash !== undefined && chain.firstHash !== seal.first_hash;
+  if (chain.events !== seal.events || otherHead || otherFirst) {
     const what =
       chain.events < seal.events
         ? `has ${chain.events} events where the seal says ${seal.events}`
         : chain.events > seal.events
           ? `has ${chain.events} events where the seal says ${seal.events} (events added after close)`
-          : chain.firstHash !== seal.first_hash
+          : otherFirst
             ? 'starts at another first hash than the seal (a rewritten chain)'
             : 'ends at another head hash than the seal (a rewritten chain)';
     fail('truncated', `the trail ${what}`, null, chain.lastLine);

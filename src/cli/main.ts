@@ -1,0 +1,125 @@
+#!/usr/bin/env node
+/**
+ * The `aura` command line. Each command lives in its own file and returns a result object; this
+ * file wires them to commander, prints results (`--json` or for people) and maps errors to the
+ * documented exit codes. Nothing reaches the user as a stack trace.
+ */
+
+import { Command, CommanderError, Option } from 'commander';
+import { AuraError } from '../errors.js';
+import { VERSION } from '../version.js';
+import { configFor, type GlobalOptions } from './context.js';
+import { demoCommand } from './demo.js';
+import { exportCommand, exportOtelCommand } from './export.js';
+import { EXIT, printResult, type CommandResult } from './output.js';
+import { pathsCommand } from './paths.js';
+import { sessionsListCommand } from './sessions.js';
+import { verifyChainCommand } from './verify-chain.js';
+
+interface JsonFlag {
+  readonly json?: boolean;
+}
+
+/** What the parsed command line asked for: the command's result, and how to print it. */
+interface Invocation {
+  outcome?: Promise<CommandResult>;
+  asJson: boolean;
+}
+
+function buildProgram(invocation: Invocation): Command {
+  const program = new Command('aura')
+    .description('Runtime harness for AI agent sessions: hash-chained audit trails, policy at the tool boundary, evidence exports.')
+    .version(`aura-harness ${VERSION}`, '-V, --version')
+    .option('--home <dir>', 'use this folder as AURA_HOME (default: $AURA_HOME, else ~/.aura)')
+    .option('--project <dir>', 'project folder (its aura.project.yaml; storage: project keeps sessions in its .aura/)')
+    .showHelpAfterError('(run aura --help for usage)')
+    .exitOverride()
+    .configureOutput({ writeErr: (text) => process.stderr.write(text) });
+
+  const global = (): GlobalOptions => program.opts<GlobalOptions>();
+  const json = new Option('--json', 'print one JSON object (stable, for machines)');
+  const run = (flags: JsonFlag, command: () => CommandResult | Promise<CommandResult>): void => {
+    invocation.asJson = flags.json === true;
+    invocation.outcome = Promise.resolve().then(command);
+  };
+
+  program
+    .command('demo')
+    .description('run a scripted session of a small agent (no network), write it to the sessions folder, verify it')
+    .addOption(json)
+    .action((flags: JsonFlag) => run(flags, () => demoCommand(configFor(global()))));
+
+  const verify = program.command('verify').description('check trails');
+  verify
+    .command('chain')
+    .description('verify the hash chain of a trail: integrity, and completeness against its seal')
+    .argument('<path>', 'a trail (.jsonl) path, or a session id in the sessions folder')
+    .option('--summary <file>', "a summary whose seal the trail must match (aura's chain, or Aura's event_count)")
+    .addOption(json)
+    .action((path: string, flags: JsonFlag & { summary?: string }) =>
+      run(flags, () => verifyChainCommand(path, flags.summary === undefined ? {} : { summary: flags.summary }, configFor(global()))),
+    );
+
+  program
+    .command('export')
+    .description("print a session's summary; build summary and spans from the trail when it has none")
+    .argument('<session_id>', 'aura_sess_ + 12 hex')
+    .option('--rebuild', 'build summary and spans again from the trail')
+    .addOption(json)
+    .action((id: string, flags: JsonFlag & { rebuild?: boolean }) =>
+      run(flags, () => exportCommand(id, flags.rebuild === true ? { rebuild: true } : {}, configFor(global()))),
+    );
+
+  program
+    .command('export-otel')
+    .description("write a session's spans (OTLP/JSON, one span per event) to {id}.otel.jsonl")
+    .argument('<session_id>', 'aura_sess_ + 12 hex')
+    .addOption(json)
+    .action((id: string, flags: JsonFlag) => run(flags, () => exportOtelCommand(id, configFor(global()))));
+
+  const sessions = program.command('sessions').description('the sessions folder');
+  sessions
+    .command('list')
+    .description('list sessions: agent, opened, events, verdict, chain, state')
+    .addOption(json)
+    .action((flags: JsonFlag) => run(flags, () => sessionsListCommand(configFor(global()))));
+
+  program
+    .command('paths')
+    .description('show AURA_HOME, storage, the sessions folder and the config files found')
+    .addOption(json)
+    .action((flags: JsonFlag) => run(flags, () => pathsCommand(configFor(global()))));
+
+  return program;
+}
+
+/** Runs the CLI on `argv` (without the node and script names) and returns the exit code. */
+export async function main(argv: readonly string[]): Promise<number> {
+  const invocation: Invocation = { asJson: false };
+  try {
+    await buildProgram(invocation).parseAsync([...argv], { from: 'user' });
+    if (invocation.outcome === undefined) return EXIT.ok;
+    const result = await invocation.outcome;
+    printResult(result, invocation.asJson);
+    return result.exitCode;
+  } catch (error) {
+    return reportError(error);
+  }
+}
+
+function reportError(error: unknown): number {
+  if (error instanceof CommanderError) {
+    // Asked-for help and version are successes; help shown for a missing subcommand, and every
+    // other parse failure, is a usage error (commander has already printed why).
+    if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return EXIT.ok;
+    return EXIT.usage;
+  }
+  if (error instanceof AuraError) {
+    process.stderr.write(`aura: ${error.message}\n`);
+    return EXIT.usage;
+  }
+  process.stderr.write(`aura: internal error: ${error instanceof Error ? error.message : String(error)}\n`);
+  return EXIT.internal;
+}
+
+process.exitCode = await main(process.argv.slice(2));

@@ -1,0 +1,50 @@
+/**
+ * What a command returns, and how `main.ts` prints it: `--json` gives one stable JSON object for
+ * machines; otherwise text for people, coloured when stdout is a terminal.
+ */
+
+import pc from 'picocolors';
+
+/** Exit codes (README "Exit codes"). */
+export const EXIT = {
+  ok: 0,
+  /** The check failed: a broken or damaged chain, a failing verdict. */
+  checkFailed: 1,
+  /** Usage or input error: bad arguments, a refused session id, a missing or unreadable file. */
+  usage: 2,
+  /** A bug in aura: the message says what happened. */
+  internal: 70,
+} as const;
+
+/** The outcome of one command. */
+export interface CommandResult {
+  readonly exitCode: (typeof EXIT)[keyof typeof EXIT];
+  /** Printed as JSON with `--json`. */
+  readonly json: unknown;
+  /** Printed for people otherwise. */
+  readonly human: string;
+}
+
+/** Colours for human output: on only when stdout is a terminal and NO_COLOR is unset. */
+export const colors = pc.createColors(process.stdout.isTTY === true && process.env['NO_COLOR'] === undefined);
+
+/** Prints a result the way the command line asked for it. */
+export function printResult(result: CommandResult, asJson: boolean): void {
+  process.stdout.write(asJson ? `${JSON.stringify(result.json, null, 2)}\n` : `${result.human}\n`);
+}
+
+/** Shortens a hash for people. */
+export function short(hash: string | null | undefined): string {
+  return hash === null || hash === undefined ? '-' : `${hash.slice(0, 12)}…`;
+}
+
+/** Lays out rows as aligned columns. */
+export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => (row[i] ?? '').length)));
+  const line = (cells: readonly string[]): string =>
+    cells
+      .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd();
+  return [colors.bold(line(header)), ...rows.map(line)].join('\n');
+}

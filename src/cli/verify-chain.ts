@@ -1,0 +1,71 @@
+/** `aura verify chain <path> [--summary F]`: integrity and completeness of one trail. */
+
+import * as fs from 'node:fs';
+import { AuraError } from '../errors.js';
+import { verifyTrail, type ChainReport, type ChainSeal } from '../spine/verify.js';
+import { resolveSessionKey, SESSION_ID_PATTERN } from '../store/session-files.js';
+import type { AuraConfig } from '../config/config.js';
+import { readJsonFile } from '../store/json-file.js';
+import { colors, EXIT, short, type CommandResult } from './output.js';
+
+/** Options of `verify chain`. */
+export interface VerifyChainOptions {
+  /** A summary whose seal (`chain`, or Aura's `event_count`) the trail must match. */
+  readonly summary?: string;
+}
+
+/**
+ * Verifies a trail given by path, or by session id (then looked up in the sessions folder).
+ * Exit 0 when the chain is valid and nothing is wrong; 1 when it is broken, torn, truncated or empty.
+ */
+export function verifyChainCommand(target: string, options: VerifyChainOptions, config: AuraConfig): CommandResult {
+  const path = trailPathOf(target, config);
+  const seal = options.summary === undefined ? undefined : sealOf(options.summary);
+  const report = verifyTrail(path, seal);
+  const ok = report.hash_chain_valid && report.reason === undefined;
+  return {
+    exitCode: ok ? EXIT.ok : EXIT.checkFailed,
+    json: { path, ...report },
+    human: describe(path, report, seal !== undefined),
+  };
+}
+
+function trailPathOf(target: string, config: AuraConfig): string {
+  if (!fs.existsSync(target) && SESSION_ID_PATTERN.test(target)) return resolveSessionKey(config.paths.sessions, target).trail;
+  return target;
+}
+
+/** The seal in a summary file: aura's `chain`, else Python Aura's `event_count` alone. */
+function sealOf(summaryPath: string): ChainSeal {
+  const summary = readJsonFile(summaryPath, 'summary').value;
+  const record = (summary !== null && typeof summary === 'object' ? summary : {}) as Record<string, unknown>;
+  const chain = record['chain'] as Record<string, unknown> | undefined;
+  if (chain !== undefined && typeof chain['events'] === 'number') {
+    return { events: chain['events'], first_hash: hashOrNull(chain['first_hash']), head_hash: hashOrNull(chain['head_hash']) };
+  }
+  if (typeof record['event_count'] === 'number') return { events: record['event_count'] };
+  throw new AuraError('READ_FAILED', `${summaryPath} has no seal: expected a "chain" object or an "event_count"`, { data: { path: summaryPath } });
+}
+
+function hashOrNull(value: unknown): string | null {
+  return typeof value === 'string' ? value : null;
+}
+
+function describe(path: string, report: ChainReport, sealed: boolean): string {
+  const lines: string[] = [];
+  if (report.hash_chain_valid && report.reason === undefined) {
+    const completeness = report.complete ? `complete${sealed ? ', matches the seal' : ''}` : colors.yellow('incomplete (no session.close: still open, or cut short)');
+    lines.push(`${colors.green('✓ hash chain valid')} · ${completeness} · ${report.events} events`);
+  } else {
+    const where = report.line === undefined ? '' : ` at line ${report.line}`;
+    const event = report.event_id === null || report.event_id === undefined ? '' : ` (event ${report.event_id})`;
+    const title = report.hash_chain_valid ? `✗ damaged: ${report.reason ?? ''}` : `✗ hash chain broken: ${report.reason ?? ''}`;
+    lines.push(`${colors.red(title)}${where}${event}`);
+    if (report.message !== undefined) lines.push(`  ${report.message}`);
+    lines.push(`  ${report.events} events verified before it`);
+  }
+  lines.push(`  trail  ${path}`);
+  if (report.session_id !== null) lines.push(`  session ${report.session_id}`);
+  lines.push(`  head   ${short(report.head_hash)}`);
+  return lines.join('\n');
+}
