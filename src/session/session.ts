@@ -184,7 +184,7 @@ export class Session implements AsyncDisposable {
    * disk and builds (and, unless `export: false`, writes) the summary and spans.
    * @throws SessionClosedError on a second close; TrailWriteError; ExportError (the trail is kept whole)
    */
-  // eslint-disable-next-line @typescript-eslint/require-await -- async so every failure is a rejection, as `await using` expects
+  // async so that every failure, even one before the first await, is a rejection.
   async close(options: { readonly reason?: string } = {}): Promise<SessionResult> {
     if (this.closedState) throw new SessionClosedError(this.id, 'close it again');
     this.closedState = true;

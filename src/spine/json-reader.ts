@@ -62,6 +62,7 @@ const enum Char {
 }
 
 const SURROGATE = /[\ud800-\udfff]/;
+// eslint-disable-next-line no-control-regex -- raw control characters are exactly what JSON forbids in strings
 const CONTROL = /[\u0000-\u001f]/g;
 
 /** Scanner state over one text; `nextBackslash`/`nextControl` are cached so each string costs O(its length). */

@@ -1,7 +1,7 @@
 /** `toThrowWithCode`, in the spirit of sigstore's matcher: checks the class and the stable code. */
 
 import { expect } from 'vitest';
-import { AuraError } from '../../src/errors.js';
+import type { AuraError } from '../../src/errors.js';
 
 /** Runs `action`, expects it to throw an instance of `type` with `code`, and returns the error. */
 export function expectAuraError<T extends AuraError<string, unknown>>(

@@ -1,0 +1,207 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { AURA_PY, interopIndex, pythonTrail } from '../helpers/fixtures.js';
+import { aura, auraJson } from '../helpers/cli.js';
+import { lines, writeLines } from '../helpers/sessions.js';
+import { tempDir } from '../helpers/temp.js';
+
+const STACK_TRACE = /\n\s+at /;
+
+describe('aura demo', () => {
+  it('writes a real session to the sessions folder, and prints its path, verdict and verify result', () => {
+    const home = tempDir();
+    const run = aura(['demo'], { home });
+    expect(run.status).toBe(0);
+    const id = /session (aura_sess_[0-9a-f]{12})/.exec(run.stdout)?.[1] ?? '';
+    const trail = path.join(home, 'sessions', `${id}.jsonl`);
+    expect(run.stdout).toContain(trail);
+    expect(run.stdout).toMatch(/verdict\s+PASS/);
+    expect(run.stdout).toMatch(/verify\s+hash chain valid, complete, matches the seal/);
+    expect(fs.existsSync(path.join(home, 'sessions', `${id}.summary.json`))).toBe(true);
+    expect(lines(trail).length).toBeGreaterThan(10);
+    const kinds = lines(trail).map((line) => (JSON.parse(line) as { kind: string }).kind);
+    expect(kinds).toEqual(expect.arrayContaining(['turn.start', 'model.call', 'tool.call', 'tool.result', 'tool.error', 'task.complete']));
+    expect(kinds.at(-1)).toBe('session.close');
+
+    const verified = auraJson(['verify', 'chain', trail, '--summary', path.join(home, 'sessions', `${id}.summary.json`)], { home });
+    expect(verified.status).toBe(0);
+    expect(verified.json).toMatchObject({ hash_chain_valid: true, complete: true, events: kinds.length });
+  });
+
+  it('honours --home and --project with storage: project', () => {
+    const project = tempDir();
+    fs.writeFileSync(path.join(project, 'aura.project.yaml'), 'storage: project\n');
+    const run = auraJson(['--home', tempDir(), '--project', project, 'demo']);
+    expect(run.status).toBe(0);
+    expect(String(run.json['trail'])).toBe(path.join(project, '.aura', 'sessions', `${String(run.json['session_id'])}.jsonl`));
+  });
+});
+
+describe('aura verify chain', () => {
+  const index = interopIndex();
+  for (const [name, { session_id }] of Object.entries(index.sessions)) {
+    it(`exits 0 for the Python Aura trail ${name}`, () => {
+      const run = auraJson(['verify', 'chain', pythonTrail(session_id)]);
+      expect(run.status).toBe(0);
+      expect(run.json).toMatchObject({ hash_chain_valid: true, complete: true });
+    });
+  }
+  for (const [name, entry] of Object.entries(index.tampered)) {
+    it(`answers ${name} as index.json requires, in JSON and for people`, () => {
+      const file = path.join(AURA_PY, 'tampered', entry.file);
+      const run = auraJson(['verify', 'chain', file]);
+      const must = entry.aura_must_answer;
+      if (must.exit !== undefined) expect(run.status).toBe(must.exit);
+      if (must.reason !== undefined) expect(run.json['reason']).toBe(must.reason);
+      if (must.hash_chain_valid !== undefined) expect(run.json['hash_chain_valid']).toBe(must.hash_chain_valid);
+      if (must.complete !== undefined) expect(run.json['complete']).toBe(must.complete);
+      const human = aura(['verify', 'chain', file]);
+      expect(human.status).toBe(run.status);
+      if (must.reason !== undefined) expect(human.stdout).toContain(must.reason);
+      expect(human.stdout + human.stderr).not.toMatch(STACK_TRACE);
+    });
+  }
+
+  it('exits 1 with truncated when the trail is shorter than its summary says', () => {
+    const home = tempDir();
+    const demo = auraJson(['demo'], { home });
+    const trail = String(demo.json['trail']);
+    const cut = writeLines(trail, 'cut.jsonl', lines(trail).slice(0, -3));
+    const run = auraJson(['verify', 'chain', cut, '--summary', trail.replace('.jsonl', '.summary.json')]);
+    expect(run.status).toBe(1);
+    expect(run.json).toMatchObject({ hash_chain_valid: false, reason: 'truncated' });
+  });
+
+  it('accepts a session id and finds its trail in the sessions folder', () => {
+    const home = tempDir();
+    const demo = auraJson(['demo'], { home });
+    expect(auraJson(['verify', 'chain', String(demo.json['session_id'])], { home }).status).toBe(0);
+  });
+
+  const usage: [string, string[], RegExp][] = [
+    ['a missing file', ['verify', 'chain', '/nonexistent/trail.jsonl'], /trail not found: \/nonexistent\/trail\.jsonl/],
+    ['a folder instead of a file', ['verify', 'chain', '/tmp'], /cannot read \/tmp/],
+    ['a summary that is not JSON', ['verify', 'chain', pythonTrail(index.sessions['clean_pass']?.session_id ?? ''), '--summary', pythonTrail(index.sessions['clean_pass']?.session_id ?? '')], /is not a JSON summary/],
+    ['no path', ['verify', 'chain'], /missing required argument 'path'/],
+    ['no subcommand', ['verify'], /Usage: aura verify/],
+    ['an unknown option', ['verify', 'chain', 'x', '--frobnicate'], /unknown option '--frobnicate'/],
+  ];
+  for (const [what, args, message] of usage) {
+    it(`exits 2 with a clear message for ${what}`, () => {
+      const run = aura(args, { home: tempDir() });
+      expect(run.status).toBe(2);
+      expect(run.stderr).toMatch(message);
+      expect(run.stderr).not.toMatch(STACK_TRACE);
+    });
+  }
+});
+
+describe('session ids from outside', () => {
+  const hostile = ['../../etc/passwd', 'aura_sess_x', '../aura_sess_0123456789ab', 'aura_sess_0123456789AB', '/etc/passwd', 'aura_sess_0123456789ab/../../x'];
+  for (const command of ['export', 'export-otel']) {
+    for (const id of hostile) {
+      it(`${command} refuses ${JSON.stringify(id)} with exit 2`, () => {
+        const run = aura([command, id], { home: tempDir() });
+        expect(run.status).toBe(2);
+        expect(run.stderr).toContain('invalid session id');
+        expect(run.stderr).not.toMatch(STACK_TRACE);
+      });
+    }
+  }
+
+  it('export of an unknown session exits 2 saying it is not found', () => {
+    const run = aura(['export', 'aura_sess_0123456789ab'], { home: tempDir() });
+    expect(run.status).toBe(2);
+    expect(run.stderr).toMatch(/trail not found: .*aura_sess_0123456789ab\.jsonl/);
+  });
+});
+
+describe('aura export and export-otel', () => {
+  it('prints the summary, and rebuilds it from the trail when it is gone', () => {
+    const home = tempDir();
+    const demo = auraJson(['demo'], { home });
+    const id = String(demo.json['session_id']);
+    const summaryPath = path.join(home, 'sessions', `${id}.summary.json`);
+    const original = fs.readFileSync(summaryPath, 'utf8');
+    const printed = aura(['export', id], { home });
+    expect(printed.status).toBe(0);
+    expect(printed.stdout).toBe(original);
+    fs.rmSync(summaryPath);
+    fs.rmSync(path.join(home, 'sessions', `${id}.otel.jsonl`));
+    const rebuilt = auraJson(['export', id], { home });
+    expect(rebuilt.status).toBe(0);
+    expect(rebuilt.json).toMatchObject({ session_id: id, audit_report: { verdict: 'pass', hash_chain_valid: true } });
+    expect(JSON.parse(fs.readFileSync(summaryPath, 'utf8'))).toEqual(JSON.parse(original));
+    expect(fs.existsSync(path.join(home, 'sessions', `${id}.otel.jsonl`))).toBe(true);
+  });
+
+  it('export-otel writes one span per event', () => {
+    const home = tempDir();
+    const id = String(auraJson(['demo'], { home }).json['session_id']);
+    const otel = path.join(home, 'sessions', `${id}.otel.jsonl`);
+    fs.rmSync(otel);
+    const run = auraJson(['export-otel', id], { home });
+    expect(run.status).toBe(0);
+    expect(run.json).toMatchObject({ session_id: id, path: otel });
+    expect(lines(otel)).toHaveLength(lines(path.join(home, 'sessions', `${id}.jsonl`)).length);
+  });
+});
+
+describe('aura sessions list and paths', () => {
+  it('lists sessions with agent, events, verdict and state', () => {
+    const home = tempDir();
+    const id = String(auraJson(['demo'], { home }).json['session_id']);
+    const list = auraJson(['sessions', 'list'], { home });
+    expect(list.status).toBe(0);
+    expect(list.json['sessions']).toEqual([expect.objectContaining({ session_id: id, agent_ref: 'demo/trip-planner', verdict: 'pass', hash_chain_valid: true, state: 'closed' })]);
+    const human = aura(['sessions', 'list'], { home });
+    expect(human.stdout).toMatch(new RegExp(`${id}\\s+demo/trip-planner\\s+\\S+ \\S+\\s+\\d+\\s+pass\\s+valid\\s+closed`));
+  });
+
+  it('says so when there are no sessions', () => {
+    const run = aura(['sessions', 'list'], { home: tempDir() });
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(/no sessions in /);
+  });
+
+  it('shows the paths and creates nothing', () => {
+    const home = path.join(tempDir(), 'not-yet');
+    const run = auraJson(['paths'], { home });
+    expect(run.status).toBe(0);
+    expect(run.json).toMatchObject({ home, storage: 'global', sessions: path.join(home, 'sessions') });
+    expect(fs.existsSync(home)).toBe(false);
+  });
+
+  it('exits 2 naming the file and line of a broken config.yaml', () => {
+    const home = tempDir();
+    fs.writeFileSync(path.join(home, 'config.yaml'), 'storage: global\nfsync: [unclosed\n');
+    const run = aura(['paths'], { home });
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain(path.join(home, 'config.yaml'));
+    expect(run.stderr).not.toMatch(STACK_TRACE);
+  });
+
+  it('exits 2 for a config value outside its set', () => {
+    const home = tempDir();
+    fs.writeFileSync(path.join(home, 'config.yaml'), 'fsync: sometimes\n');
+    const run = aura(['demo'], { home });
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain("invalid fsync \"sometimes\": expected 'close', 'every', 'none'");
+  });
+});
+
+describe('aura', () => {
+  it('exits 2 for an unknown command', () => {
+    const run = aura(['frobnicate']);
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain("unknown command 'frobnicate'");
+  });
+
+  it('prints its version and help with exit 0', () => {
+    expect(aura(['--version']).stdout.trim()).toMatch(/^aura-harness \d+\.\d+\.\d+$/);
+    const help = aura(['--help']);
+    expect(help.status).toBe(0);
+    for (const command of ['demo', 'verify', 'export', 'export-otel', 'sessions', 'paths']) expect(help.stdout).toContain(command);
+  });
+});

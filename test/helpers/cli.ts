@@ -1,0 +1,29 @@
+/** Runs the built `aura` binary as a user would, and captures what it prints. */
+
+import { spawnSync } from 'node:child_process';
+import * as path from 'node:path';
+import { REPO } from './fixtures.js';
+
+/** What one run printed and how it exited. */
+export interface CliRun {
+  readonly status: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** The built binary (test/global-setup.ts builds it). */
+export const AURA_BIN = path.join(REPO, 'dist', 'cli', 'main.js');
+
+/** Runs `aura ...args` with AURA_HOME set to `home` (when given). */
+export function aura(args: readonly string[], options: { readonly home?: string; readonly cwd?: string } = {}): CliRun {
+  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' };
+  if (options.home !== undefined) env['AURA_HOME'] = options.home;
+  const run = spawnSync(process.execPath, [AURA_BIN, ...args], { env, cwd: options.cwd ?? REPO, encoding: 'utf8' });
+  return { status: run.status ?? -1, stdout: run.stdout, stderr: run.stderr };
+}
+
+/** Runs `aura ...args --json` and parses its output. */
+export function auraJson(args: readonly string[], options: { readonly home?: string; readonly cwd?: string } = {}): { status: number; json: Record<string, unknown>; stderr: string } {
+  const run = aura([...args, '--json'], options);
+  return { status: run.status, json: JSON.parse(run.stdout) as Record<string, unknown>, stderr: run.stderr };
+}
