@@ -143,9 +143,9 @@ function readYamlMapping(file: string): Record<string, unknown> | null {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw new ConfigError(file, null, `cannot read: ${(error as Error).message}`);
   }
-  const document = parseDocument(text, { prettyErrors: false });
+  const document = parseDocument(text);
   const [problem] = document.errors;
-  if (problem !== undefined) throw new ConfigError(file, problem.linePos?.[0].line ?? null, problem.message.split('\n')[0] ?? 'invalid YAML');
+  if (problem !== undefined) throw new ConfigError(file, problem.linePos?.[0].line ?? null, (problem.message.split('\n')[0] ?? 'invalid YAML').replace(/:$/, ''));
   const value: unknown = document.toJS();
   if (value === null || value === undefined) return {};
   if (typeof value !== 'object' || Array.isArray(value)) throw new ConfigError(file, 1, 'expected a mapping of keys to values');

@@ -11,7 +11,8 @@ import { InvalidSessionIdError } from '../errors.js';
 /** `aura_sess_` + 12 lowercase hex. */
 export const SESSION_ID_PATTERN = /^aura_sess_[0-9a-f]{12}$/;
 
-const SUFFIXES = ['.jsonl', '.summary.json', '.otel.jsonl'] as const;
+// Longest first: '.otel.jsonl' also ends with '.jsonl'.
+const SUFFIXES = ['.summary.json', '.otel.jsonl', '.jsonl'] as const;
 
 /** The paths of one session's files. */
 export interface SessionFiles {
