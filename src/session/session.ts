@@ -76,6 +76,8 @@ export interface SessionResult {
 }
 
 const EMPTY_OBJECT_TEXT = '{}';
+// Written only by open and close: completeness (`ends with session.close`) must mean the session closed.
+const LIFECYCLE_KINDS: ReadonlySet<string> = new Set(['membrane.ingress', 'session.open', 'session.close']);
 // Three tries at a fresh id: a collision of 48 random bits is already unheard of.
 const OPEN_ATTEMPTS = 3;
 
@@ -158,6 +160,7 @@ export class Session implements AsyncDisposable {
    */
   emit(kind: string, payload: Readonly<Record<string, unknown>> = {}, options: EmitOptions = {}): RecordedEvent {
     if (this.closedState) throw new SessionClosedError(this.id, `emit ${JSON.stringify(kind)}`);
+    if (LIFECYCLE_KINDS.has(kind)) throw new InvalidOptionError('kind', kind, 'a kind other than membrane.ingress, session.open and session.close, which the session writes itself');
     return this.append(kind, payload, options);
   }
 

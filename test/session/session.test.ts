@@ -136,6 +136,7 @@ describe('Session', () => {
         expectAuraError(() => session.emit('x', [1] as unknown as Record<string, unknown>), NonJsonValueError, 'NON_JSON_VALUE');
         expectAuraError(() => session.emit('x', 'text' as unknown as Record<string, unknown>), NonJsonValueError, 'NON_JSON_VALUE');
         expectAuraError(() => session.emit('', {}), InvalidOptionError, 'INVALID_OPTION');
+        for (const kind of ['session.close', 'session.open', 'membrane.ingress']) expectAuraError(() => session.emit(kind, {}), InvalidOptionError, 'INVALID_OPTION');
         expectAuraError(() => session.emit('x\ud800', {}), NonJsonValueError, 'NON_JSON_VALUE');
         expect(session.eventCount).toBe(2);
         await session.close();
