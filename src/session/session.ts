@@ -9,6 +9,7 @@
  */
 
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { InvalidOptionError, InvalidSessionIdError, NonJsonValueError, SessionClosedError, SessionLockedError, TrailWriteError } from '../errors.js';
 import { exportSession } from '../export/session-export.js';
 import type { SessionSummary } from '../export/summary.js';
@@ -117,11 +118,7 @@ export class Session implements AsyncDisposable {
     this.clock = options.clock ?? systemClock;
     this.agentIdsText = canonicalJson(agent.trailer(), 'agent_ids');
     this.openSnapshotHash = agent.snapshotHash();
-    try {
-      fs.mkdirSync(paths.sessions, { recursive: true });
-    } catch (error) {
-      throw new TrailWriteError(paths.sessions, error);
-    }
+    makeFolder(paths.sessions);
     const opened = openTrail(paths.sessions, this.ids, fsync);
     this.id = opened.files.sessionId;
     this.files = opened.files;
@@ -136,7 +133,7 @@ export class Session implements AsyncDisposable {
       session.recordOpen();
     } catch (error) {
       session.closedState = true;
-      session.writer.close();
+      session.writer.abandon();
       throw error;
     }
     return session;
@@ -293,6 +290,27 @@ export class Session implements AsyncDisposable {
     this.headHash = encoded.content_hash;
     this.count++;
     return { event_id: eventId, kind, timestamp, prev_hash: prevHash, content_hash: encoded.content_hash, sequence: this.count };
+  }
+}
+
+/**
+ * Creates the sessions folder. A recursive mkdir reports a read-only or full file system as
+ * ENOENT (nodejs/node#47098); a plain mkdir where the parent exists gives the real cause.
+ */
+function makeFolder(dir: string): void {
+  try {
+    fs.mkdirSync(dir, { recursive: true });
+  } catch (error) {
+    let cause = error;
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' && fs.existsSync(path.dirname(dir))) {
+      try {
+        fs.mkdirSync(dir);
+        return;
+      } catch (direct) {
+        cause = direct;
+      }
+    }
+    throw new TrailWriteError(dir, cause);
   }
 }
 

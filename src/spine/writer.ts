@@ -71,6 +71,18 @@ export class TrailWriter {
     this.size += bytes;
   }
 
+  /**
+   * Gives up a trail whose session could not open: closes it, releases the lock, and removes the
+   * file when nothing was written to it, so a failed open leaves no empty trail behind.
+   */
+  abandon(): void {
+    if (this.closed) return;
+    this.closed = true;
+    fs.closeSync(this.fd);
+    if (this.size === 0) fs.rmSync(this.path, { force: true });
+    releaseLock(this.path);
+  }
+
   /** Flushes (unless fsync is `none`), closes the file and releases the lock. Idempotent. */
   close(): void {
     if (this.closed) return;
@@ -108,7 +120,12 @@ function acquireLock(trailPath: string, sessionId: string): void {
       fs.writeFileSync(path, JSON.stringify(body), { flag: 'wx', mode: 0o644 });
       return;
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new TrailWriteError(path, error);
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
+        // With 'wx', any other failure (a full disk) may have left the file we created empty:
+        // an empty lock names no writer and could never be found stale, so take it away.
+        fs.rmSync(path, { force: true });
+        throw new TrailWriteError(trailPath, error);
+      }
     }
     const holder = readLock(path);
     if (holder !== null && holder.host === os.hostname() && !processIsAlive(holder.pid)) {

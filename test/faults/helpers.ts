@@ -1,15 +1,12 @@
 /**
  * Shared pieces of the fault tests: temp homes, spawning fixtures from `test/fixtures/` with tsx
- * (as pino spawns its fixtures), reading a trail's raw lines, and a `toThrowWithCode`-style check.
+ * (as pino spawns its fixtures), and reading a trail's raw lines.
  */
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { expect } from 'vitest';
-import { AuraError } from '../../src/errors.js';
 
 /** The repository root: fixtures run from here so `--import tsx` resolves. */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -17,11 +14,6 @@ export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** A fixture script's absolute path. */
 export function fixture(name: string): string {
   return path.join(ROOT, 'test', 'fixtures', name);
-}
-
-/** A fresh temp folder; the caller removes it. */
-export function tempDir(prefix: string): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), `aura-faults-${prefix}-`));
 }
 
 /** Starts a fixture under Node with tsx, stdout and stderr piped. */
@@ -97,20 +89,4 @@ export function isJson(text: string): boolean {
   } catch {
     return false;
   }
-}
-
-type ErrorClass<E extends AuraError<string, unknown>> = abstract new (...args: never[]) => E;
-
-/** Runs `action`, expects it to throw an instance of `type` with `code`, and returns the error. */
-export function expectThrowWithCode<E extends AuraError<string, unknown>>(action: () => unknown, type: ErrorClass<E>, code: E['code']): E {
-  let thrown: unknown;
-  try {
-    action();
-  } catch (error) {
-    thrown = error;
-  }
-  expect(thrown, `expected ${type.name} (${code}) to be thrown`).toBeInstanceOf(type);
-  const error = thrown as E;
-  expect(error.code).toBe(code);
-  return error;
 }

@@ -4,14 +4,15 @@
  */
 
 import * as fs from 'node:fs';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { agent } from '../../src/session/agent.js';
 import type { IdSource } from '../../src/session/ids.js';
 import { randomIds } from '../../src/session/ids.js';
 import { listSessionIds } from '../../src/store/session-files.js';
 import { verifyTrail } from '../../src/spine/verify.js';
 import { lockPathOf, processIsAlive, readLock } from '../../src/spine/writer.js';
-import { eventIdsOf, isJson, rawTrail, spawnFixture, tempDir, waitForExit, wholeLines } from './helpers.js';
+import { tempDir } from '../helpers/temp.js';
+import { eventIdsOf, isJson, rawTrail, spawnFixture, waitForExit, wholeLines } from './helpers.js';
 
 const IDS_BEFORE_KILL = 2_000;
 
@@ -40,11 +41,7 @@ describe('a SIGKILLed writer', () => {
   let home: string;
 
   beforeEach(() => {
-    home = tempDir('kill');
-  });
-
-  afterEach(() => {
-    fs.rmSync(home, { recursive: true, force: true });
+    home = tempDir('aura-faults-kill-');
   });
 
   describe('when it is killed mid-session, with large writes in flight', () => {
