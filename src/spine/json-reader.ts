@@ -14,7 +14,7 @@
  * (it halves the work of parse-then-serialize on the verify path).
  */
 
-import { compareCodePoints } from './canonical.js';
+import { compareCodePoints, MAX_DEPTH } from './canonical.js';
 import { PythonNumber, pythonFloatRepr, pythonIntText } from './python-number.js';
 
 /** What is wrong with a JSON text, and where (0-based UTF-16 offset). */
@@ -90,6 +90,26 @@ class Scanner {
 
   peek(): number {
     return this.text.charCodeAt(this.pos);
+  }
+
+  /** Steps into the array or object whose opener is at `pos`; true when it is empty (closer consumed). */
+  open(close: number, depth: number): boolean {
+    if (depth >= MAX_DEPTH) this.fail(`nested deeper than ${MAX_DEPTH} levels`);
+    this.pos++;
+    this.skipWhitespace();
+    if (this.peek() !== close) return false;
+    this.pos++;
+    return true;
+  }
+
+  /** After a member: true at the closer, false after a comma. */
+  next(close: number): boolean {
+    this.skipWhitespace();
+    const c = this.peek();
+    this.pos++;
+    if (c === close) return true;
+    if (c !== Char.Comma) this.fail(`expected ',' or '${String.fromCharCode(close)}'`, this.pos - 1);
+    return false;
   }
 
   expect(char: number, what: string): void {
@@ -217,8 +237,6 @@ export function parseJsonLossless(text: string): JsonValue {
   return value;
 }
 
-const MAX_DEPTH = 500;
-
 function parseValue(scanner: Scanner, depth: number): JsonValue {
   scanner.skipWhitespace();
   const c = scanner.peek();
@@ -252,43 +270,24 @@ function parseValue(scanner: Scanner, depth: number): JsonValue {
   }
 }
 
-function enter(scanner: Scanner, depth: number): void {
-  if (depth >= MAX_DEPTH) scanner.fail(`nested deeper than ${MAX_DEPTH} levels`);
-  scanner.pos++;
-  scanner.skipWhitespace();
-}
-
 function parseArray(scanner: Scanner, depth: number): JsonValue[] {
-  enter(scanner, depth);
   const array: JsonValue[] = [];
-  if (scanner.peek() === Char.CloseBracket) {
-    scanner.pos++;
-    return array;
-  }
-  for (;;) {
-    array.push(parseValue(scanner, depth + 1));
-    scanner.skipWhitespace();
-    const c = scanner.peek();
-    scanner.pos++;
-    if (c === Char.CloseBracket) return array;
-    if (c !== Char.Comma) scanner.fail("expected ',' or ']'", scanner.pos - 1);
-  }
+  if (scanner.open(Char.CloseBracket, depth)) return array;
+  do array.push(parseValue(scanner, depth + 1));
+  while (!scanner.next(Char.CloseBracket));
+  return array;
 }
 
 function parseObject(scanner: Scanner, depth: number): { [key: string]: JsonValue } {
-  enter(scanner, depth);
   // A null prototype: a key named `__proto__` is data, as it is to Python.
   const object = Object.create(null) as { [key: string]: JsonValue };
-  if (scanner.peek() === Char.CloseBrace) {
-    scanner.pos++;
-    return object;
-  }
-  for (;;) {
+  if (scanner.open(Char.CloseBrace, depth)) return object;
+  do {
     const key = readKey(scanner);
     if (Object.hasOwn(object, key.name)) throw new JsonReadError('duplicate_key', `duplicate key ${JSON.stringify(key.name)}`, key.at);
     object[key.name] = parseValue(scanner, depth + 1);
-    if (closeOrContinue(scanner)) return object;
-  }
+  } while (!scanner.next(Char.CloseBrace));
+  return object;
 }
 
 function readKey(scanner: Scanner): { name: string; raw: string; escaped: boolean; at: number } {
@@ -298,15 +297,6 @@ function readKey(scanner: Scanner): { name: string; raw: string; escaped: boolea
   const { raw, escaped } = scanner.string();
   scanner.expect(Char.Colon, "':'");
   return { name: scanner.decode(raw, escaped, at), raw, escaped, at };
-}
-
-function closeOrContinue(scanner: Scanner): boolean {
-  scanner.skipWhitespace();
-  const c = scanner.peek();
-  scanner.pos++;
-  if (c === Char.CloseBrace) return true;
-  if (c !== Char.Comma) scanner.fail("expected ',' or '}'", scanner.pos - 1);
-  return false;
 }
 
 /**
@@ -338,21 +328,11 @@ function canonicalValue(scanner: Scanner, depth: number): string {
       return text + '}';
     }
     case Char.OpenBracket: {
-      enter(scanner, depth);
-      if (scanner.peek() === Char.CloseBracket) {
-        scanner.pos++;
-        return '[]';
-      }
+      if (scanner.open(Char.CloseBracket, depth)) return '[]';
       let text = '[';
-      for (;;) {
-        text += canonicalValue(scanner, depth + 1);
-        scanner.skipWhitespace();
-        const c = scanner.peek();
-        scanner.pos++;
-        if (c === Char.CloseBracket) return text + ']';
-        if (c !== Char.Comma) scanner.fail("expected ',' or ']'", scanner.pos - 1);
-        text += ', ';
-      }
+      do text += (text.length === 1 ? '' : ', ') + canonicalValue(scanner, depth + 1);
+      while (!scanner.next(Char.CloseBracket));
+      return text + ']';
     }
     case Char.Quote: {
       const at = scanner.pos;
@@ -380,24 +360,19 @@ function canonicalValue(scanner: Scanner, depth: number): string {
 }
 
 function canonicalMembers(scanner: Scanner, depth: number): CanonicalPair[] {
-  enter(scanner, depth);
   const pairs: CanonicalPair[] = [];
-  if (scanner.peek() === Char.CloseBrace) {
-    scanner.pos++;
-    return pairs;
-  }
+  if (scanner.open(Char.CloseBrace, depth)) return pairs;
   let astral = false;
   let sorted = true;
   const positions: number[] = [];
-  for (;;) {
+  do {
     const key = readKey(scanner);
     if (!astral && SURROGATE.test(key.name)) astral = true;
     const previous = pairs[pairs.length - 1];
     if (previous !== undefined && !(previous[0] < key.name)) sorted = false;
     pairs.push([key.name, canonicalValue(scanner, depth + 1)]);
     positions.push(key.at);
-    if (closeOrContinue(scanner)) break;
-  }
+  } while (!scanner.next(Char.CloseBrace));
   if (!sorted || astral) {
     const order = pairs.map((_, i) => i);
     order.sort(astral ? (a, b) => compareCodePoints(keyAt(pairs, a), keyAt(pairs, b)) : (a, b) => (keyAt(pairs, a) < keyAt(pairs, b) ? -1 : 1));

@@ -55,26 +55,12 @@ export const SORTED_RECORD_KEYS: readonly string[] = [...RECORD_KEYS].sort();
 /** The two keys that are not hashed. */
 export const UNHASHED_KEYS: ReadonlySet<string> = new Set(['prev_hash', 'content_hash']);
 
-/** What a writer supplies for one event; `payload`, `agent_ids` and `telemetry` as canonical text. */
-export interface EventFields {
-  readonly event_id: string;
-  readonly parent_id: string | null;
-  readonly trace_id: string;
-  readonly span_id: string | null;
-  readonly step_id: string | null;
-  readonly task_id: string | null;
-  readonly session_id: string;
-  readonly aura_id: string;
-  /** Canonical text of the identity trailer. */
+/** What a writer supplies for one event: `agent_ids`, `payload` and `telemetry` as canonical text. */
+export type EventFields = Omit<AuraEvent, 'agent_ids' | 'payload' | 'telemetry' | 'content_hash'> & {
   readonly agent_ids: string;
-  readonly kind: string;
-  readonly timestamp: string;
-  /** Canonical text of the payload. */
   readonly payload: string;
-  /** Canonical text of the telemetry object. */
   readonly telemetry: string;
-  readonly prev_hash: string | null;
-}
+};
 
 /** An encoded event: the line to append (with its newline) and its hash. */
 export interface EncodedEvent {

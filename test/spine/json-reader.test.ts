@@ -78,6 +78,14 @@ describe('parseJsonLossless', () => {
       expect(readError(() => readCanonicalPairs('{"a": "\\ud800"}')).problem).toBe('lone_surrogate');
     });
 
+    it('refuses nesting deeper than the writer accepts', () => {
+      const deep = `{"a": ${'['.repeat(600)}${']'.repeat(600)}}`;
+      expect(readError(() => parseJsonLossless(deep)).message).toContain('nested deeper than 500 levels');
+      expect(readError(() => readCanonicalPairs(deep)).message).toContain('nested deeper than 500 levels');
+      const fine = `{"a": ${'['.repeat(400)}${']'.repeat(400)}}`;
+      expect(canonicalViaPairs(fine)).toBe(canonicalJson(parseJsonLossless(fine)));
+    });
+
     it('gives the column of the problem', () => {
       expect(readError(() => parseJsonLossless('{"a": 1, "b": @}')).message).toContain('column 15');
     });
