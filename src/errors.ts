@@ -27,7 +27,19 @@ export type AuraErrorCode =
   /** A session or file that was asked for does not exist (`data.path`). */
   | 'NOT_FOUND'
   /** A file exists but could not be read (`data.path`, `cause`). */
-  | 'READ_FAILED';
+  | 'READ_FAILED'
+  /** An agent profile is invalid: `data.path`, `data.line`, `data.key` say where. */
+  | 'PROFILE_INVALID'
+  /** Policy refused a tool call; the tool did not run (`data.tool`, `data.rule`, `data.event_id`). */
+  | 'POLICY_DENIED'
+  /** A tool call waits for approval of `data.request_id`; the tool did not run. */
+  | 'APPROVAL_REQUIRED'
+  /** `approve()` named a request that was never made, or was already used (`data.reason`). */
+  | 'APPROVAL_INVALID'
+  /** A secret ref could not be resolved by the broker (`data.ref`; never a value). */
+  | 'SECRET_NOT_FOUND'
+  /** The session needs a verified operator and has none (`data.reason`, `data.source`). */
+  | 'IDENTITY_REQUIRED';
 
 /** Why a trail failed verification (DESIGN §2.3). Integrity and completeness are apart. */
 export type ChainFailureReason =
@@ -157,6 +169,72 @@ export class NotFoundError extends AuraError<'NOT_FOUND', { readonly path: strin
 export class ReadError extends AuraError<'READ_FAILED', { readonly path: string }> {
   constructor(path: string, cause: unknown) {
     super('READ_FAILED', `cannot read ${path}: ${describeCause(cause)}`, { data: { path }, cause });
+  }
+}
+
+/** Where a profile is wrong. */
+export interface ProfileErrorData {
+  /** The file, or `<code>` for a profile given in code. */
+  readonly path: string;
+  readonly line: number | null;
+  /** The key path, e.g. `rules[2].tools[0]`. */
+  readonly key: string;
+}
+
+/** An agent profile (file or options) is invalid; nothing was opened. */
+export class ProfileError extends AuraError<'PROFILE_INVALID', ProfileErrorData> {
+  constructor(message: string, data: ProfileErrorData) {
+    super('PROFILE_INVALID', `${data.path}${data.line === null ? '' : `:${data.line}`}: ${data.key}: ${message}`, { data });
+  }
+}
+
+/** What a denial names. */
+export interface PolicyDeniedData {
+  readonly tool: string;
+  readonly rule: unknown;
+  readonly rule_type: string;
+  /** The `constraint.violated` event that records the denial. */
+  readonly event_id: string;
+}
+
+/** Policy refused a tool call; it did not run. The host may recover (pick another tool, ask a human). */
+export class PolicyDeniedError extends AuraError<'POLICY_DENIED', PolicyDeniedData> {
+  constructor(message: string, data: PolicyDeniedData) {
+    super('POLICY_DENIED', message, { data });
+  }
+}
+
+/** A tool call needs approval first; approve `request_id`, then retry the same call. */
+export class ApprovalRequiredError extends AuraError<'APPROVAL_REQUIRED', { readonly tool: string; readonly request_id: string; readonly digest: string; readonly event_id: string }> {
+  constructor(tool: string, requestId: string, digest: string, eventId: string) {
+    super('APPROVAL_REQUIRED', `approval required before ${tool}: approve request ${requestId}, then retry the same call`, {
+      data: { tool, request_id: requestId, digest, event_id: eventId },
+    });
+  }
+}
+
+/** An approval that cannot be granted. */
+export class ApprovalError extends AuraError<'APPROVAL_INVALID', { readonly request_id: string; readonly reason: 'unknown_request' | 'already_used' | 'already_approved' }> {
+  constructor(requestId: string, reason: 'unknown_request' | 'already_used' | 'already_approved') {
+    const why = { unknown_request: 'no such request was made in this session', already_used: 'it was already used by the call it released', already_approved: 'it is already approved' }[reason];
+    super('APPROVAL_INVALID', `cannot approve ${requestId}: ${why}`, { data: { request_id: requestId, reason } });
+  }
+}
+
+/** A secret ref did not resolve. The message names the ref, never a value. */
+export class SecretNotFoundError extends AuraError<'SECRET_NOT_FOUND', { readonly ref: string; readonly capability_id: string | null }> {
+  constructor(ref: string, capabilityId: string | null) {
+    super('SECRET_NOT_FOUND', `secret ref ${ref} did not resolve${capabilityId === null ? '' : ` (capability ${capabilityId})`}`, {
+      data: { ref, capability_id: capabilityId },
+    });
+  }
+}
+
+/** The session requires a verified operator. */
+export class IdentityRequiredError extends AuraError<'IDENTITY_REQUIRED', { readonly reason: 'no_verified_operator' | 'operator_not_verified'; readonly source: string }> {
+  constructor(reason: 'no_verified_operator' | 'operator_not_verified', source: string) {
+    const why = reason === 'no_verified_operator' ? 'no operator identity was bound' : 'the bound operator is not verified';
+    super('IDENTITY_REQUIRED', `a verified operator is required: ${why} (policy source: ${source})`, { data: { reason, source } });
   }
 }
 

@@ -7,7 +7,7 @@ import { readTrail, type TrailRead } from '../spine/trail-reader.js';
 import type { SessionFiles } from '../store/session-files.js';
 import { commitFiles } from './commit.js';
 import { otelLines } from './otel.js';
-import { buildSummary, summaryText, type SessionSummary } from './summary.js';
+import { buildSummary, summaryText, type SessionSummary, type SummaryOptions } from './summary.js';
 
 /** What exporting a session produced. */
 export interface SessionExport {
@@ -21,9 +21,9 @@ export interface SessionExport {
  * Reads the session's trail and builds its summary and spans; with `write`, commits both files.
  * @throws NotFoundError (no trail), ReadError, ExportError (nothing was committed)
  */
-export function exportSession(files: SessionFiles, write: boolean): SessionExport {
+export function exportSession(files: SessionFiles, write: boolean, options: SummaryOptions = {}): SessionExport {
   const trail = readTrail(files.trail);
-  const summary = buildSummary(files.sessionId, trail, files.trail);
+  const summary = buildSummary(files.sessionId, trail, files.trail, options);
   if (!write) return { summary, trail, written: null };
   commitFiles(files.sessionId, [
     { path: files.summary, content: summaryText(summary) },

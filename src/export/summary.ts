@@ -6,6 +6,7 @@
 
 import { buildAuditReport, type AuditReport } from '../audit/report.js';
 import { buildConformance, type Conformance } from '../audit/conformance.js';
+import { redactOperatorRecord } from '../policy/identity.js';
 import { escapeNonAscii } from '../spine/canonical.js';
 import type { TrailRead } from '../spine/trail-reader.js';
 import type { AuraEvent, JsonObject } from '../spine/record.js';
@@ -24,7 +25,8 @@ export interface SessionSummary {
   readonly trace_id: string | null;
   readonly agent_ids: JsonObject;
   readonly purpose: string | null;
-  readonly identity: null;
+  /** The bound operator, PII fields nulled unless `identity_export_pii` (reference §17.4). */
+  readonly identity: { readonly operator: JsonObject } | null;
   readonly conformance: Conformance;
   readonly audit_report: AuditReport;
   readonly event_count: number;
@@ -37,8 +39,14 @@ export interface SessionSummary {
   readonly generator: { readonly name: string; readonly version: string };
 }
 
+/** How a summary is built. */
+export interface SummaryOptions {
+  /** Keep the operator's e-mail, name and subject (config `identity_export_pii`). */
+  readonly exportPii?: boolean;
+}
+
 /** Builds the summary of the trail at `logPath` from what was read of it. */
-export function buildSummary(sessionId: string, trail: TrailRead, logPath: string): SessionSummary {
+export function buildSummary(sessionId: string, trail: TrailRead, logPath: string, options: SummaryOptions = {}): SessionSummary {
   const { events, chain } = trail;
   const ingress = payloadOf(events, 'membrane.ingress');
   const open = payloadOf(events, 'session.open');
@@ -62,7 +70,7 @@ export function buildSummary(sessionId: string, trail: TrailRead, logPath: strin
     trace_id: first?.trace_id ?? null,
     agent_ids: agentIds,
     purpose: text(open['purpose']) ?? text(context['purpose']),
-    identity: null,
+    identity: identityOf(events, options.exportPii === true),
     conformance,
     audit_report: buildAuditReport(events, conformance, chain, { agent_ref: agentRef, policy_version: policyVersion }),
     event_count: events.length,
@@ -78,6 +86,12 @@ export function buildSummary(sessionId: string, trail: TrailRead, logPath: strin
 /** The summary file's text: indented and ASCII-escaped, as Aura writes it (`json.dump(indent=2)`). */
 export function summaryText(summary: SessionSummary): string {
   return `${escapeNonAscii(JSON.stringify(summary, null, 2))}\n`;
+}
+
+function identityOf(events: readonly AuraEvent[], exportPii: boolean): { operator: JsonObject } | null {
+  const operator = asObject(payloadOf(events, 'identity.bound')['operator']);
+  if (Object.keys(operator).length === 0) return null;
+  return { operator: exportPii ? operator : (redactOperatorRecord(operator) as JsonObject) };
 }
 
 function payloadOf(events: readonly AuraEvent[], kind: string): JsonObject {

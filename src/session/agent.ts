@@ -12,6 +12,9 @@ import { ConfigError, InvalidAgentRefError, InvalidOptionError } from '../errors
 import { canonicalJson } from '../spine/canonical.js';
 import { sha256 } from '../spine/hash.js';
 import { newUlid } from './ids.js';
+import { Policy, type DefaultToolPolicy } from '../policy/policy.js';
+import { codeSource, profileError, type ProfileSource } from '../policy/profile-source.js';
+import { readProfileFile, type ProfileKey } from './profile-file.js';
 import { Session, type SessionOptions } from './session.js';
 
 /** How a session runs. Modes are recorded; `task` and `continuous` are labels Aura also keeps. */
@@ -38,12 +41,19 @@ export interface AgentProfile {
   readonly rules: readonly unknown[];
   readonly skills: readonly string[];
   readonly sequencer: unknown;
+  readonly observers: readonly unknown[];
+  readonly escalations: readonly unknown[];
+  readonly spectrum: unknown;
   readonly capabilities: readonly unknown[];
+  readonly types: readonly unknown[];
   readonly default_mode: SessionMode;
+  readonly default_tool_policy: DefaultToolPolicy;
 }
 
-/** What `agent()` takes besides the ref. */
+/** What `agent()` takes besides the ref. Each option wins over the same key of `profileFile`. */
 export interface AgentOptions extends ConfigOptions {
+  /** A YAML (or JSON) profile with Aura's keys; unknown keys and rule types are errors. */
+  readonly profileFile?: string;
   /** Use this `aura_id` instead of the registered (or a new) one. */
   readonly auraId?: string;
   readonly name?: string;
@@ -55,6 +65,14 @@ export interface AgentOptions extends ConfigOptions {
   readonly rules?: readonly unknown[];
   readonly skills?: readonly string[];
   readonly ids?: Readonly<Record<string, unknown>>;
+  /** `capabilities[]`: scopes on tools and the secrets (by ref) they get. */
+  readonly capabilities?: readonly unknown[];
+  /** `{level: low | mid | high | full, services, identity_required, schema_enforcement, …}`. */
+  readonly spectrum?: Readonly<Record<string, unknown>>;
+  /** `escalations[]`: `{on, actions, after_minutes?, id?}`. */
+  readonly escalations?: readonly unknown[];
+  /** What a tool no rule names gets: `allow` (default) or `deny`. */
+  readonly defaultToolPolicy?: DefaultToolPolicy;
 }
 
 // Aura's rule; ASCII is checked before lower-casing, because Unicode case mapping turns some
@@ -75,6 +93,8 @@ export class Agent {
   constructor(
     readonly profile: AgentProfile,
     readonly config: AuraConfig,
+    /** The compiled policy: rules, capabilities, spectrum, escalations. */
+    readonly policy: Policy,
   ) {}
 
   get auraId(): string {
@@ -113,7 +133,7 @@ export class Agent {
         purpose: p.purpose,
         policy_version: p.policy_version,
         variables: p.variables,
-        rules: p.rules,
+        rules: this.policy.declaredRules,
         skills: p.skills,
         sequencer: p.sequencer,
         capabilities: p.capabilities,
@@ -132,28 +152,52 @@ export class Agent {
  */
 export function agent(ref: string, options: AgentOptions = {}): Agent {
   const agentRef = parseAgentRef(ref);
+  const file = options.profileFile === undefined ? null : readProfileFile(options.profileFile);
+  const code = codeSource(options);
+  // Each key from code if given there, else from the file: errors then point at where it came from.
+  const part = (codeValue: unknown, key: ProfileKey): { value: unknown; source: ProfileSource } =>
+    codeValue !== undefined || file === null ? { value: codeValue, source: code } : { value: file.values[key], source: file.source };
+  const fileRef = file?.values.agent_ref;
+  if (typeof fileRef === 'string' && file !== null && parseAgentRef(fileRef) !== agentRef) {
+    throw profileError(file.source, ['agent_ref'], `the profile is for ${fileRef}, not ${agentRef}`);
+  }
   const config = currentConfig(options);
   const registry = new Registry(config);
   const tenant = agentRef.includes('/') ? agentRef.slice(0, agentRef.indexOf('/')) : null;
-  const ids = { ...(tenant === null ? {} : { tenant }), ...options.ids };
+  const value = <T>(codeValue: T | undefined, key: ProfileKey, fallback: T): T => (part(codeValue, key).value as T | undefined | null) ?? fallback;
+  const mode = value<string>(options.defaultMode, 'default_mode', 'script');
+  const policy = Policy.compile({
+    rules: part(options.rules, 'rules'),
+    capabilities: part(options.capabilities, 'capabilities'),
+    spectrum: part(options.spectrum, 'spectrum'),
+    escalations: part(options.escalations, 'escalations'),
+    variables: part(options.variables, 'variables'),
+    default_tool_policy: part(options.defaultToolPolicy, 'default_tool_policy'),
+    skills: value<readonly string[]>(options.skills, 'skills', []),
+  });
   const profile: AgentProfile = {
-    aura_id: options.auraId ?? registry.auraIdOf(agentRef) ?? newUlid(),
+    aura_id: options.auraId ?? value<string | undefined>(undefined, 'aura_id', undefined) ?? registry.auraIdOf(agentRef) ?? newUlid(),
     agent_ref: agentRef,
-    name: options.name ?? null,
-    ids,
-    purpose: options.purpose ?? null,
-    policy_version: options.policyVersion ?? '1',
-    variables: options.variables ?? {},
-    rules: options.rules ?? [],
-    skills: options.skills ?? [],
-    sequencer: null,
-    capabilities: [],
-    default_mode: options.defaultMode === undefined ? 'script' : parseSessionMode(options.defaultMode),
+    name: value<string | null>(options.name, 'name', null),
+    ids: { ...(tenant === null ? {} : { tenant }), ...value<Readonly<Record<string, unknown>>>(options.ids, 'ids', {}) },
+    purpose: value<string | null>(options.purpose, 'purpose', null),
+    policy_version: String(value<string | number>(options.policyVersion, 'policy_version', '1')),
+    variables: value<Readonly<Record<string, unknown>>>(options.variables, 'variables', {}),
+    rules: value<readonly unknown[]>(options.rules, 'rules', []),
+    skills: value<readonly string[]>(options.skills, 'skills', []),
+    sequencer: value<unknown>(undefined, 'sequencer', null),
+    observers: value<readonly unknown[]>(undefined, 'observers', []),
+    escalations: value<readonly unknown[]>(options.escalations, 'escalations', []),
+    spectrum: value<unknown>(options.spectrum, 'spectrum', null),
+    capabilities: value<readonly unknown[]>(options.capabilities, 'capabilities', []),
+    types: value<readonly unknown[]>(undefined, 'types', []),
+    default_mode: parseSessionMode(mode),
+    default_tool_policy: policy.defaultToolPolicy,
   };
   // Checks now that the profile is JSON, so a bad value fails here and not at the first session.
   canonicalJson(profile, 'profile');
   registry.save(profile);
-  return new Agent(profile, config);
+  return new Agent(profile, config, policy);
 }
 
 interface RegistryState {

@@ -1,27 +1,50 @@
 /**
  * A session: the lifecycle of one run of an agent (reference §6). Open writes `membrane.ingress`
- * and `session.open`; each `emit` appends one hash-chained event; close writes `session.close`,
- * then reads the trail back from disk to build the summary and spans.
+ * and `session.open` (and `identity.bound` when an operator is bound); each `emit` appends one
+ * hash-chained event; `tool()` runs a guarded call; close writes `session.close`, then reads the
+ * trail back from disk to build the summary and spans.
  *
  * `emit` is synchronous: when it returns, the line is in the kernel's hands and survives the
- * process being killed. A payload is turned into its canonical text at emit time, which is both
- * the check that it is JSON and the copy: changing the object afterwards changes nothing recorded.
+ * process being killed. A payload is turned into its canonical text at emit time, which is the
+ * check that it is JSON, the redaction of its secrets and the copy, in one walk: changing the
+ * object afterwards changes nothing recorded.
  */
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { InvalidOptionError, InvalidSessionIdError, NonJsonValueError, SessionClosedError, SessionLockedError, TrailWriteError } from '../errors.js';
+import { randomBytes } from 'node:crypto';
+import {
+  ApprovalRequiredError,
+  IdentityRequiredError,
+  InvalidOptionError,
+  InvalidSessionIdError,
+  NonJsonValueError,
+  PolicyDeniedError,
+  SessionClosedError,
+  SessionLockedError,
+  TrailWriteError,
+} from '../errors.js';
 import { exportSession } from '../export/session-export.js';
 import type { SessionSummary } from '../export/summary.js';
 import type { AuditReport } from '../audit/report.js';
 import type { Conformance } from '../audit/conformance.js';
+import { SessionRedactor } from '../middleware/redact.js';
+import { ApprovalBook, callDigest } from '../policy/approvals.js';
+import { capabilitySummary, EnvSecretBroker, type SecretBroker } from '../policy/capabilities.js';
+import { EscalationEngine, type EscalationHandler } from '../policy/escalations.js';
+import { identityPolicy, ManualIdentityAdapter, operatorRecord, type Operator, type OperatorIdentityAdapter } from '../policy/identity.js';
+import type { Decision } from '../policy/policy.js';
+import { toolOf, type PolicyInput, type RuleResult } from '../policy/rules.js';
+import { spectrumSummary } from '../policy/spectrum.js';
 import { canonicalJson } from '../spine/canonical.js';
+import { parseJsonLossless } from '../spine/json-reader.js';
 import { encodeEvent } from '../spine/record.js';
 import type { ChainReport } from '../spine/verify.js';
 import { parseFsyncPolicy, TrailWriter, type FsyncPolicy } from '../spine/writer.js';
 import { SESSION_ID_PATTERN, sessionFiles, type SessionFiles } from '../store/session-files.js';
 import { PACKAGE_NAME, VERSION } from '../version.js';
 import { parseSessionMode, type Agent, type SessionMode } from './agent.js';
+import { injectSecrets, withoutSecretKeys } from './egress.js';
 import { isoTimestamp, randomIds, systemClock, type Clock, type IdSource } from './ids.js';
 
 /** Options of `agent.session()`. */
@@ -34,6 +57,16 @@ export interface SessionOptions {
   readonly fsync?: FsyncPolicy;
   /** Recorded as every event's `task_id`. */
   readonly taskId?: string;
+  /** Resolves capability secret refs (default: the environment, `env:NAME`). */
+  readonly secretBroker?: SecretBroker;
+  /** The operator running the session, as declared (recorded with method `manual`). */
+  readonly operator?: Partial<Operator>;
+  /** Resolves the operator instead of `operator` / the profile's `ids.operator`. */
+  readonly identityAdapter?: OperatorIdentityAdapter;
+  /** Require (or not) a verified operator, over the profile and config. */
+  readonly requireVerifiedOperator?: boolean;
+  /** Delivers escalations (e-mail, paging); its failures are recorded, never thrown. */
+  readonly escalationHandler?: EscalationHandler;
   /** Id source, for tests. */
   readonly ids?: IdSource;
   /** Clock in epoch microseconds, for tests. */
@@ -47,6 +80,14 @@ export interface EmitOptions {
   readonly parentId?: string;
   /** `latency_ms`, `attempt`, `skill_id`, … */
   readonly telemetry?: Readonly<Record<string, unknown>>;
+}
+
+/** Options of {@link Session.tool}. */
+export interface ToolOptions {
+  readonly skillId?: string;
+  readonly stepId?: string;
+  /** The capability the call claims (for a gated tool). */
+  readonly capabilityId?: string;
 }
 
 /** What `emit` recorded. */
@@ -77,8 +118,9 @@ export interface SessionResult {
 }
 
 const EMPTY_OBJECT_TEXT = '{}';
-// Written only by open and close: completeness (`ends with session.close`) must mean the session closed.
-const LIFECYCLE_KINDS: ReadonlySet<string> = new Set(['membrane.ingress', 'session.open', 'session.close']);
+// Written only by the session itself: completeness and identity must mean what they say.
+const RESERVED_KINDS: ReadonlySet<string> = new Set(['membrane.ingress', 'session.open', 'session.close', 'identity.bound']);
+const TOOL_KINDS: ReadonlySet<string> = new Set(['tool.call', 'action.request']);
 // Three tries at a fresh id: a collision of 48 random bits is already unheard of.
 const OPEN_ATTEMPTS = 3;
 
@@ -90,13 +132,22 @@ export class Session implements AsyncDisposable {
   /** The snapshot hash of the declared policy, fixed at open. */
   readonly openSnapshotHash: string;
   readonly files: SessionFiles;
+  /** The bound operator, if any. */
+  readonly operator: Operator | null;
 
   private readonly writer: TrailWriter;
-  private readonly agentIdsText: string;
+  private agentIdsText: string;
   private readonly exportOnClose: boolean;
   private readonly taskId: string | null;
   private readonly ids: IdSource;
   private readonly clock: Clock;
+  private readonly redactor = new SessionRedactor();
+  private readonly approvals = new ApprovalBook(() => `req_${randomBytes(5).toString('hex')}`);
+  private readonly broker: SecretBroker | null;
+  private readonly escalations: EscalationEngine;
+  private readonly identity: { readonly required: boolean; readonly source: string };
+  private readonly attempts = new Map<string, number>();
+  private pauseRequest: string | null = null;
   private lastEventId: string | null = null;
   private headHash: string | null = null;
   private lastMicros = 0;
@@ -108,7 +159,7 @@ export class Session implements AsyncDisposable {
     readonly agent: Agent,
     options: SessionOptions,
   ) {
-    const { settings, paths } = agent.config;
+    const { settings, paths, values } = agent.config;
     this.mode = parseSessionMode(options.mode ?? agent.profile.default_mode);
     const fsync = parseFsyncPolicy(options.fsync ?? settings.fsync);
     if (options.export !== undefined && typeof options.export !== 'boolean') throw new InvalidOptionError('export', options.export, 'true or false');
@@ -116,14 +167,34 @@ export class Session implements AsyncDisposable {
     this.taskId = options.taskId ?? null;
     this.ids = options.ids ?? randomIds;
     this.clock = options.clock ?? systemClock;
-    this.agentIdsText = canonicalJson(agent.trailer(), 'agent_ids');
+    const policy = agent.policy;
+    this.broker = options.secretBroker ?? (policy.capabilities.length > 0 ? new EnvSecretBroker() : null);
     this.openSnapshotHash = agent.snapshotHash();
+
+    // Identity is settled before the trail exists: a session refused here leaves no file.
+    const sessionId = this.ids.sessionId();
+    if (!SESSION_ID_PATTERN.test(sessionId)) throw new InvalidSessionIdError(sessionId, "the id source must give 'aura_sess_' + 12 lowercase hex");
+    const adapter = options.identityAdapter ?? new ManualIdentityAdapter(options.operator);
+    this.operator = adapter.resolve({ session_id: sessionId, aura_id: agent.auraId, agent_ref: agent.ref, profile_ids: agent.profile.ids });
+    this.identity = identityPolicy(options.requireVerifiedOperator, policy.spectrum, values['identity_required'] === true);
+    if (this.identity.required && this.operator === null) throw new IdentityRequiredError('no_verified_operator', this.identity.source);
+    if (this.identity.required && this.operator?.verified !== true) throw new IdentityRequiredError('operator_not_verified', this.identity.source);
+
+    this.agentIdsText = canonicalJson(agent.trailer(), 'agent_ids');
     makeFolder(paths.sessions);
-    const opened = openTrail(paths.sessions, this.ids, fsync);
+    const opened = openTrail(paths.sessions, sessionId, this.ids, fsync);
     this.id = opened.files.sessionId;
     this.files = opened.files;
     this.writer = opened.writer;
     this.traceId = this.ids.traceId();
+    this.escalations = new EscalationEngine(policy.escalations, policy.level, options.escalationHandler, {
+      record: (kind, payload) => this.record(kind, payload, {}).event_id,
+      pause: (requestId) => {
+        this.approvals.request(`pause:${requestId}`, '*', requestId);
+        this.pauseRequest = requestId;
+      },
+      newRequestId: (prefix) => `${prefix}${randomBytes(5).toString('hex')}`,
+    });
   }
 
   /** Opens a session of `agent`: creates its trail and records `membrane.ingress` and `session.open`. */
@@ -150,33 +221,85 @@ export class Session implements AsyncDisposable {
   }
 
   /**
-   * Records one event.
-   * @param kind a dotted name such as `tool.call`.
-   * @param payload a plain JSON object; copied now.
-   * @throws SessionClosedError, NonJsonValueError (nothing written), TrailWriteError (nothing recorded)
+   * Records one event. Tool calls, model calls and turn ends go through policy first: a denial is
+   * recorded as `constraint.violated` and thrown as {@link PolicyDeniedError}; a call that needs
+   * approval as `constraint.approval_required` and {@link ApprovalRequiredError}.
+   * @param kind a dotted name such as `turn.start`.
+   * @param payload a plain JSON object; copied now, secret-like keys redacted.
+   * @throws SessionClosedError, NonJsonValueError (nothing written), TrailWriteError (nothing recorded),
+   *   PolicyDeniedError, ApprovalRequiredError
    */
   emit(kind: string, payload: Readonly<Record<string, unknown>> = {}, options: EmitOptions = {}): RecordedEvent {
-    if (this.closedState) throw new SessionClosedError(this.id, `emit ${JSON.stringify(kind)}`);
-    if (LIFECYCLE_KINDS.has(kind)) throw new InvalidOptionError('kind', kind, 'a kind other than membrane.ingress, session.open and session.close, which the session writes itself');
-    return this.append(kind, payload, options);
+    this.assertOpen(`emit ${JSON.stringify(kind)}`);
+    if (RESERVED_KINDS.has(kind)) throw new InvalidOptionError('kind', kind, `a kind other than ${[...RESERVED_KINDS].join(', ')}, which the session writes itself`);
+    return this.agent.policy.applies(kind) ? this.enforce(kind, payload, options).event : this.record(kind, payload, options);
+  }
+
+  /**
+   * A guarded tool call: `tool.intent` → policy → `tool.call` → `fn(liveArgs)` → `tool.result`
+   * (or `tool.error`). A denied call, or one waiting for approval, never runs `fn`. Secrets of the
+   * claimed capability are injected into the live arguments only, and scrubbed from the record.
+   * @returns what `fn` returned.
+   * @throws PolicyDeniedError, ApprovalRequiredError, SecretNotFoundError, or what `fn` threw (recorded as `tool.error`)
+   */
+  async tool<R>(name: string, args: Readonly<Record<string, unknown>>, fn: (liveArgs: Record<string, unknown>) => R | Promise<R>, options: ToolOptions = {}): Promise<R> {
+    this.assertOpen(`call ${JSON.stringify(name)}`);
+    if (typeof name !== 'string' || name === '') throw new InvalidOptionError('tool', name, 'a non-empty tool name');
+    const base: Record<string, unknown> = { tool: name, skill_id: options.skillId ?? null, args };
+    if (options.capabilityId !== undefined) base['capability_id'] = options.capabilityId;
+    const emitOptions: EmitOptions = options.stepId === undefined ? {} : { stepId: options.stepId };
+    this.record('tool.intent', { ...base, membrane: 'egress' }, emitOptions);
+    const digest = callDigest(this.id, name, args);
+    const attempt = (this.attempts.get(digest) ?? 0) + 1;
+    this.attempts.set(digest, attempt);
+    const { decision } = this.enforce('tool.call', base, { ...emitOptions, telemetry: { attempt } });
+
+    const live = withoutSecretKeys(args) as Record<string, unknown>;
+    const capability = this.agent.policy.capabilityFor(decision);
+    if (capability !== null && capability.inject.length > 0) {
+      try {
+        const injected = await injectSecrets(capability, this.broker, live, (value) => this.redactor.addSecret(value));
+        this.record('capability.injected', { capability_id: capability.id, tool: name, skill_id: options.skillId ?? null, injected }, emitOptions);
+      } catch (error) {
+        const ref = (error as { data?: { ref?: string } }).data?.ref ?? null;
+        this.record('tool.error', { ...base, error: 'secret_broker_unresolved', secret_ref: ref, capability_id: capability.id }, { ...emitOptions, telemetry: { attempt } });
+        throw error;
+      }
+    }
+
+    const started = performance.now();
+    let result: R;
+    try {
+      result = await fn(live);
+    } catch (error) {
+      const failure = error instanceof Error ? { name: error.name, message: error.message } : { name: 'Error', message: String(error) };
+      this.record('tool.error', { ...base, error: failure }, { ...emitOptions, telemetry: { attempt, latency_ms: elapsed(started) } });
+      throw error;
+    }
+    const telemetry = { attempt, latency_ms: elapsed(started) };
+    this.enforce('tool.result', { ...base, result }, { ...emitOptions, telemetry });
+    return result;
   }
 
   /** Records that the session's goal was reached (`task.complete`). */
   completeGoal(result: Readonly<Record<string, unknown>> = {}): RecordedEvent {
-    if (this.closedState) throw new SessionClosedError(this.id, 'complete the goal');
-    const event = this.append('task.complete', result, {});
+    this.assertOpen('complete the goal');
+    const event = this.record('task.complete', result, {});
     this.goalReached = true;
     return event;
   }
 
   /**
-   * Records an approval of a pending request (`constraint.approved`).
-   * @param principal who approved; recorded with the approval.
+   * Approves a pending request (`constraint.approved`). The next call with exactly the arguments
+   * of the request goes through, once.
+   * @throws ApprovalError for a request never made, already approved or already used
    */
-  approve(requestId: string, principal?: string): RecordedEvent {
-    if (this.closedState) throw new SessionClosedError(this.id, `approve ${JSON.stringify(requestId)}`);
+  approve(requestId: string, options: { readonly principal?: string } = {}): RecordedEvent {
+    this.assertOpen(`approve ${JSON.stringify(requestId)}`);
     if (typeof requestId !== 'string' || requestId === '') throw new InvalidOptionError('request_id', requestId, 'a non-empty string');
-    return this.append('constraint.approved', principal === undefined ? { request_id: requestId } : { request_id: requestId, principal }, {});
+    const principal = options.principal ?? this.operator?.subject ?? null;
+    const request = this.approvals.approve(requestId, principal);
+    return this.record('constraint.approved', { request_id: requestId, principal, tool: request.tool, digest: request.digest }, {});
   }
 
   /**
@@ -186,15 +309,15 @@ export class Session implements AsyncDisposable {
    */
   // async so that every failure, even one before the first await, is a rejection.
   async close(options: { readonly reason?: string } = {}): Promise<SessionResult> {
-    if (this.closedState) throw new SessionClosedError(this.id, 'close it again');
+    this.assertOpen('close it again');
     this.closedState = true;
     const reason = options.reason ?? 'normal';
     try {
-      this.append('session.close', { reason, goal_reached: this.goalReached }, {});
+      this.record('session.close', { reason, goal_reached: this.goalReached }, {});
     } finally {
       this.writer.close();
     }
-    const exported = exportSession(this.files, this.exportOnClose);
+    const exported = exportSession(this.files, this.exportOnClose, { exportPii: this.agent.config.values['identity_export_pii'] === true });
     return {
       session_id: this.id,
       trace_id: this.traceId,
@@ -214,32 +337,41 @@ export class Session implements AsyncDisposable {
     if (!this.closedState) await this.close();
   }
 
+  private assertOpen(action: string): void {
+    if (this.closedState) throw new SessionClosedError(this.id, action);
+  }
+
   private recordOpen(): void {
     const p = this.agent.profile;
-    this.append(
+    const policy = this.agent.policy;
+    const spectrum = spectrumSummary(policy.spectrum, { enforcementRuleCount: policy.autoRuleCount, identity: this.identity });
+    const schemaRules = policy.rules.filter((rule) => rule.type === 'schema_check').length;
+    const openSpectrum: Record<string, unknown> = { ...spectrum };
+    if (policy.escalations.length > 0) {
+      openSpectrum['escalations'] = { rule_count: policy.escalations.length, triggers: [...new Set(policy.escalations.map((e) => e.on))].sort(), destructive_requires_spectrum: 'mid|high|full' };
+    }
+    if (policy.capabilities.length > 0) {
+      openSpectrum['capabilities'] = { ...capabilitySummary(policy.capabilities), broker: this.broker === null ? 'none' : this.broker.constructor.name, audit_only: policy.level === 'low' };
+    }
+    if (policy.schemaRefCount > 0 || schemaRules > 0) {
+      openSpectrum['schema'] = { refs: policy.schemaRefCount, active_rules: schemaRules, auto_enforced: policy.rules.some((r) => r.type === 'schema_check' && r.declared['source'] === 'spectrum') };
+    }
+    this.record(
       'membrane.ingress',
       {
         membrane: 'ingress',
         mode: this.mode,
         snapshot_hash: this.openSnapshotHash,
-        context: {
-          aura_id: p.aura_id,
-          agent_ref: p.agent_ref,
-          name: p.name,
-          purpose: p.purpose,
-          policy_version: p.policy_version,
-          ids: p.ids,
-          variables: p.variables,
-          skills: p.skills,
-        },
+        context: { aura_id: p.aura_id, agent_ref: p.agent_ref, name: p.name, purpose: p.purpose, policy_version: p.policy_version, ids: p.ids, variables: p.variables, skills: p.skills },
         skills: p.skills,
         observers: [],
         agent_ref: p.agent_ref,
         policy_version: p.policy_version,
+        spectrum: { level: spectrum['level'], coat: spectrum['coat'], services: spectrum['services'], planes: spectrum['planes'] },
       },
       {},
     );
-    this.append(
+    this.record(
       'session.open',
       {
         mode: this.mode,
@@ -247,22 +379,102 @@ export class Session implements AsyncDisposable {
         purpose: p.purpose,
         policy_version: p.policy_version,
         agent_ref: p.agent_ref,
-        declared_rules: p.rules,
+        declared_rules: policy.declaredRules,
+        default_tool_policy: policy.defaultToolPolicy,
+        spectrum: openSpectrum,
         harness: { name: PACKAGE_NAME, version: VERSION },
       },
       {},
     );
+    if (this.operator !== null) {
+      const operator = operatorRecord(this.operator);
+      this.record('identity.bound', { operator }, {});
+      // Later events carry the operator in their identity trailer (reference §5.4).
+      const trailer = this.agent.trailer();
+      const ids = { ...(trailer['ids'] as Record<string, unknown> | undefined), operator };
+      this.agentIdsText = canonicalJson({ ...trailer, ids }, 'agent_ids');
+    }
   }
 
-  private append(kind: string, payload: Readonly<Record<string, unknown>>, options: EmitOptions): RecordedEvent {
+  /**
+   * The policy path of one event (reference §6.4): denial or approval before anything is
+   * recorded; audit-only denials, then the event, then the rules that passed. A result is
+   * recorded first and checked after, because the tool has already run.
+   */
+  private enforce(kind: string, payload: Readonly<Record<string, unknown>>, options: EmitOptions): { event: RecordedEvent; decision: Decision } {
+    const tool = toolOf(payload);
+    const skillId = typeof payload['skill_id'] === 'string' ? payload['skill_id'] : null;
+    const input: PolicyInput = { kind, payload, tool, skillId };
+    const decision = this.agent.policy.decide(input);
+    const afterTheFact = kind === 'tool.result';
+    let event: RecordedEvent | null = afterTheFact ? this.record(kind, payload, options) : null;
+    if (decision.denied !== null) this.deny(decision.denied, kind, payload, tool ?? skillId ?? '(no tool)');
+    const passed: RuleResult[] = [...decision.passed];
+    let recorded: Record<string, unknown> = payload;
+    if (TOOL_KINDS.has(kind)) {
+      const release = this.release(decision, kind, payload, tool ?? skillId ?? '(no tool)');
+      if (release !== null) {
+        passed.push(release.result);
+        recorded = { ...payload, principal: release.principal, approval: { request_id: release.request_id, principal: release.principal } };
+      }
+    }
+    for (const audit of decision.audits) this.record('constraint.violated', { message: audit.message, rule: audit.rule, event: { kind, payload }, audit_only: true }, {});
+    event ??= this.record(kind, recorded, options);
+    if (passed.length > 0) {
+      this.record('constraint.passed', { results: passed.map((r) => ({ passed: true, message: r.message, rule: r.rule, audit_only: false })), for_event: event.event_id }, {});
+    }
+    return { event, decision };
+  }
+
+  private deny(result: RuleResult, kind: string, payload: Readonly<Record<string, unknown>>, tool: string): never {
+    const violation = this.record('constraint.violated', { message: result.message, rule: result.rule, event: { kind, payload }, audit_only: false }, {});
+    throw new PolicyDeniedError(result.message, { tool, rule: result.rule, rule_type: String(result.rule['type']), event_id: violation.event_id });
+  }
+
+  /**
+   * Approval of a tool call: a paused session, or a `confirm_before` rule, needs an approved
+   * request for exactly this call. Returns the release, or null when no approval is needed.
+   * @throws ApprovalRequiredError after recording the request
+   */
+  private release(decision: Decision, kind: string, payload: Readonly<Record<string, unknown>>, tool: string): { result: RuleResult; principal: string | null; request_id: string } | null {
+    if (this.pauseRequest !== null) {
+      const pause = this.approvals.open(`pause:${this.pauseRequest}`);
+      if (pause?.state === 'approved') {
+        this.approvals.use(pause);
+        this.pauseRequest = null;
+      } else {
+        const rule = { type: 'escalation_pause', request_id: this.pauseRequest, source: 'escalation' };
+        const required = this.record('constraint.approval_required', { request_id: this.pauseRequest, message: 'Session paused by an escalation: approve to resume', rule, pending_event: { kind, payload } }, {});
+        throw new ApprovalRequiredError(tool, this.pauseRequest, `pause:${this.pauseRequest}`, required.event_id);
+      }
+    }
+    if (decision.approval === null) return null;
+    const digest = callDigest(this.id, tool, payload['args']);
+    const open = this.approvals.open(digest);
+    if (open?.state === 'approved') {
+      this.approvals.use(open);
+      const by = open.principal ?? 'unknown principal';
+      return { result: { rule: decision.approval.rule, outcome: 'pass', message: `approved by ${by}: ${tool}`, audit_only: false }, principal: open.principal, request_id: open.request_id };
+    }
+    const request = open ?? this.approvals.request(digest, tool);
+    const required = this.record(
+      'constraint.approval_required',
+      { request_id: request.request_id, message: decision.approval.message, rule: decision.approval.rule, digest, pending_event: { kind, payload } },
+      {},
+    );
+    throw new ApprovalRequiredError(tool, request.request_id, digest, required.event_id);
+  }
+
+  /** Appends one event: canonical text (redacted), hash, one write; then escalations it triggers. */
+  private record(kind: string, payload: Readonly<Record<string, unknown>>, options: EmitOptions): RecordedEvent {
     if (typeof kind !== 'string' || kind === '') throw new InvalidOptionError('kind', kind, 'a non-empty string such as "tool.call"');
     if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) {
       throw new NonJsonValueError(`payload of ${kind} must be a plain object`, { path: 'payload', reason: 'not_plain' });
     }
     const stepId = options.stepId ?? null;
     if (stepId !== null && typeof stepId !== 'string') throw new InvalidOptionError('stepId', stepId, 'a string or null');
-    const payloadText = canonicalJson(payload, 'payload');
-    const telemetryText = options.telemetry === undefined ? EMPTY_OBJECT_TEXT : canonicalJson(options.telemetry, 'telemetry');
+    const payloadText = canonicalJson(payload, 'payload', { redact: this.redactor });
+    const telemetryText = options.telemetry === undefined ? EMPTY_OBJECT_TEXT : canonicalJson(options.telemetry, 'telemetry', { redact: this.redactor });
     // Timestamps never go backwards within a session, even if the wall clock does.
     const micros = Math.max(this.clock(), this.lastMicros);
     const eventId = this.ids.eventId();
@@ -289,8 +501,13 @@ export class Session implements AsyncDisposable {
     this.lastEventId = eventId;
     this.headHash = encoded.content_hash;
     this.count++;
+    if (this.escalations.listensTo(kind)) this.escalations.onEvent(kind, eventId, parseJsonLossless(payloadText) as Record<string, unknown>);
     return { event_id: eventId, kind, timestamp, prev_hash: prevHash, content_hash: encoded.content_hash, sequence: this.count };
   }
+}
+
+function elapsed(started: number): number {
+  return Math.round((performance.now() - started) * 1000) / 1000;
 }
 
 /**
@@ -314,15 +531,16 @@ function makeFolder(dir: string): void {
   }
 }
 
-function openTrail(sessionsDir: string, ids: IdSource, fsync: FsyncPolicy): { files: SessionFiles; writer: TrailWriter } {
+function openTrail(sessionsDir: string, firstId: string, ids: IdSource, fsync: FsyncPolicy): { files: SessionFiles; writer: TrailWriter } {
+  let id = firstId;
   for (let attempt = 1; ; attempt++) {
-    const id = ids.sessionId();
-    if (!SESSION_ID_PATTERN.test(id)) throw new InvalidSessionIdError(id, "the id source must give 'aura_sess_' + 12 lowercase hex");
     const files = sessionFiles(sessionsDir, id);
     try {
       return { files, writer: TrailWriter.create(files.trail, files.sessionId, fsync) };
     } catch (error) {
       if (!(error instanceof SessionLockedError) || attempt >= OPEN_ATTEMPTS) throw error;
     }
+    id = ids.sessionId();
+    if (!SESSION_ID_PATTERN.test(id)) throw new InvalidSessionIdError(id, "the id source must give 'aura_sess_' + 12 lowercase hex");
   }
 }

@@ -13,6 +13,7 @@
  */
 
 import { NonJsonValueError, type NonJsonValueData } from '../errors.js';
+import { REDACTED, type Redactor } from '../middleware/redact.js';
 import { PythonNumber, pythonFloatRepr } from './python-number.js';
 
 /** Python's own encoder and decoder stop near 1000 levels; we refuse well before that. */
@@ -22,6 +23,8 @@ export const MAX_DEPTH = 500;
 export interface CanonicalOptions {
   /** Escape every character outside U+0020–U+007E, as `ensure_ascii=True` does. */
   readonly asciiOnly?: boolean;
+  /** Redacts secret-like keys and scrubs secret values on the way (middleware/redact.ts). */
+  readonly redact?: Redactor;
 }
 
 /**
@@ -31,7 +34,7 @@ export interface CanonicalOptions {
  */
 export function canonicalJson(value: unknown, root = 'value', options: CanonicalOptions = {}): string {
   try {
-    return write(value, 0, [], options.asciiOnly === true);
+    return write(value, 0, { ascii: options.asciiOnly === true, redact: options.redact ?? null, ancestors: [] });
   } catch (error) {
     if (error instanceof Refusal) {
       const path = root + error.segments.map((s) => (typeof s === 'number' ? `[${s}]` : `.${s}`)).join('');
@@ -55,15 +58,23 @@ class Refusal extends Error {
   }
 }
 
+const REDACTED_TEXT = JSON.stringify(REDACTED);
 // Only keys holding a surrogate can sort differently by code point than by UTF-16 unit.
 const SURROGATE = /[\ud800-\udfff]/;
 // JSON text holds no raw character below U+0020, so this is Python's `[^ -~]` escape set.
 const NON_ASCII = /[\x7f-\uffff]/g;
 
-function write(value: unknown, depth: number, ancestors: object[], ascii: boolean): string {
+/** What the walk carries down: its options, and the objects enclosing the current value. */
+interface Walk {
+  readonly ascii: boolean;
+  readonly redact: Redactor | null;
+  readonly ancestors: object[];
+}
+
+function write(value: unknown, depth: number, walk: Walk): string {
   switch (typeof value) {
     case 'string':
-      return quote(value, ascii);
+      return quote(walk.redact === null ? value : walk.redact.scrub(value), walk.ascii);
     case 'number':
       return numberText(value);
     case 'boolean':
@@ -72,12 +83,12 @@ function write(value: unknown, depth: number, ancestors: object[], ascii: boolea
       if (value === null) return 'null';
       if (value instanceof PythonNumber) return value.canonical;
       if (depth >= MAX_DEPTH) throw new Refusal('too_deep', `nested deeper than ${MAX_DEPTH} levels`);
-      if (ancestors.includes(value)) throw new Refusal('cycle', 'it refers back to an enclosing value (a cycle)');
-      ancestors.push(value);
+      if (walk.ancestors.includes(value)) throw new Refusal('cycle', 'it refers back to an enclosing value (a cycle)');
+      walk.ancestors.push(value);
       try {
-        return Array.isArray(value) ? writeArray(value, depth, ancestors, ascii) : writeObject(value, depth, ancestors, ascii);
+        return Array.isArray(value) ? writeArray(value, depth, walk) : writeObject(value, depth, walk);
       } finally {
-        ancestors.pop();
+        walk.ancestors.pop();
       }
     case 'bigint':
       throw new Refusal('bigint', 'a BigInt; pass a number, or the digits as a string');
@@ -90,13 +101,13 @@ function write(value: unknown, depth: number, ancestors: object[], ascii: boolea
   }
 }
 
-function writeArray(array: readonly unknown[], depth: number, ancestors: object[], ascii: boolean): string {
+function writeArray(array: readonly unknown[], depth: number, walk: Walk): string {
   if (array.length === 0) return '[]';
   let text = '[';
   for (let i = 0; i < array.length; i++) {
     try {
       if (!(i in array)) throw new Refusal('undefined', 'a hole in an array');
-      text += (i === 0 ? '' : ', ') + write(array[i], depth + 1, ancestors, ascii);
+      text += (i === 0 ? '' : ', ') + write(array[i], depth + 1, walk);
     } catch (error) {
       if (error instanceof Refusal) error.segments.unshift(i);
       throw error;
@@ -105,7 +116,7 @@ function writeArray(array: readonly unknown[], depth: number, ancestors: object[
   return text + ']';
 }
 
-function writeObject(object: object, depth: number, ancestors: object[], ascii: boolean): string {
+function writeObject(object: object, depth: number, walk: Walk): string {
   const prototype: unknown = Object.getPrototypeOf(object);
   if (prototype !== Object.prototype && prototype !== null) {
     const name = (object.constructor as { name?: unknown } | undefined)?.name;
@@ -119,8 +130,11 @@ function writeObject(object: object, depth: number, ancestors: object[], ascii: 
     const child = record[key];
     if (child === undefined) continue;
     try {
-      const keyText = quote(key, ascii);
-      text += (first ? '' : ', ') + keyText + ': ' + write(child, depth + 1, ancestors, ascii);
+      // Keys are not scrubbed: a changed key could change the sorted order Python would hash.
+      const keyText = quote(key, walk.ascii);
+      // A secret-like key keeps its place, so a reader sees that a value was there.
+      const valueText = walk.redact?.secretKey(key) === true ? REDACTED_TEXT : write(child, depth + 1, walk);
+      text += (first ? '' : ', ') + keyText + ': ' + valueText;
     } catch (error) {
       if (error instanceof Refusal) error.segments.unshift(key);
       throw error;

@@ -1,11 +1,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ExportError } from '../../src/errors.js';
+import { ApprovalRequiredError, ExportError } from '../../src/errors.js';
 import { stagingPathOf } from '../../src/export/commit.js';
 import { exportSession } from '../../src/export/session-export.js';
 import { resolveSessionKey } from '../../src/store/session-files.js';
-import { expectAuraRejection } from '../helpers/errors.js';
+import { expectAuraError, expectAuraRejection } from '../helpers/errors.js';
 import { AURA_PY, interopIndex } from '../helpers/fixtures.js';
 import { lines, openSession } from '../helpers/sessions.js';
 import { tempDir } from '../helpers/temp.js';
@@ -91,11 +91,14 @@ describe('session export at close', () => {
 
 describe('otel.jsonl', () => {
   it('holds one valid OTLP/JSON span per event, children of the session root', async () => {
-    const { session } = openSession();
+    const { session } = openSession({ agent: { rules: [{ type: 'confirm_before', tools: ['mail.*'] }] } });
     session.emit('tool.call', { tool: 'search', skill_id: 'web' }, { stepId: 's1' });
     session.emit('tool.result', { tool: 'search', result: 'RESULT-MARKER-7f' }, { telemetry: { latency_ms: 12.5 } });
     session.emit('tool.error', { tool: 'search', error: 'timeout' });
-    session.approve('req_1', 'ops');
+    const call = { tool: 'mail.send', args: { to: 'ops@example.test' } };
+    const pending = expectAuraError(() => session.emit('tool.call', call), ApprovalRequiredError, 'APPROVAL_REQUIRED');
+    session.approve(pending.data?.request_id ?? '', { principal: 'ops' });
+    session.emit('tool.call', call);
     const result = await session.close();
     const spanLines = lines(result.exports.otel ?? '');
     const trail = lines(result.log_path).map((l) => JSON.parse(l) as Record<string, string>);
@@ -117,13 +120,16 @@ describe('otel.jsonl', () => {
     expect(root['parentSpanId']).toBeUndefined();
     expect(root['endTimeUnixNano']).toBe(spans.at(-1)?.['startTimeUnixNano']);
     expect(new Set(spans.map((s) => s['spanId'])).size).toBe(spans.length);
-    const result2 = spans[3] as { startTimeUnixNano: string; endTimeUnixNano: string };
-    expect(BigInt(result2.endTimeUnixNano) - BigInt(result2.startTimeUnixNano)).toBe(12_500_000n);
-    expect(spans[4]?.['status']).toEqual({ code: 2, message: 'timeout' });
-    const attrs = (span: Record<string, unknown>): Record<string, unknown> =>
-      Object.fromEntries((span['attributes'] as { key: string; value: Record<string, unknown> }[]).map((a) => [a.key, Object.values(a.value)[0]]));
-    expect(attrs(spans[2] as Record<string, unknown>)).toMatchObject({ 'aura.agent_ref': 'acme/tester', 'aura.policy_version': '1', 'aura.step_id': 's1', 'aura.skill_id': 'web', 'aura.tool': 'search' });
-    expect(attrs(spans[5] as Record<string, unknown>)).toMatchObject({ 'aura.principal': 'ops' });
+    const named = (name: string): Record<string, unknown>[] => spans.filter((s) => s['name'] === name);
+    const resultSpan = named('tool.result')[0] as { startTimeUnixNano: string; endTimeUnixNano: string };
+    expect(BigInt(resultSpan.endTimeUnixNano) - BigInt(resultSpan.startTimeUnixNano)).toBe(12_500_000n);
+    expect(named('tool.error')[0]?.['status']).toEqual({ code: 2, message: 'timeout' });
+    const attrs = (span: Record<string, unknown> | undefined): Record<string, unknown> =>
+      Object.fromEntries(((span?.['attributes'] ?? []) as { key: string; value: Record<string, unknown> }[]).map((a) => [a.key, Object.values(a.value)[0]]));
+    expect(attrs(named('tool.call')[0])).toMatchObject({ 'aura.agent_ref': 'acme/tester', 'aura.policy_version': '1', 'aura.step_id': 's1', 'aura.skill_id': 'web', 'aura.tool': 'search' });
+    // The approved call carries its approver.
+    expect(attrs(named('tool.call')[1])).toMatchObject({ 'aura.principal': 'ops', 'aura.tool': 'mail.send' });
+    expect(attrs(named('constraint.approved')[0])).toMatchObject({ 'aura.principal': 'ops' });
     // Payloads stay in the trail: no span carries one.
     expect(fs.readFileSync(result.log_path, 'utf8')).toContain('RESULT-MARKER-7f');
     expect(spanLines.join('\n')).not.toContain('RESULT-MARKER-7f');

@@ -255,7 +255,7 @@ describe('Session.open', () => {
       // Registered under a writable home, then given the read-only one as its sessions folder.
       const registered = agent('faults/read-only', { home: path.join(root, 'rw-home') });
       const sessions = path.join(home, 'sessions');
-      const target = new Agent(registered.profile, { ...registered.config, paths: { ...registered.config.paths, sessions } });
+      const target = new Agent(registered.profile, { ...registered.config, paths: { ...registered.config.paths, sessions } }, registered.policy);
       const error = expectAuraError(() => target.session(), TrailWriteError, 'TRAIL_WRITE_FAILED');
       expect(error.data?.path).toBe(sessions);
       // The real cause, though Node's recursive mkdir alone would say ENOENT (nodejs/node#47098).

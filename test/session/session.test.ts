@@ -170,7 +170,7 @@ describe('Session', () => {
       const result = await session.close({ reason: 'done' });
       expect(records(result.log_path).at(-1)).toMatchObject({ kind: 'session.close', payload: { reason: 'done', goal_reached: false } });
       expectAuraError(() => session.emit('late', {}), SessionClosedError, 'SESSION_CLOSED');
-      expectAuraError(() => session.approve('req_1', 'ops'), SessionClosedError, 'SESSION_CLOSED');
+      expectAuraError(() => session.approve('req_1', { principal: 'ops' }), SessionClosedError, 'SESSION_CLOSED');
       expectAuraError(() => session.completeGoal(), SessionClosedError, 'SESSION_CLOSED');
       await expectAuraRejection(() => session.close(), SessionClosedError, 'SESSION_CLOSED');
       expect(lines(result.log_path)).toHaveLength(3);
@@ -188,17 +188,14 @@ describe('Session', () => {
       expect(records(trail).map((r) => r['kind'])).toEqual(['membrane.ingress', 'session.open', 'turn.start', 'session.close']);
     });
 
-    it('records goal_reached after completeGoal, and approvals with their principal', async () => {
+    it('records goal_reached after completeGoal', async () => {
       const { session } = openSession();
-      session.emit('constraint.approval_required', { request_id: 'req_1', message: 'send?', rule: { type: 'confirm_before' } });
-      session.approve('req_1', 'ops@example.test');
       session.completeGoal({ sent: true });
       const result = await session.close();
       const kinds = records(result.log_path).slice(2);
-      expect(kinds.map((r) => r['kind'])).toEqual(['constraint.approval_required', 'constraint.approved', 'task.complete', 'session.close']);
-      expect(kinds[1]?.['payload']).toEqual({ request_id: 'req_1', principal: 'ops@example.test' });
-      expect(kinds[3]?.['payload']).toEqual({ reason: 'normal', goal_reached: true });
-      expect(result.conformance.pending_approvals).toEqual([]);
+      expect(kinds.map((r) => r['kind'])).toEqual(['task.complete', 'session.close']);
+      expect(kinds[0]?.['payload']).toEqual({ sent: true });
+      expect(kinds[1]?.['payload']).toEqual({ reason: 'normal', goal_reached: true });
     });
 
     it('gives the same trail bytes for the same ids, clock and events', async () => {

@@ -1,0 +1,63 @@
+/**
+ * Approvals bound to the exact call (reference §6.5, fixing §21.11): a request records the digest
+ * of the call it holds (tool, canonical arguments, session); an approval releases one retry whose
+ * digest matches, once. A changed argument is a new request; an approval for one call never
+ * releases another.
+ */
+
+import { ApprovalError } from '../errors.js';
+import { canonicalJson } from '../spine/canonical.js';
+import { sha256 } from '../spine/hash.js';
+
+/** One approval request. */
+export interface ApprovalRequest {
+  readonly request_id: string;
+  readonly digest: string;
+  readonly tool: string;
+  state: 'pending' | 'approved' | 'used';
+  principal: string | null;
+}
+
+/** The digest of a call: SHA-256 over the canonical text of `{args, session_id, tool}`. */
+export function callDigest(sessionId: string, tool: string, args: unknown): string {
+  return sha256(canonicalJson({ session_id: sessionId, tool, args: args ?? null }, 'call'));
+}
+
+/** The approval requests of one session. */
+export class ApprovalBook {
+  private readonly requests = new Map<string, ApprovalRequest>();
+
+  constructor(private readonly newId: () => string) {}
+
+  /** The request holding this exact call, pending or approved, if there is one. */
+  open(digest: string): ApprovalRequest | undefined {
+    for (const request of this.requests.values()) if (request.digest === digest && request.state !== 'used') return request;
+    return undefined;
+  }
+
+  /** A new pending request for a call. */
+  request(digest: string, tool: string, requestId = this.newId()): ApprovalRequest {
+    const request: ApprovalRequest = { request_id: requestId, digest, tool, state: 'pending', principal: null };
+    this.requests.set(request.request_id, request);
+    return request;
+  }
+
+  /**
+   * Approves a pending request.
+   * @throws ApprovalError for an unknown, used or already approved request
+   */
+  approve(requestId: string, principal: string | null): ApprovalRequest {
+    const request = this.requests.get(requestId);
+    if (request === undefined) throw new ApprovalError(requestId, 'unknown_request');
+    if (request.state === 'used') throw new ApprovalError(requestId, 'already_used');
+    if (request.state === 'approved') throw new ApprovalError(requestId, 'already_approved');
+    request.state = 'approved';
+    request.principal = principal;
+    return request;
+  }
+
+  /** Marks an approved request used by the call it released. */
+  use(request: ApprovalRequest): void {
+    request.state = 'used';
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * Agent profiles from a YAML (or JSON) file, with every key of Aura's profile (reference §5.1)
+ * plus `default_tool_policy`. A key that is not one of them is an error naming the file and line:
+ * a typo must not quietly switch a rule off.
+ */
+
+import { fileSource, profileError, type ProfileSource } from '../policy/profile-source.js';
+
+/** The keys a profile may have. */
+export const PROFILE_KEYS = [
+  'aura_id',
+  'agent_ref',
+  'name',
+  'ids',
+  'purpose',
+  'policy_version',
+  'variables',
+  'rules',
+  'skills',
+  'sequencer',
+  'observers',
+  'escalations',
+  'spectrum',
+  'capabilities',
+  'types',
+  'default_mode',
+  'archived',
+  'default_tool_policy',
+] as const;
+
+/** A profile key. */
+export type ProfileKey = (typeof PROFILE_KEYS)[number];
+
+const STRING_KEYS: readonly ProfileKey[] = ['aura_id', 'agent_ref', 'name', 'purpose', 'default_mode', 'default_tool_policy'];
+const OBJECT_KEYS: readonly ProfileKey[] = ['ids', 'variables', 'spectrum', 'sequencer'];
+const LIST_KEYS: readonly ProfileKey[] = ['rules', 'skills', 'observers', 'escalations', 'capabilities', 'types'];
+
+/** A profile file's values, checked for known keys and their basic types. */
+export interface ProfileFile {
+  readonly source: ProfileSource;
+  readonly values: Readonly<Partial<Record<ProfileKey, unknown>>>;
+}
+
+/**
+ * Reads and checks a profile file.
+ * @throws NotFoundError, ReadError, ProfileError
+ */
+export function readProfileFile(path: string): ProfileFile {
+  const source = fileSource(path);
+  const value = source.value;
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw profileError(source, [], 'a profile must be a mapping of keys to values');
+  const values = value as Record<string, unknown>;
+  for (const [key, item] of Object.entries(values)) {
+    if (!(PROFILE_KEYS as readonly string[]).includes(key)) throw profileError(source, [key], `unknown profile key; expected one of ${PROFILE_KEYS.join(', ')}`);
+    if (item === null) continue;
+    const k = key as ProfileKey;
+    if (STRING_KEYS.includes(k) && typeof item !== 'string') throw profileError(source, [key], 'expected a string');
+    if (OBJECT_KEYS.includes(k) && (typeof item !== 'object' || Array.isArray(item))) throw profileError(source, [key], 'expected a mapping');
+    if (LIST_KEYS.includes(k) && !Array.isArray(item)) throw profileError(source, [key], 'expected a list');
+    if (k === 'policy_version' && typeof item !== 'string' && typeof item !== 'number') throw profileError(source, [key], 'expected a version string');
+    if (k === 'archived' && typeof item !== 'boolean') throw profileError(source, [key], 'expected true or false');
+  }
+  const skills = values['skills'];
+  if (Array.isArray(skills)) skills.forEach((skill, i) => {
+    if (typeof skill !== 'string') throw profileError(source, ['skills', i], 'expected a skill id');
+  });
+  return { source, values };
+}
