@@ -42,6 +42,15 @@ export function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 
+/**
+ * The median of the per-round ratios `a[i] / b[i]`. Both ran in the same round, minutes apart at
+ * most, so this is less exposed to slow drift than the ratio of the two medians.
+ */
+export function medianPairedRatio(a: readonly number[], b: readonly number[]): number {
+  if (a.length !== b.length) throw new Error('paired samples of different lengths');
+  return median(a.map((value, i) => value / (b[i] as number)));
+}
+
 /** The samples of one variant (throws if it never ran, which would be a bug in the scenario). */
 export function samplesOf(samples: ReadonlyMap<string, readonly number[]>, name: string): readonly number[] {
   const values = samples.get(name);

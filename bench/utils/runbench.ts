@@ -1,0 +1,120 @@
+/**
+ * Runs the benchmark scenarios, as pino's `benchmarks/utils/runbench.js` does: each in its own
+ * process (so one scenario's JIT state, heap and page cache do not leak into the next), then one
+ * table of every figure against its target.
+ *
+ *   npm run bench                  every scenario
+ *   npm run bench -- emit          one scenario (also `npm run bench:emit`)
+ *
+ * A missed target is reported, not failed: the figures are noisy on shared machines and a
+ * benchmark run is information. A scenario that crashes or reports nothing exits non-zero.
+ */
+
+import { execFileSync, spawn } from 'node:child_process';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { formatValue } from './measure.js';
+import { parseResult, type ScenarioResult } from './result.js';
+
+const BENCH_DIR = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
+const ROOT = path.dirname(BENCH_DIR);
+
+const SCENARIOS: Readonly<Record<string, string>> = {
+  emit: 'emit.bench.ts',
+  'verify-chain': 'verify-chain.bench.ts',
+};
+
+/** The machine line printed first, and copied into docs/benchmarks.md. */
+export function machineLine(): string {
+  const cpus = os.cpus();
+  const model = cpus[0]?.model.trim() ?? 'unknown CPU';
+  return `${os.type()} ${os.release()} ${os.arch()}, ${model}, ${cpus.length} cores, Node ${process.version}`;
+}
+
+/**
+ * The code state measured: src/ changes often, so a figure is only meaningful with the commit,
+ * and with a note when src/ had uncommitted changes at the time.
+ */
+function codeLine(): string {
+  try {
+    const git = (...args: string[]): string => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const dirty = git('status', '--porcelain', '--', 'src') !== '';
+    return `${git('rev-parse', '--short', 'HEAD')}${dirty ? ' (src/ has uncommitted changes)' : ''}`;
+  } catch {
+    return 'unknown (not a git checkout)';
+  }
+}
+
+interface Outcome {
+  readonly scenario: string;
+  readonly result: ScenarioResult | null;
+  readonly failure: string | null;
+}
+
+/** Runs one scenario file in a child node with tsx's loader, echoing its output as it comes. */
+function runScenario(scenario: string, file: string): Promise<Outcome> {
+  // Resolved from here rather than by name, so the child finds tsx whatever its working directory.
+  const tsx = import.meta.resolve('tsx');
+  const child = spawn(process.execPath, ['--expose-gc', '--import', tsx, path.join(BENCH_DIR, file)], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let result: ScenarioResult | null = null;
+  const lines = createInterface({ input: child.stdout });
+  lines.on('line', (line) => {
+    const parsed = parseResult(line);
+    if (parsed === null) console.log(line);
+    else result = parsed;
+  });
+  return new Promise((resolve) => {
+    child.on('error', (error) => resolve({ scenario, result: null, failure: `could not start: ${error.message}` }));
+    // 'close' rather than 'exit': it waits until stdout is drained, so the RESULT line is in.
+    child.on('close', (code, signal) => {
+      if (code !== 0) resolve({ scenario, result, failure: signal === null ? `exited with code ${String(code)}` : `killed by ${signal}` });
+      else if (result === null) resolve({ scenario, result, failure: 'printed no RESULT line' });
+      else resolve({ scenario, result, failure: null });
+    });
+  });
+}
+
+function printTable(outcomes: readonly Outcome[]): void {
+  const rows: string[][] = [['scenario', 'figure', 'value', 'target', 'status']];
+  for (const { scenario, result, failure } of outcomes) {
+    if (failure !== null) rows.push([scenario, '-', '-', '-', `CRASHED (${failure})`]);
+    for (const figure of result?.figures ?? []) {
+      const target = figure.target === undefined ? '' : `>= ${formatValue(figure.target, figure.unit)}`;
+      const status = figure.reference === true ? 'reference only' : figure.target === undefined ? '' : figure.value >= figure.target ? 'met' : 'MISSED';
+      rows.push([scenario, figure.name, formatValue(figure.value, figure.unit), target, status]);
+    }
+  }
+  const widths = (rows[0] as string[]).map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length)));
+  const render = (row: readonly string[]): string => row.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join('  ').trimEnd();
+  console.log(render(rows[0] as string[]));
+  console.log(render(widths.map((width) => '-'.repeat(width))));
+  for (const row of rows.slice(1)) console.log(render(row));
+}
+
+async function main(): Promise<number> {
+  const wanted = process.argv[2];
+  if (wanted !== undefined && !Object.hasOwn(SCENARIOS, wanted)) {
+    console.log(`usage: npm run bench [-- <scenario>]\nscenarios: ${Object.keys(SCENARIOS).join(', ')}`);
+    return wanted === '--help' || wanted === '-h' ? 0 : 2;
+  }
+  console.log(`machine: ${machineLine()}`);
+  console.log(`code: ${codeLine()}`);
+  console.log(`date: ${new Date().toISOString().slice(0, 10)}\n`);
+  const outcomes: Outcome[] = [];
+  for (const [scenario, file] of Object.entries(SCENARIOS)) {
+    if (wanted !== undefined && scenario !== wanted) continue;
+    const outcome = await runScenario(scenario, file);
+    if (outcome.failure !== null) console.error(`${scenario}: ${outcome.failure}`);
+    outcomes.push(outcome);
+    console.log('');
+  }
+  printTable(outcomes);
+  return outcomes.some((o) => o.failure !== null) ? 1 : 0;
+}
+
+process.exitCode = await main();
