@@ -84,16 +84,20 @@ export interface EscalationSink {
 
 /** Runs the playbook on each trigger event. */
 export class EscalationEngine {
+  private readonly triggers: ReadonlySet<string>;
+
   constructor(
     private readonly rules: readonly EscalationRule[],
     private readonly level: SpectrumLevel,
     private readonly handler: EscalationHandler | undefined,
     private readonly sink: EscalationSink,
-  ) {}
+  ) {
+    this.triggers = new Set(rules.map((rule) => rule.on));
+  }
 
-  /** True when some rule listens for this kind. */
+  /** True when some rule listens for this kind (asked on every event: one set lookup). */
   listensTo(kind: string): boolean {
-    return this.rules.some((rule) => rule.on === kind);
+    return this.triggers.has(kind);
   }
 
   /** Runs every rule that matches a recorded trigger event. */

@@ -37,6 +37,7 @@ export interface Decision {
 }
 
 const TOOL_KINDS = new Set(['tool.call', 'action.request']);
+const POLICY_KINDS = new Set([...TOOL_KINDS, 'tool.result', 'model.call', 'step.end', 'turn.end']);
 
 /** A compiled policy. */
 export class Policy {
@@ -83,9 +84,16 @@ export class Policy {
     return this.rules.map((rule) => rule.declared);
   }
 
-  /** True when some rule or capability could answer this kind of event. */
+  /**
+   * True when the policy could answer this kind of event. A profile with nothing to enforce
+   * answers no event, so its sessions emit at the speed of a bare trail.
+   */
   applies(kind: string): boolean {
-    return TOOL_KINDS.has(kind) || kind === 'tool.result' || kind === 'model.call' || kind === 'step.end' || kind === 'turn.end';
+    return this.enforcing && POLICY_KINDS.has(kind);
+  }
+
+  private get enforcing(): boolean {
+    return this.rules.length > 0 || this.capabilities.length > 0 || this.escalations.length > 0 || this.defaultToolPolicy === 'deny';
   }
 
   /** Evaluates every rule on one event (no early stop: deny must win wherever it is listed). */

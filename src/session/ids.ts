@@ -37,11 +37,18 @@ export const systemClock: Clock = () => Math.floor((performance.timeOrigin + per
  * no fraction at all when the microseconds are zero.
  */
 export function isoTimestamp(micros: number): string {
-  const millis = Math.floor(micros / 1000);
-  const fraction = micros - millis * 1000 + (millis % 1000) * 1000;
-  const seconds = new Date(millis).toISOString().slice(0, 19);
-  return fraction === 0 ? `${seconds}+00:00` : `${seconds}.${String(fraction).padStart(6, '0')}+00:00`;
+  const wholeSeconds = Math.floor(micros / 1_000_000);
+  const fraction = micros - wholeSeconds * 1_000_000;
+  // Events come many to a second: the date part is formatted once per second.
+  if (wholeSeconds !== lastSecond) {
+    lastSecond = wholeSeconds;
+    lastSecondText = new Date(wholeSeconds * 1000).toISOString().slice(0, 19);
+  }
+  return fraction === 0 ? `${lastSecondText}+00:00` : `${lastSecondText}.${String(fraction).padStart(6, '0')}+00:00`;
 }
+
+let lastSecond = Number.NaN;
+let lastSecondText = '';
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 

@@ -12,8 +12,8 @@ export const GENESIS = 'genesis';
 /** 64 lowercase hex: the only form a `content_hash` or `prev_hash` may take. */
 export const HASH_PATTERN = /^[0-9a-f]{64}$/;
 
-// crypto.hash (Node >= 20.12) skips the Hash object; about 20% faster on 700-byte lines, measured
-// in bench/emit.bench.ts. Older 20.x lines fall back to createHash.
+// crypto.hash (Node >= 20.12) skips the Hash object: 25-35% less time than createHash on
+// 700-byte texts (measured on Node 20.20, 300k hashes). Older 20.x lines fall back to createHash.
 const sha256Hex: (text: string) => string =
   typeof crypto.hash === 'function'
     ? (text) => crypto.hash('sha256', text, 'hex')

@@ -68,32 +68,49 @@ export interface EncodedEvent {
   readonly content_hash: string;
 }
 
+/** The 13 hashed fields, each as canonical text. */
+export type CanonicalFields = Readonly<Record<Exclude<(typeof RECORD_KEYS)[number], 'prev_hash' | 'content_hash'>, string>>;
+
+/** The canonical text of the hashed body: its keys in code-point order, as Python sorts them. */
+export function hashedBody(f: CanonicalFields): string {
+  return (
+    `{"agent_ids": ${f.agent_ids}, "aura_id": ${f.aura_id}, "event_id": ${f.event_id}, "kind": ${f.kind}, ` +
+    `"parent_id": ${f.parent_id}, "payload": ${f.payload}, "session_id": ${f.session_id}, "span_id": ${f.span_id}, ` +
+    `"step_id": ${f.step_id}, "task_id": ${f.task_id}, "telemetry": ${f.telemetry}, "timestamp": ${f.timestamp}, ` +
+    `"trace_id": ${f.trace_id}}`
+  );
+}
+
+/** Canonical text of a string field, or `null`. */
+export function quoteField(value: string | null, name: string): string {
+  return value === null ? 'null' : canonicalJson(value, name);
+}
+
 /**
  * Hashes and lays out one event. Strings are quoted through {@link canonicalJson}, so a lone
  * surrogate in a kind or step id is refused like one in a payload.
  */
 export function encodeEvent(fields: EventFields): EncodedEvent {
-  const q = (value: string | null, name: string): string => (value === null ? 'null' : canonicalJson(value, name));
-  const eventId = q(fields.event_id, 'event_id');
-  const parentId = q(fields.parent_id, 'parent_id');
-  const traceId = q(fields.trace_id, 'trace_id');
-  const spanId = q(fields.span_id, 'span_id');
-  const stepId = q(fields.step_id, 'step_id');
-  const taskId = q(fields.task_id, 'task_id');
-  const sessionId = q(fields.session_id, 'session_id');
-  const auraId = q(fields.aura_id, 'aura_id');
-  const kind = q(fields.kind, 'kind');
-  const timestamp = q(fields.timestamp, 'timestamp');
-  const body =
-    `{"agent_ids": ${fields.agent_ids}, "aura_id": ${auraId}, "event_id": ${eventId}, "kind": ${kind}, ` +
-    `"parent_id": ${parentId}, "payload": ${fields.payload}, "session_id": ${sessionId}, "span_id": ${spanId}, ` +
-    `"step_id": ${stepId}, "task_id": ${taskId}, "telemetry": ${fields.telemetry}, "timestamp": ${timestamp}, ` +
-    `"trace_id": ${traceId}}`;
-  const hash = contentHash(fields.prev_hash, body);
+  const f: CanonicalFields = {
+    event_id: quoteField(fields.event_id, 'event_id'),
+    parent_id: quoteField(fields.parent_id, 'parent_id'),
+    trace_id: quoteField(fields.trace_id, 'trace_id'),
+    span_id: quoteField(fields.span_id, 'span_id'),
+    step_id: quoteField(fields.step_id, 'step_id'),
+    task_id: quoteField(fields.task_id, 'task_id'),
+    session_id: quoteField(fields.session_id, 'session_id'),
+    aura_id: quoteField(fields.aura_id, 'aura_id'),
+    agent_ids: fields.agent_ids,
+    kind: quoteField(fields.kind, 'kind'),
+    timestamp: quoteField(fields.timestamp, 'timestamp'),
+    payload: fields.payload,
+    telemetry: fields.telemetry,
+  };
+  const hash = contentHash(fields.prev_hash, hashedBody(f));
   const line =
-    `{"event_id": ${eventId}, "parent_id": ${parentId}, "trace_id": ${traceId}, "span_id": ${spanId}, ` +
-    `"step_id": ${stepId}, "task_id": ${taskId}, "session_id": ${sessionId}, "aura_id": ${auraId}, ` +
-    `"agent_ids": ${fields.agent_ids}, "kind": ${kind}, "timestamp": ${timestamp}, "payload": ${fields.payload}, ` +
-    `"telemetry": ${fields.telemetry}, "prev_hash": ${q(fields.prev_hash, 'prev_hash')}, "content_hash": "${hash}"}\n`;
+    `{"event_id": ${f.event_id}, "parent_id": ${f.parent_id}, "trace_id": ${f.trace_id}, "span_id": ${f.span_id}, ` +
+    `"step_id": ${f.step_id}, "task_id": ${f.task_id}, "session_id": ${f.session_id}, "aura_id": ${f.aura_id}, ` +
+    `"agent_ids": ${f.agent_ids}, "kind": ${f.kind}, "timestamp": ${f.timestamp}, "payload": ${f.payload}, ` +
+    `"telemetry": ${f.telemetry}, "prev_hash": ${quoteField(fields.prev_hash, 'prev_hash')}, "content_hash": "${hash}"}\n`;
   return { line, content_hash: hash };
 }

@@ -28,8 +28,7 @@ export function readTrailLines(lines: Iterable<TrailLine>, seal?: ChainSeal): Tr
   const verifier = new ChainVerifier();
   const events: AuraEvent[] = [];
   for (const line of lines) {
-    verifier.add(line);
-    const event = eventOf(line.text);
+    const event = verifier.add(line) ?? eventOf(line.text);
     if (event !== null) events.push(event);
   }
   return { chain: verifier.result(seal), events };

@@ -10,7 +10,8 @@
 import { ChainVerificationError, type ChainFailureReason } from '../errors.js';
 import { contentHash, HASH_PATTERN } from './hash.js';
 import { JsonReadError, readCanonicalPairs, type CanonicalPair } from './json-reader.js';
-import { SORTED_RECORD_KEYS, UNHASHED_KEYS } from './record.js';
+import { readRecordFast } from './fast-record.js';
+import { SORTED_RECORD_KEYS, UNHASHED_KEYS, type AuraEvent } from './record.js';
 import { trailLines, type TrailLine } from './trail-lines.js';
 
 /**
@@ -66,9 +67,14 @@ export class ChainVerifier {
     return this.problem !== undefined;
   }
 
-  add(line: TrailLine): void {
-    if (this.problem !== undefined) return;
-    this.problem = attempt(() => this.walk.add(line));
+  /** Checks one line; returns its record when it was parsed on the way (so callers need not parse it again). */
+  add(line: TrailLine): AuraEvent | null {
+    if (this.problem !== undefined) return null;
+    let record: AuraEvent | null = null;
+    this.problem = attempt(() => {
+      record = this.walk.add(line);
+    });
+    return record;
   }
 
   /** The report, once every line was added. */
@@ -98,16 +104,36 @@ class ChainWalk {
   lastKind: string | null = null;
   lastLine = 0;
 
-  add(line: TrailLine): void {
+  /** Checks one line; returns the record when the fast reader took it (else the caller parses). */
+  add(line: TrailLine): AuraEvent | null {
     this.lastLine = line.number;
     // Aura's reader skips blank lines; they carry nothing that could be hashed.
-    if (line.text.trim() === '') return;
+    if (line.text.trim() === '') return null;
+    const fast = readRecordFast(line.text);
+    if (fast !== null) {
+      const record = fast.record;
+      this.checkChain(record, line.number);
+      // A mismatch is left to the lossless reader below, which gives the exact verdict.
+      if (contentHash(record.prev_hash, fast.body) === record.content_hash) {
+        this.accept(record);
+        return record;
+      }
+    }
     const pairs = checkLine(line);
     const record = checkRecordShape(pairs, line.number);
-    checkHashFields(record, line.number, this.events === 0);
-    checkSession(record, line.number, this.sessionId);
-    checkLink(record, line.number, this.headHash);
+    this.checkChain(record, line.number);
     checkContent(record, pairs, line.number);
+    this.accept(record);
+    return null;
+  }
+
+  private checkChain(record: CheckedRecord, line: number): void {
+    checkHashFields(record, line, this.events === 0);
+    checkSession(record, line, this.sessionId);
+    checkLink(record, line, this.headHash);
+  }
+
+  private accept(record: CheckedRecord): void {
     this.events++;
     this.sessionId = record.session_id;
     this.firstHash ??= record.content_hash;

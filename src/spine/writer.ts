@@ -59,9 +59,11 @@ export class TrailWriter {
    * nothing recorded before it is lost.
    */
   append(line: string): void {
-    const bytes = Buffer.byteLength(line);
+    // Encoding once gives the length to check a short write against, without a second scan.
+    const data = Buffer.from(line, 'utf8');
+    const bytes = data.length;
     try {
-      const written = fs.writeSync(this.fd, line);
+      const written = fs.writeSync(this.fd, data);
       if (written !== bytes) throw Object.assign(new Error(`short write: ${written} of ${bytes} bytes`), { code: 'ENOSPC' });
       if (this.fsync === 'every') fs.fsyncSync(this.fd);
     } catch (error) {

@@ -104,6 +104,30 @@ describe('verifyTrail', () => {
     });
   });
 
+  describe('when a line of an aura trail would read the same to JSON.parse after an edit', () => {
+    // Each edit keeps the JS value but changes what Python reads: the fast reader must step aside.
+    const edits: [string, number, string, string, string][] = [
+      ['an int made a float', 3, '"count": 1', '"count": 1.0', 'edited'],
+      ['an int given an exponent', 3, '"count": 1', '"count": 1e0', 'edited'],
+      ['an int written as a long fraction', 3, '"count": 1', '"count": 0.99999999999999999999', 'edited'],
+      ['a duplicate key whose last value is the hashed one', 3, '"count": 1', '"count": 2, "count": 1', 'malformed_record'],
+      ['a duplicate top-level key', 3, '{"event_id"', '{"kind": "decoy", "event_id"', 'malformed_record'],
+      ['an int rounded to the same double', 4, '"big": 18446744073709552000', '"big": 18446744073709551617', 'edited'],
+    ];
+    for (const [what, line, from, to, reason] of edits) {
+      it(`reports ${reason} for ${what}`, async () => {
+        const { session } = openSession();
+        session.emit('note', { count: 1 });
+        session.emit('note', { big: 18446744073709552000 });
+        const result = await session.close();
+        const text = lines(result.log_path);
+        expect(text[line - 1]).toContain(from);
+        text[line - 1] = (text[line - 1] as string).replace(from, to);
+        expect(verifyTrail(writeLines(result.log_path, 'edited.jsonl', text))).toMatchObject({ hash_chain_valid: false, reason, line });
+      });
+    }
+  });
+
   describe('when given a seal', () => {
     it('passes the trail that matches it', async () => {
       const { trail } = await writeSampleTrail();
