@@ -6,11 +6,13 @@
 
 import type { AuraEvent } from '../spine/record.js';
 
-/** One declared rule, as a check (rules are enforced where tools are called; this records them). */
-export interface DeclaredRuleCheck {
-  readonly rule: unknown;
+/** One check of conformance: a declared rule (enforced where tools are called), or a summary check such as `schema`. */
+export interface ConformanceCheck {
   readonly type: string;
-  readonly declared: true;
+  readonly rule?: unknown;
+  readonly declared?: true;
+  readonly passed?: boolean;
+  readonly [key: string]: unknown;
 }
 
 /** The conformance block of a summary. */
@@ -18,7 +20,7 @@ export interface Conformance {
   readonly passed: boolean;
   /** The `constraint.violated` and `session.error` events, whole. */
   readonly violations: readonly AuraEvent[];
-  readonly checks: readonly DeclaredRuleCheck[];
+  readonly checks: readonly ConformanceCheck[];
   readonly declared_rules: readonly unknown[];
   /** Request ids that were asked for approval and never approved. */
   readonly pending_approvals: readonly string[];
@@ -30,12 +32,29 @@ export interface Conformance {
 export function buildConformance(events: readonly AuraEvent[], snapshotHash: string | null): Conformance {
   const open = events.find((event) => event.kind === 'session.open');
   const declared = open !== undefined && Array.isArray(open.payload['declared_rules']) ? (open.payload['declared_rules'] as unknown[]) : [];
-  const violations = events.filter((event) => event.kind === 'constraint.violated' || event.kind === 'session.error');
+  // Audit-only misses are what the level asked for (record, do not enforce): not failures (§21.17).
+  const violations = events.filter((event) => (event.kind === 'constraint.violated' && event.payload['audit_only'] !== true) || event.kind === 'session.error');
+  const schemaRules = declared.filter((rule) => ruleType(rule) === 'schema_check');
+  const schemaViolations = violations.filter((event) => ruleType(event.payload['rule']) === 'schema_check');
   const pending = pendingApprovals(events);
   return {
     passed: violations.length === 0 && pending.length === 0,
     violations,
-    checks: declared.map((rule) => ({ rule, type: ruleType(rule), declared: true })),
+    checks: [
+      ...declared.map((rule): ConformanceCheck => ({ rule, type: ruleType(rule), declared: true })),
+      ...(schemaRules.length === 0
+        ? []
+        : [
+            {
+              type: 'schema',
+              declared_schema_rules: schemaRules.length,
+              tool_calls: events.filter((e) => e.kind === 'tool.call').length,
+              tool_results: events.filter((e) => e.kind === 'tool.result').length,
+              schema_violations: schemaViolations.length,
+              passed: schemaViolations.length === 0,
+            } satisfies ConformanceCheck,
+          ]),
+    ],
     declared_rules: declared,
     pending_approvals: pending,
     event_count: events.length,

@@ -33,12 +33,12 @@ export interface AuditReport {
 /** Counts over the session. */
 export interface Scorecard {
   readonly policy: { declared_rules: number; violations: number; pending_approvals: number; approvals_granted: number };
-  readonly tools: { calls: number; denied: number; errors: number };
+  readonly tools: { calls: number; denied: number; errors: number; schema_violations: number; capability_audit: number };
   readonly sequencer: { steps_started: number; step_errors: number };
   readonly events: number;
 }
 
-const DENYING_RULES = new Set(['deny_tools', 'allow_tools', 'capability_scope', 'schema_check']);
+const DENYING_RULES = new Set(['deny_tools', 'allow_tools', 'capability_scope', 'schema_check', 'default_tool_policy', 'confirm_before']);
 
 /** Builds the report from the session's events, its conformance and the chain check of its file. */
 export function buildAuditReport(events: readonly AuraEvent[], conformance: Conformance, chain: ChainReport, agent: { agent_ref: string | null; policy_version: string | null }): AuditReport {
@@ -79,26 +79,41 @@ function chainFindings(chain: ChainReport): Finding[] {
   ];
 }
 
+/** The finding kind of a recorded violation, by the rule that made it (reference §18.3). */
+function violationKind(ruleKind: string, auditOnly: boolean): 'CAPABILITY_AUDIT' | 'CAPABILITY_DENIED' | 'SCHEMA_VIOLATION' | 'POLICY_VIOLATION' {
+  if (ruleKind === 'capability_scope') return auditOnly ? 'CAPABILITY_AUDIT' : 'CAPABILITY_DENIED';
+  return ruleKind === 'schema_check' ? 'SCHEMA_VIOLATION' : 'POLICY_VIOLATION';
+}
+
 function eventFindings(events: readonly AuraEvent[], conformance: Conformance): Finding[] {
   const findings: Finding[] = [];
   for (const event of events) {
+    const p = event.payload;
+    const message = (fallback: string, key = 'message'): string => (typeof p[key] === 'string' ? p[key] : fallback);
     if (event.kind === 'constraint.violated') {
-      const rule = event.payload['rule'];
+      const rule = p['rule'];
+      const auditOnly = p['audit_only'] === true;
+      const kind = violationKind(ruleType(rule), auditOnly);
+      const tool = (p['event'] as { payload?: { tool?: unknown } } | undefined)?.payload?.tool;
       findings.push({
-        kind: 'POLICY_VIOLATION',
-        severity: 'warn',
-        message: typeof event.payload['message'] === 'string' ? event.payload['message'] : 'Policy violation',
+        kind,
+        // An audit-only miss is a record, not a failure: the level asked for audit only.
+        severity: auditOnly ? 'info' : 'warn',
+        message: message('Policy violation'),
         event_ids: [event.event_id],
         rule_type: ruleType(rule),
+        audit_only: auditOnly,
+        ...(typeof tool === 'string' ? { tool } : {}),
+        ...(kind === 'SCHEMA_VIOLATION' && rule !== null && typeof rule === 'object' && typeof (rule as Record<string, unknown>)['ref'] === 'string'
+          ? { rule_ref: (rule as Record<string, unknown>)['ref'] }
+          : {}),
       });
-    } else if (event.kind === 'sequencer.step.end' && event.payload['status'] === 'error') {
-      findings.push({
-        kind: 'STEP_FAILED',
-        severity: 'warn',
-        message: typeof event.payload['error'] === 'string' ? event.payload['error'] : 'step failed',
-        event_ids: [event.event_id],
-        step_id: event.step_id,
-      });
+    } else if (event.kind === 'tool.error' && p['error'] === 'secret_broker_unresolved') {
+      findings.push({ kind: 'SECRET_BROKER_ERROR', severity: 'warn', message: `secret ref ${String(p['secret_ref'])} did not resolve`, event_ids: [event.event_id], secret_ref: p['secret_ref'], capability_id: p['capability_id'] });
+    } else if (event.kind === 'escalation.fired') {
+      findings.push({ kind: 'ESCALATION_FIRED', severity: 'info', message: `escalation ${String(p['rule_id'])} fired on ${String(p['trigger_kind'])}`, event_ids: [event.event_id], rule_id: p['rule_id'], actions: p['actions'] });
+    } else if (event.kind === 'sequencer.step.end' && p['status'] === 'error') {
+      findings.push({ kind: 'STEP_FAILED', severity: 'warn', message: message('step failed', 'error'), event_ids: [event.event_id], step_id: event.step_id });
     }
   }
   if (conformance.pending_approvals.length > 0) {
@@ -124,6 +139,16 @@ function recommendationFor(finding: Finding): string {
       return 'The writer was interrupted mid-line: everything before the last line verifies; check why the process stopped.';
     case 'POLICY_VIOLATION':
       return 'Review the violated rules and the calls that broke them; tighten the agent or adjust the policy.';
+    case 'CAPABILITY_DENIED':
+      return 'Call gated tools with a capability whose scope matches the arguments, or update the capability in the profile.';
+    case 'CAPABILITY_AUDIT':
+      return 'Capability misses were only recorded at spectrum low: raise the level to enforce them.';
+    case 'SCHEMA_VIOLATION':
+      return 'Fix the tool arguments or results that do not match their schema, or correct the schema.';
+    case 'SECRET_BROKER_ERROR':
+      return 'Bind the missing secret refs in the broker (for env: refs, set the variables) before the next run.';
+    case 'ESCALATION_FIRED':
+      return 'Follow up the escalations this session fired.';
     case 'STEP_FAILED':
       return 'Inspect the failed steps and their errors; re-run once the cause is fixed.';
     case 'APPROVAL_PENDING':
@@ -142,12 +167,19 @@ function scorecard(events: readonly AuraEvent[], conformance: Conformance): Scor
   let approved = 0;
   let stepsStarted = 0;
   let stepErrors = 0;
+  let schemaViolations = 0;
+  let capabilityAudit = 0;
   for (const event of events) {
     switch (event.kind) {
-      case 'constraint.violated':
+      case 'constraint.violated': {
         violations++;
-        if (DENYING_RULES.has(ruleType(event.payload['rule'])) && event.payload['audit_only'] !== true) denied++;
+        const type = ruleType(event.payload['rule']);
+        const auditOnly = event.payload['audit_only'] === true;
+        if (DENYING_RULES.has(type) && !auditOnly) denied++;
+        if (type === 'schema_check' && !auditOnly) schemaViolations++;
+        if (type === 'capability_scope' && auditOnly) capabilityAudit++;
         break;
+      }
       case 'tool.call':
         calls++;
         break;
@@ -170,7 +202,7 @@ function scorecard(events: readonly AuraEvent[], conformance: Conformance): Scor
   }
   return {
     policy: { declared_rules: conformance.declared_rules.length, violations, pending_approvals: requested, approvals_granted: approved },
-    tools: { calls, denied, errors },
+    tools: { calls, denied, errors, schema_violations: schemaViolations, capability_audit: capabilityAudit },
     sequencer: { steps_started: stepsStarted, step_errors: stepErrors },
     events: events.length,
   };

@@ -4,7 +4,7 @@
  */
 
 import * as fs from 'node:fs';
-import { LineCounter, parseDocument, isNode, type Document } from 'yaml';
+import { LineCounter, parseDocument, isMap, isNode, isScalar, type Document } from 'yaml';
 import { NotFoundError, ProfileError, ReadError } from '../errors.js';
 
 /** A key path inside a profile: `['rules', 2, 'tools']`. */
@@ -56,8 +56,16 @@ export function fileSource(path: string): ProfileSource {
 }
 
 function lineIn(document: Document, lineCounter: LineCounter, keys: KeyPath): number | null {
-  // The deepest node that exists on the path: a missing key is reported where its parent is.
+  // The deepest node that exists on the path (a missing key is reported where its parent is);
+  // for a mapping entry, the line of its key, which is where a reader looks.
   for (let depth = keys.length; depth >= 0; depth--) {
+    const parent = depth === 0 ? null : depth === 1 ? document.contents : document.getIn(keys.slice(0, depth - 1), true);
+    const last = keys[depth - 1];
+    if (isMap(parent)) {
+      const pair = parent.items.find((item) => isScalar(item.key) && item.key.value === last);
+      const range = isNode(pair?.key) ? pair.key.range : undefined;
+      if (range !== undefined && range !== null) return lineCounter.linePos(range[0]).line;
+    }
     const node = depth === 0 ? document.contents : document.getIn(keys.slice(0, depth), true);
     if (isNode(node) && node.range !== undefined && node.range !== null) return lineCounter.linePos(node.range[0]).line;
   }

@@ -1,0 +1,429 @@
+import * as fs from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { agent, type AgentOptions } from '../../src/session/agent.js';
+import type { Session, SessionOptions } from '../../src/session/session.js';
+import { verifyTrail } from '../../src/spine/verify.js';
+import { ApprovalError, ApprovalRequiredError, IdentityRequiredError, NonJsonValueError, PolicyDeniedError, SecretNotFoundError } from '../../src/errors.js';
+import { expectAuraError } from '../helpers/errors.js';
+import { pythonVerify } from '../helpers/python.js';
+import { countingIds, lines, steppingClock } from '../helpers/sessions.js';
+import { tempDir } from '../helpers/temp.js';
+
+type Row = { kind: string; payload: Record<string, unknown>; agent_ids: Record<string, unknown>; telemetry: Record<string, unknown>; event_id: string };
+
+function open(options: AgentOptions = {}, session: SessionOptions = {}): Session {
+  return agent('acme/guarded', { home: tempDir(), ...options }).session({ ids: countingIds(), clock: steppingClock(), ...session });
+}
+
+function rows(session: Session): Row[] {
+  return lines(session.files.trail).map((line) => JSON.parse(line) as Row);
+}
+
+function kinds(session: Session): string[] {
+  return rows(session)
+    .slice(2)
+    .map((row) => row.kind);
+}
+
+async function rejection(action: () => Promise<unknown>): Promise<unknown> {
+  try {
+    await action();
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('Session.tool', () => {
+  describe('when the call is allowed', () => {
+    it('records tool.intent, tool.call, constraint.passed and tool.result with latency and attempt', async () => {
+      const session = open({ rules: [{ type: 'allow_tools', tools: ['search.*'] }] });
+      const result = await session.tool('search.web', { q: 'aura' }, (args) => ({ hits: [String(args['q'])] }));
+      expect(result).toEqual({ hits: ['aura'] });
+      expect(kinds(session)).toEqual(['tool.intent', 'tool.call', 'constraint.passed', 'tool.result']);
+      const [intent, call, passed, done] = rows(session).slice(2) as Row[];
+      expect(intent?.payload).toMatchObject({ tool: 'search.web', args: { q: 'aura' }, membrane: 'egress' });
+      expect(call?.telemetry).toEqual({ attempt: 1 });
+      expect(passed?.payload).toEqual({ results: [{ passed: true, message: 'tool allowed: search.web', rule: { type: 'allow_tools', tools: ['search.*'] }, audit_only: false }], for_event: call?.event_id });
+      expect(done?.payload).toMatchObject({ tool: 'search.web', result: { hits: ['aura'] } });
+      expect(done?.telemetry['attempt']).toBe(1);
+      expect(done?.telemetry['latency_ms']).toBeTypeOf('number');
+      await session.close();
+    });
+
+    it('records a throwing tool as tool.error with the error name and message, and rethrows it', async () => {
+      const session = open();
+      const error = await rejection(() => session.tool('fs.read', { path: '/x' }, () => { throw new RangeError('no such file'); }));
+      expect(error).toBeInstanceOf(RangeError);
+      expect(rows(session).at(-1)).toMatchObject({ kind: 'tool.error', payload: { tool: 'fs.read', error: { name: 'RangeError', message: 'no such file' } } });
+      await session.close();
+    });
+
+    it('counts attempts of the same call', async () => {
+      const session = open();
+      await session.tool('t', { a: 1 }, () => 1);
+      await session.tool('t', { a: 1 }, () => 1);
+      await session.tool('t', { a: 2 }, () => 1);
+      expect(rows(session).filter((r) => r.kind === 'tool.call').map((r) => r.telemetry['attempt'])).toEqual([1, 2, 1]);
+      await session.close();
+    });
+  });
+
+  describe('when policy denies the call', () => {
+    const cases: [string, AgentOptions, string, RegExp][] = [
+      ['deny_tools', { rules: [{ type: 'deny_tools', tools: ['shell.*'] }] }, 'shell.exec', /Tool denied: shell\.exec/],
+      ['allow_tools', { rules: [{ type: 'allow_tools', tools: ['search.*'] }] }, 'shell.exec', /Tool not allowed: shell\.exec/],
+      ['default_tool_policy deny', { defaultToolPolicy: 'deny' }, 'shell.exec', /no rule allows it/],
+    ];
+    for (const [rule, options, tool, message] of cases) {
+      it(`never runs the tool, records constraint.violated and throws PolicyDeniedError (${rule})`, async () => {
+        const session = open(options);
+        let ran = false;
+        const error = await rejection(() => session.tool(tool, { cmd: 'rm -rf /' }, () => (ran = true)));
+        expect(ran).toBe(false);
+        expect(error).toBeInstanceOf(PolicyDeniedError);
+        const denied = error as PolicyDeniedError;
+        expect(denied.code).toBe('POLICY_DENIED');
+        expect(denied.message).toMatch(message);
+        expect(kinds(session)).toEqual(['tool.intent', 'constraint.violated']);
+        const violation = rows(session).at(-1) as Row;
+        expect(denied.data?.event_id).toBe(violation.event_id);
+        expect(violation.payload).toMatchObject({ message: denied.message, audit_only: false, event: { kind: 'tool.call', payload: { tool } } });
+        expect((violation.payload['rule'] as Record<string, unknown>)['type']).toBe(denied.data?.rule_type);
+        // The host recovers: the session goes on.
+        await session.tool('search.web', {}, () => 1).catch(() => undefined);
+        const result = await session.close();
+        expect(result.audit_report.findings.map((f) => f.kind)).toContain('POLICY_VIOLATION');
+        expect(result.audit_report.verdict).toBe('fail');
+      });
+    }
+
+    it('lets deny beat allow and approval wherever it is listed', async () => {
+      const session = open({
+        rules: [
+          { type: 'allow_tools', tools: ['*'] },
+          { type: 'confirm_before', tools: ['mail.*'] },
+          { type: 'deny_tools', tools: ['mail.send'] },
+        ],
+      });
+      const error = await rejection(() => session.tool('mail.send', { to: 'x' }, () => 1));
+      expect(error).toBeInstanceOf(PolicyDeniedError);
+      expect(kinds(session)).not.toContain('constraint.approval_required');
+      await session.close();
+    });
+
+    it('enforces max_tokens_per_step on emitted model calls, and refuses a token count that is not a number', async () => {
+      const session = open({ rules: [{ type: 'max_tokens_per_step', limit: 100 }] });
+      session.emit('model.call', { tokens: 100 });
+      expectAuraError(() => session.emit('model.call', { tokens: 101 }), PolicyDeniedError, 'POLICY_DENIED');
+      const error = expectAuraError(() => session.emit('turn.end', { tokens: 'many' }), PolicyDeniedError, 'POLICY_DENIED');
+      expect(error.message).toContain('not a number');
+      expect(rows(session).filter((r) => r.kind === 'constraint.violated').map((r) => r.payload['message'])).toEqual(['Token limit exceeded: 101 > 100', 'Token count tokens is not a number']);
+      await session.close();
+    });
+  });
+
+  describe('approvals', () => {
+    const gated: AgentOptions = { rules: [{ type: 'confirm_before', tools: ['mail.send'] }] };
+
+    async function request(session: Session, args: Record<string, unknown>): Promise<ApprovalRequiredError> {
+      const error = await rejection(() => session.tool('mail.send', args, () => 'sent'));
+      expect(error).toBeInstanceOf(ApprovalRequiredError);
+      return error as ApprovalRequiredError;
+    }
+
+    it('binds the approval to the exact call: the approved retry runs once, with the principal on the record', async () => {
+      const session = open(gated);
+      const pending = await request(session, { to: 'a@example.test', body: 'hi' });
+      const required = rows(session).at(-1) as Row;
+      expect(required.kind).toBe('constraint.approval_required');
+      expect(required.payload).toMatchObject({ request_id: pending.data?.request_id, digest: pending.data?.digest, pending_event: { kind: 'tool.call' } });
+      expect(pending.data?.request_id).toMatch(/^req_[0-9a-f]{10}$/);
+      expect(pending.data?.digest).toMatch(/^[0-9a-f]{64}$/);
+
+      session.approve(pending.data?.request_id ?? '', { principal: 'ops@example.test' });
+      expect(rows(session).at(-1)?.payload).toMatchObject({ request_id: pending.data?.request_id, principal: 'ops@example.test', tool: 'mail.send' });
+      expect(await session.tool('mail.send', { to: 'a@example.test', body: 'hi' }, () => 'sent')).toBe('sent');
+      const call = rows(session).filter((r) => r.kind === 'tool.call').at(-1) as Row;
+      expect(call.payload).toMatchObject({ principal: 'ops@example.test', approval: { request_id: pending.data?.request_id, principal: 'ops@example.test' } });
+
+      // Used once: the same call again needs a new approval.
+      const again = await request(session, { to: 'a@example.test', body: 'hi' });
+      expect(again.data?.request_id).not.toBe(pending.data?.request_id);
+      expectAuraError(() => session.approve(pending.data?.request_id ?? ''), ApprovalError, 'APPROVAL_INVALID');
+      await session.close();
+    });
+
+    it('never lets an approval for one set of arguments release another', async () => {
+      const session = open(gated);
+      const pending = await request(session, { to: 'a@example.test' });
+      session.approve(pending.data?.request_id ?? '', { principal: 'ops' });
+      const other = await request(session, { to: 'attacker@example.test' });
+      expect(other.data?.request_id).not.toBe(pending.data?.request_id);
+      expect(other.data?.digest).not.toBe(pending.data?.digest);
+      // The approved call still goes through afterwards.
+      expect(await session.tool('mail.send', { to: 'a@example.test' }, () => 'sent')).toBe('sent');
+      await session.close();
+    });
+
+    it('reuses the pending request while the same call waits', async () => {
+      const session = open(gated);
+      const first = await request(session, { to: 'a' });
+      const second = await request(session, { to: 'a' });
+      expect(second.data?.request_id).toBe(first.data?.request_id);
+      const result = await session.close();
+      expect(result.conformance.pending_approvals).toEqual([first.data?.request_id]);
+      expect(result.audit_report.findings.map((f) => f.kind)).toContain('APPROVAL_PENDING');
+    });
+
+    it('refuses to approve an unknown or already approved request', async () => {
+      const session = open(gated);
+      expect(expectAuraError(() => session.approve('req_0000000000'), ApprovalError, 'APPROVAL_INVALID').data?.reason).toBe('unknown_request');
+      const pending = await request(session, { to: 'a' });
+      session.approve(pending.data?.request_id ?? '', { principal: 'ops' });
+      expect(expectAuraError(() => session.approve(pending.data?.request_id ?? ''), ApprovalError, 'APPROVAL_INVALID').data?.reason).toBe('already_approved');
+      await session.close();
+    });
+  });
+
+  describe('capabilities and secrets', () => {
+    const SECRET = 'pay-key-7c1f0e9a55d24b18a6';
+    const payments: AgentOptions = {
+      capabilities: [{ id: 'pay-a', tool: 'payment.pay', allowed: { vendor: 'vendor-a', currency: ['EUR', 'USD'] }, inject: [{ ref: 'env:PAY_KEY', as: 'api_key' }, { ref: 'env:PAY_KEY', as: 'headers.Authorization', prefix: 'Bearer ' }] }],
+    };
+    const broker = { resolve: (ref: string) => (ref === 'env:PAY_KEY' ? SECRET : undefined) };
+
+    it('injects the secret into the live arguments only: it appears nowhere in the trail, summary or spans', async () => {
+      const session = open(payments, { secretBroker: broker });
+      let seen: Record<string, unknown> = {};
+      const result = await session.tool(
+        'payment.pay',
+        { vendor: 'vendor-a', currency: 'EUR', amount: 12.5, api_key: 'agent-supplied-token-123' },
+        (live) => {
+          seen = live;
+          return { receipt: `charged with ${String(live['api_key'])}`, echo: live };
+        },
+        { capabilityId: 'pay-a' },
+      );
+      expect(seen).toEqual({ vendor: 'vendor-a', currency: 'EUR', amount: 12.5, api_key: SECRET, headers: { Authorization: `Bearer ${SECRET}` } });
+      expect(result.receipt).toBe(`charged with ${SECRET}`);
+      const injected = rows(session).find((r) => r.kind === 'capability.injected');
+      expect(injected?.payload).toEqual({
+        capability_id: 'pay-a',
+        tool: 'payment.pay',
+        skill_id: null,
+        injected: [
+          { secret_ref: 'env:PAY_KEY', inject_as: 'api_key' },
+          { secret_ref: 'env:PAY_KEY', inject_as: 'headers.Authorization' },
+        ],
+      });
+      const closed = await session.close();
+      for (const file of [closed.log_path, closed.exports.summary ?? '', closed.exports.otel ?? '']) {
+        const text = fs.readFileSync(file, 'utf8');
+        expect(text, file).not.toContain(SECRET);
+        expect(text, file).not.toContain('agent-supplied-token-123');
+      }
+      expect(fs.readFileSync(closed.log_path, 'utf8')).toContain('charged with [redacted]');
+      expect(closed.chain).toMatchObject({ hash_chain_valid: true, complete: true });
+      expect(pythonVerify(closed.log_path).valid).toBe(true);
+    });
+
+    const misses: [string, Record<string, unknown>, string | undefined, RegExp][] = [
+      ['no capability id', { vendor: 'vendor-a', currency: 'EUR' }, undefined, /Capability id required for gated tool: payment\.pay/],
+      ['an unknown capability', { vendor: 'vendor-a', currency: 'EUR' }, 'pay-z', /Unknown capability: pay-z/],
+      ['an argument outside the scope', { vendor: 'vendor-b', currency: 'EUR' }, 'pay-a', /scope mismatch: vendor="vendor-b"/],
+    ];
+    for (const [what, args, capabilityId, message] of misses) {
+      it(`denies ${what}, and injects nothing`, async () => {
+        const session = open(payments, { secretBroker: broker });
+        const error = await rejection(() => session.tool('payment.pay', args, () => 1, capabilityId === undefined ? {} : { capabilityId }));
+        expect(error).toBeInstanceOf(PolicyDeniedError);
+        expect((error as Error).message).toMatch(message);
+        expect(kinds(session)).not.toContain('capability.injected');
+        const result = await session.close();
+        expect(result.audit_report.findings[0]).toMatchObject({ kind: 'CAPABILITY_DENIED', severity: 'warn' });
+      });
+    }
+
+    it('at spectrum low records the miss as audit-only, runs the call and injects nothing', async () => {
+      const session = open({ ...payments, spectrum: { level: 'low' } }, { secretBroker: broker });
+      let seen: Record<string, unknown> = {};
+      await session.tool('payment.pay', { vendor: 'vendor-b', currency: 'EUR' }, (live) => (seen = live), { capabilityId: 'pay-a' });
+      expect(seen['api_key']).toBeUndefined();
+      expect(kinds(session)).toEqual(['tool.intent', 'constraint.violated', 'tool.call', 'tool.result']);
+      expect(rows(session)[3]?.payload['audit_only']).toBe(true);
+      const result = await session.close();
+      expect(result.conformance.passed).toBe(true);
+      expect(result.audit_report.findings[0]).toMatchObject({ kind: 'CAPABILITY_AUDIT', severity: 'info', audit_only: true });
+    });
+
+    it('records an unresolved secret as tool.error and throws SecretNotFoundError naming only the ref', async () => {
+      const session = open(payments, { secretBroker: { resolve: () => undefined } });
+      let ran = false;
+      const error = await rejection(() => session.tool('payment.pay', { vendor: 'vendor-a', currency: 'USD' }, () => (ran = true), { capabilityId: 'pay-a' }));
+      expect(ran).toBe(false);
+      expect(error).toBeInstanceOf(SecretNotFoundError);
+      expect((error as SecretNotFoundError).data).toEqual({ ref: 'env:PAY_KEY', capability_id: 'pay-a' });
+      expect(rows(session).at(-1)).toMatchObject({ kind: 'tool.error', payload: { error: 'secret_broker_unresolved', secret_ref: 'env:PAY_KEY', capability_id: 'pay-a' } });
+      const result = await session.close();
+      expect(result.audit_report.findings.map((f) => f.kind)).toContain('SECRET_BROKER_ERROR');
+    });
+
+    it('resolves env: refs from the environment by default', async () => {
+      process.env['AURA_TEST_CAPABILITY_SECRET'] = 'from-the-environment-42';
+      try {
+        const session = open({ capabilities: [{ id: 'c', tool: 't', secret: 'env:AURA_TEST_CAPABILITY_SECRET' }] });
+        expect(await session.tool('t', {}, (live) => live['token'], { capabilityId: 'c' })).toBe('from-the-environment-42');
+        await session.close();
+      } finally {
+        delete process.env['AURA_TEST_CAPABILITY_SECRET'];
+      }
+    });
+  });
+
+  describe('redaction', () => {
+    it('records secret-like keys at any depth, in any case, as [redacted], and keeps token counts', async () => {
+      const session = open();
+      session.emit('http.request', {
+        headers: { Authorization: 'Bearer abc', 'X-Api-Key': 'k1', cookie: 'c' },
+        body: { user: { password: 'p', apiKey: 'k2', db_password: 'p2', nested: [{ client_secret: 's', refresh_token: 'r' }] } },
+        tokens: 120,
+        total_tokens: 300,
+        prompt_tokens: 80,
+        primary_key: 'user_id',
+      });
+      const payload = rows(session).at(-1)?.payload;
+      expect(payload).toEqual({
+        headers: { Authorization: '[redacted]', 'X-Api-Key': '[redacted]', cookie: '[redacted]' },
+        body: { user: { password: '[redacted]', apiKey: '[redacted]', db_password: '[redacted]', nested: [{ client_secret: '[redacted]', refresh_token: '[redacted]' }] } },
+        tokens: 120,
+        total_tokens: 300,
+        prompt_tokens: 80,
+        primary_key: 'user_id',
+      });
+      const result = await session.close();
+      expect(verifyTrail(result.log_path).hash_chain_valid).toBe(true);
+    });
+
+    it('redacts a secret-like key even when its value is not JSON', async () => {
+      const session = open();
+      session.emit('x', { token: 10n });
+      expectAuraError(() => session.emit('x', { other: 10n }), NonJsonValueError, 'NON_JSON_VALUE');
+      expect(rows(session).at(-1)?.payload).toEqual({ token: '[redacted]' });
+      await session.close();
+    });
+  });
+
+  describe('schema checks', () => {
+    const schema = { type: 'object', required: ['amount'], properties: { amount: { type: 'number', exclusiveMinimum: 0 } }, additionalProperties: false };
+
+    it('denies a call whose arguments do not match, with the problems listed', async () => {
+      const session = open({ rules: [{ type: 'schema_check', tool: 'payment.*', schema }] });
+      let ran = false;
+      const error = await rejection(() => session.tool('payment.pay', { amount: -3, memo: 'x' }, () => (ran = true)));
+      expect(ran).toBe(false);
+      expect((error as Error).message).toBe('Schema validation failed for payment.pay on tool.call: (root): must NOT have additional properties (memo); amount: must be > 0');
+      expect(await session.tool('payment.pay', { amount: 3 }, () => 'ok')).toBe('ok');
+      expect(await session.tool('other.tool', { anything: true }, () => 'ok')).toBe('ok');
+      const result = await session.close();
+      expect(result.audit_report.findings.map((f) => f.kind)).toEqual(['SCHEMA_VIOLATION']);
+      expect(result.audit_report.scorecard.tools.schema_violations).toBe(1);
+      expect(result.conformance.checks.find((c) => c.type === 'schema')).toMatchObject({ declared_schema_rules: 1, schema_violations: 1, passed: false });
+    });
+
+    it('checks results after the call: the result is recorded, then the violation, and the call throws', async () => {
+      const session = open({ variables: { schema_refs: { receipt: { on: 'result', schema: { type: 'object', required: ['id'] } } } }, rules: [{ type: 'schema_check', ref: 'receipt' }] });
+      const error = await rejection(() => session.tool('payment.pay', {}, () => ({ status: 'ok' })));
+      expect(error).toBeInstanceOf(PolicyDeniedError);
+      expect(kinds(session)).toEqual(['tool.intent', 'tool.call', 'tool.result', 'constraint.violated']);
+      const open_ = rows(session)[1]?.payload['spectrum'] as Record<string, unknown>;
+      expect(open_['schema']).toEqual({ refs: 1, active_rules: 1, auto_enforced: false });
+      await session.close();
+    });
+  });
+
+  describe('spectrum', () => {
+    it('at high allows only the declared skills and requires a verified operator', async () => {
+      const options: AgentOptions = { skills: ['search.web'], spectrum: { level: 'high' } };
+      const home = tempDir();
+      const ag = agent('acme/high', { home, ...options });
+      expectAuraError(() => ag.session(), IdentityRequiredError, 'IDENTITY_REQUIRED');
+      const unverified = expectAuraError(() => ag.session({ operator: { subject: 'ops@example.test' } }), IdentityRequiredError, 'IDENTITY_REQUIRED');
+      expect(unverified.data).toEqual({ reason: 'operator_not_verified', source: 'level_default:high' });
+      expect(fs.existsSync(ag.config.paths.sessions) ? fs.readdirSync(ag.config.paths.sessions) : []).toEqual([]);
+
+      const session = ag.session({ operator: { subject: 'ops@example.test', verified: true, email: 'ops@example.test' } });
+      expect(await session.tool('search.web', {}, () => 1)).toBe(1);
+      expect(await rejection(() => session.tool('shell.exec', {}, () => 1))).toBeInstanceOf(PolicyDeniedError);
+      const opened = rows(session)[1]?.payload['spectrum'] as Record<string, unknown>;
+      expect(opened).toMatchObject({ level: 'high', coat: 'tight', enforcement_rule_count: 1, verified_identity_required: true, verified_identity_required_source: 'level_default:high' });
+      expect(rows(session)[0]?.payload['spectrum']).toEqual({ level: 'high', coat: 'tight', services: ['monitor'], planes: { audit: true, enforce: true, escalate: true } });
+      await session.close();
+    });
+
+    it('at full requires every tool call to belong to a step', async () => {
+      const session = open({ skills: ['t'], spectrum: { level: 'full', identity_required: false } });
+      expect(await rejection(() => session.tool('t', {}, () => 1))).toBeInstanceOf(PolicyDeniedError);
+      session.emit('tool.call', { tool: 't', step_id: 'fetch' });
+      await session.close();
+    });
+  });
+
+  describe('identity', () => {
+    it('records identity.bound after session.open and carries the operator on later events; the summary nulls its PII', async () => {
+      const session = open({}, { operator: { subject: 'ops@corp.com', email: 'ops@corp.com', name: 'Ops', verified: true } });
+      session.emit('turn.start', {});
+      expect(kinds(session).slice(0, 2)).toEqual(['identity.bound', 'turn.start']);
+      const bound = rows(session)[2] as Row;
+      expect(bound.payload['operator']).toMatchObject({ subject: 'ops@corp.com', method: 'manual', verified: true, subject_hash: '345d7f217b01ffc7' });
+      expect((rows(session)[3]?.agent_ids['ids'] as Record<string, unknown>)['operator']).toMatchObject({ subject_hash: '345d7f217b01ffc7' });
+      expect(rows(session)[1]?.agent_ids['ids']).not.toHaveProperty('operator');
+      const result = await session.close();
+      expect(result.summary.identity).toEqual({ operator: { verified: true, method: 'manual', subject: null, subject_hash: '345d7f217b01ffc7', email: null, name: null } });
+      expect(fs.readFileSync(result.exports.summary ?? '', 'utf8')).not.toContain('ops@corp.com');
+      expect(fs.readFileSync(result.exports.otel ?? '', 'utf8')).not.toContain('ops@corp.com');
+    });
+  });
+
+  describe('escalations', () => {
+    it('turns a violation into recorded intents, hands them to the handler, and records a failing handler', async () => {
+      const delivered: string[] = [];
+      const session = open(
+        { rules: [{ type: 'deny_tools', tools: ['shell.*'] }], escalations: [{ id: 'violations', on: 'constraint.violated', actions: ['nudge:stay on task', 'email:ops@example.test', 'wake'] }] },
+        {
+          escalationHandler: (delivery) => {
+            if (delivery.action.name === 'wake') throw new Error('pager is down');
+            delivered.push(`${delivery.action.name}:${delivery.action.argument ?? ''}`);
+          },
+        },
+      );
+      await rejection(() => session.tool('shell.exec', {}, () => 1));
+      expect(kinds(session)).toEqual(['tool.intent', 'constraint.violated', 'membrane.nudge', 'escalation.email', 'escalation.wake', 'escalation.fired']);
+      expect(delivered).toEqual(['nudge:stay on task', 'email:ops@example.test']);
+      const fired = rows(session).at(-1) as Row;
+      expect(fired.payload).toMatchObject({
+        trigger_kind: 'constraint.violated',
+        rule_id: 'violations',
+        actions: [
+          { action: 'nudge', status: 'ok', message: 'stay on task' },
+          { action: 'email', status: 'ok', to: 'ops@example.test' },
+          { action: 'wake', status: 'error', error: 'Error: pager is down' },
+        ],
+      });
+      const result = await session.close();
+      expect(result.audit_report.findings.map((f) => f.kind)).toEqual(['POLICY_VIOLATION', 'ESCALATION_FIRED']);
+    });
+
+    it('pauses the session: the next tool call waits for approval of the pause', async () => {
+      const session = open({ rules: [{ type: 'deny_tools', tools: ['shell.*'] }], escalations: [{ on: 'constraint.violated', actions: ['pause'] }] });
+      await rejection(() => session.tool('shell.exec', {}, () => 1));
+      const paused = await rejection(() => session.tool('search.web', {}, () => 1));
+      expect(paused).toBeInstanceOf(ApprovalRequiredError);
+      const requestId = (paused as ApprovalRequiredError).data?.request_id ?? '';
+      expect(requestId).toMatch(/^escal_pause_[0-9a-f]{10}$/);
+      session.approve(requestId, { principal: 'ops' });
+      expect(await session.tool('search.web', {}, () => 'resumed')).toBe('resumed');
+      await session.close();
+    });
+  });
+});
