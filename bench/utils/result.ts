@@ -10,6 +10,8 @@ export interface Figure {
   readonly unit: string;
   /** The lowest acceptable value, when the figure has a target. */
   readonly target?: number;
+  /** The highest acceptable value, for a figure that is a cost. */
+  readonly ceiling?: number;
   /** Quoted from elsewhere (not measured in this run), or derived from such a quote. */
   readonly reference?: boolean;
 }
@@ -48,15 +50,17 @@ export function parseResult(line: string): ScenarioResult | null {
 
 function toFigure(item: unknown): Figure | null {
   if (!isRecord(item)) return null;
-  const { name, value, unit, target, reference } = item;
+  const { name, value, unit, target, ceiling, reference } = item;
   if (typeof name !== 'string' || typeof value !== 'number' || typeof unit !== 'string') return null;
   if (target !== undefined && typeof target !== 'number') return null;
+  if (ceiling !== undefined && typeof ceiling !== 'number') return null;
   if (reference !== undefined && typeof reference !== 'boolean') return null;
   return {
     name,
     value,
     unit,
     ...(target === undefined ? {} : { target }),
+    ...(ceiling === undefined ? {} : { ceiling }),
     ...(reference === undefined ? {} : { reference }),
   };
 }

@@ -24,6 +24,7 @@ const ROOT = path.dirname(BENCH_DIR);
 const SCENARIOS: Readonly<Record<string, string>> = {
   emit: 'emit.bench.ts',
   'verify-chain': 'verify-chain.bench.ts',
+  'tool-guarded': 'tool-guarded.bench.ts',
 };
 
 /** The machine line printed first, and copied into docs/benchmarks.md. */
@@ -84,8 +85,10 @@ function printTable(outcomes: readonly Outcome[]): void {
   for (const { scenario, result, failure } of outcomes) {
     if (failure !== null) rows.push([scenario, '-', '-', '-', `CRASHED (${failure})`]);
     for (const figure of result?.figures ?? []) {
-      const target = figure.target === undefined ? '' : `>= ${formatValue(figure.target, figure.unit)}`;
-      const status = figure.reference === true ? 'reference only' : figure.target === undefined ? '' : figure.value >= figure.target ? 'met' : 'MISSED';
+      const target =
+        figure.target !== undefined ? `>= ${formatValue(figure.target, figure.unit)}` : figure.ceiling !== undefined ? `<= ${formatValue(figure.ceiling, figure.unit)}` : '';
+      const met = figure.target !== undefined ? figure.value >= figure.target : figure.ceiling !== undefined ? figure.value <= figure.ceiling : null;
+      const status = figure.reference === true ? 'reference only' : met === null ? '' : met ? 'met' : 'MISSED';
       rows.push([scenario, figure.name, formatValue(figure.value, figure.unit), target, status]);
     }
   }

@@ -1,97 +1,124 @@
 /**
- * `aura demo`: a scripted session of a small trip-planning agent: two turns, a model call per
- * turn, three tool calls (one fails and is retried), no network. It is written to the sessions
- * folder like any session, then verified from disk.
+ * `aura demo`: a scripted session of a small trip-planning agent, with no network. In four turns
+ * it shows what aura records and stops: a gated tool that gets its API key injected (the key
+ * appears in no file aura writes: the demo checks), a denied tool the agent recovers from, a call
+ * held for approval and released for exactly that call, and arguments refused by their schema and
+ * then fixed. It is written to the sessions folder like any session, then verified from disk.
  */
 
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
 import type { AuraConfig } from '../config/config.js';
+import { ApprovalRequiredError, PolicyDeniedError } from '../errors.js';
 import { agent } from '../session/agent.js';
 import type { Session } from '../session/session.js';
 import { verifyTrail } from '../spine/verify.js';
 import { colors, EXIT, type CommandResult } from './output.js';
 
-interface DemoTool {
-  readonly name: string;
-  readonly args: Record<string, unknown>;
-  readonly run: () => Record<string, unknown>;
-}
-
-const WEATHER: DemoTool = {
-  name: 'weather.forecast',
-  args: { city: 'Lisbon', day: 'saturday' },
-  run: () => ({ summary: 'sunny', high_c: 24.5, low_c: 16, rain_probability: 0.05 }),
+const DEMO_PROFILE = {
+  name: 'trip-planner',
+  purpose: 'Plan a day trip: check the weather, book it in the calendar, tell the traveller',
+  skills: ['weather.forecast', 'calendar.find_slot', 'calendar.book', 'mail.send'],
+  rules: [
+    { type: 'deny_tools', tools: ['shell.*', 'fs.delete'] },
+    { type: 'confirm_before', tools: ['calendar.book'] },
+    { type: 'schema_check', tool: 'mail.send', schema: { type: 'object', required: ['to', 'subject'], properties: { to: { type: 'string', pattern: '^[^@\\s]+@[^@\\s]+$' } } } },
+  ],
+  capabilities: [{ id: 'weather-api', tool: 'weather.forecast', allowed: { city: '*' }, secret: 'env:AURA_DEMO_WEATHER_KEY', inject_as: 'api_key' }],
 };
 
-/** A calendar whose first booking attempt fails, so the demo shows an error and its retry. */
-function calendarTool(): DemoTool {
-  let attempts = 0;
-  return {
-    name: 'calendar.book',
-    args: { title: 'Day trip to Sintra', day: 'saturday', start: '09:00' },
-    run: () => {
-      attempts++;
-      if (attempts === 1) throw new Error('slot 09:00 is taken');
-      return { booked: true, start: '09:30', event_ref: 'cal-7f3a' };
-    },
-  };
-}
-
-/** Runs the demo session and reports where it went and how it verified. */
+/** Runs the demo session and reports what it shows, where it went and how it verified. */
 export async function demoCommand(config: AuraConfig): Promise<CommandResult> {
   const planner = agent('demo/trip-planner', {
     home: config.paths.home,
     ...(config.paths.projectDir === null ? {} : { projectDir: config.paths.projectDir }),
-    name: 'trip-planner',
-    purpose: 'Plan a day trip: check the weather, then book it in the calendar',
-    skills: ['weather.forecast', 'calendar.book'],
+    ...DEMO_PROFILE,
   });
-  const calendar = calendarTool();
-  const session = planner.session({ mode: 'task' });
+  // The key from the environment when set, else one made up for this run; a broker hands it over
+  // as a vault would hand over a real one.
+  const weatherKey = process.env['AURA_DEMO_WEATHER_KEY'] ?? `demo-${randomBytes(12).toString('hex')}`;
+  const session = planner.session({ mode: 'task', secretBroker: { resolve: (ref) => (ref === 'env:AURA_DEMO_WEATHER_KEY' ? weatherKey : undefined) } });
+  const story: string[] = [];
 
   session.emit('turn.start', { turn: 1, input: 'Is Saturday good for a day trip to Sintra?' });
   session.emit('model.call', { model: 'demo-model', prompt_tokens: 412, completion_tokens: 38 }, { telemetry: { latency_ms: 812.4 } });
-  callTool(session, WEATHER, 1);
+  const forecast = await session.tool(
+    'weather.forecast',
+    { city: 'Sintra', day: 'saturday' },
+    (live) => (live['api_key'] === weatherKey ? { summary: 'sunny', high_c: 24.5, low_c: 16, rain_probability: 0.05 } : { error: 'unauthorized' }),
+    { capabilityId: 'weather-api' },
+  );
+  story.push(`weather.forecast got its API key injected (capability weather-api): ${forecast.summary === 'sunny' ? 'authorized' : 'refused'}`);
   session.emit('turn.end', { turn: 1, output: 'Saturday looks sunny, 24.5 °C.', tokens: 450 });
 
-  session.emit('turn.start', { turn: 2, input: 'Book it for 9 am.' });
-  session.emit('model.call', { model: 'demo-model', prompt_tokens: 530, completion_tokens: 22 }, { telemetry: { latency_ms: 640.1 } });
-  callTool(session, calendar, 1);
-  callTool(session, calendar, 2);
-  session.emit('turn.end', { turn: 2, output: 'Booked Saturday 09:30 (09:00 was taken).', tokens: 552 });
+  session.emit('turn.start', { turn: 2, input: 'Clean up my downloads folder first.' });
+  try {
+    await session.tool('shell.exec', { cmd: 'rm -rf ~/Downloads' }, () => 'never runs');
+  } catch (error) {
+    if (!(error instanceof PolicyDeniedError)) throw error;
+    story.push(`shell.exec denied by ${error.data?.rule_type ?? 'policy'}; the agent carried on`);
+  }
+  session.emit('turn.end', { turn: 2, output: 'I cannot run shell commands; skipping that.', tokens: 120 });
+
+  session.emit('turn.start', { turn: 3, input: 'Book it for 9 am.' });
+  const slot = await findSlot(session);
+  const booking = { title: 'Day trip to Sintra', day: 'saturday', start: slot };
+  try {
+    await session.tool('calendar.book', booking, () => ({ booked: true }));
+  } catch (error) {
+    if (!(error instanceof ApprovalRequiredError)) throw error;
+    const requestId = error.data?.request_id ?? '';
+    session.approve(requestId, { principal: 'demo-operator' });
+    await session.tool('calendar.book', booking, () => ({ booked: true, event_ref: 'cal-7f3a' }));
+    story.push(`calendar.book held for approval ${requestId}, approved by demo-operator, released for exactly that call`);
+  }
+  session.emit('turn.end', { turn: 3, output: `Booked Saturday ${slot}.`, tokens: 552 });
+
+  session.emit('turn.start', { turn: 4, input: 'Mail me the plan.' });
+  try {
+    await session.tool('mail.send', { to: 'traveller', body: 'Sintra on Saturday' }, () => ({ sent: true }));
+  } catch (error) {
+    if (!(error instanceof PolicyDeniedError)) throw error;
+    await session.tool('mail.send', { to: 'traveller@example.test', subject: 'Saturday: Sintra', body: 'Sintra on Saturday' }, () => ({ sent: true }));
+    story.push('mail.send arguments refused by their schema, then fixed and sent');
+  }
+  session.emit('turn.end', { turn: 4, output: 'Plan sent.', tokens: 210 });
   session.completeGoal({ booked: 'cal-7f3a' });
 
   const result = await session.close();
   const verified = verifyTrail(result.log_path, result.summary.chain);
-  const verdict = result.audit_report.verdict;
-  const ok = verified.hash_chain_valid && verified.reason === undefined;
+  const written = [result.log_path, result.exports.summary, result.exports.otel].filter((file): file is string => file !== undefined);
+  const leaked = written.filter((file) => fs.readFileSync(file, 'utf8').includes(weatherKey));
+  const { verdict, findings } = result.audit_report;
+  const ok = verified.hash_chain_valid && verified.reason === undefined && leaked.length === 0;
+  const kinds = [...new Set(findings.map((finding) => finding.kind))];
   const human = [
     `aura demo: session ${result.session_id} of agent demo/trip-planner`,
     `  trail    ${result.log_path} (${verified.events} events)`,
     ...(result.exports.summary === undefined ? [] : [`  summary  ${result.exports.summary}`]),
     ...(result.exports.otel === undefined ? [] : [`  spans    ${result.exports.otel}`]),
-    `  verdict  ${verdict === 'pass' ? colors.green('PASS') : colors.yellow(verdict.toUpperCase())}`,
-    `  verify   ${ok ? colors.green(`hash chain valid, ${verified.complete ? 'complete' : 'incomplete'}, matches the seal`) : colors.red(verified.message ?? 'failed')}`,
+    ...story.map((line, i) => `  ${i === 0 ? 'policy' : '      '}   ${line}`),
+    `  secret   the injected key appears in ${leaked.length === 0 ? colors.green('none of the files aura wrote') : colors.red(leaked.join(', '))}`,
+    `  verdict  ${verdict === 'pass' ? colors.green('PASS') : colors.yellow(verdict.toUpperCase())}${kinds.length === 0 ? '' : ` (findings: ${kinds.join(', ')}: the calls policy stopped)`}`,
+    `  verify   ${verified.hash_chain_valid && verified.reason === undefined ? colors.green(`hash chain valid, ${verified.complete ? 'complete' : 'incomplete'}, matches the seal`) : colors.red(verified.message ?? 'failed')}`,
   ].join('\n');
   return {
     exitCode: ok ? EXIT.ok : EXIT.checkFailed,
-    json: { session_id: result.session_id, trail: result.log_path, exports: result.exports, verdict, verify: verified },
+    json: { session_id: result.session_id, trail: result.log_path, exports: result.exports, verdict, findings: kinds, story, secret_leaked_into: leaked, verify: verified },
     human,
   };
 }
 
-function callTool(session: Session, tool: DemoTool, attempt: number): void {
-  const base = { tool: tool.name, skill_id: tool.name.split('.')[0] ?? tool.name, args: tool.args };
-  session.emit('tool.intent', { ...base, membrane: 'egress' });
-  session.emit('tool.call', base, { telemetry: { attempt } });
-  const started = performance.now();
-  try {
-    const output = tool.run();
-    session.emit('tool.result', { ...base, result: output }, { telemetry: { attempt, latency_ms: elapsed(started) } });
-  } catch (error) {
-    session.emit('tool.error', { ...base, error: (error as Error).message }, { telemetry: { attempt, latency_ms: elapsed(started) } });
+/** A calendar whose first lookup fails, so the trail shows a tool error and its retry. */
+async function findSlot(session: Session): Promise<string> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await session.tool('calendar.find_slot', { day: 'saturday', after: '09:00' }, () => {
+        if (attempt === 1) throw new Error('calendar service timed out');
+        return '09:30';
+      });
+    } catch (error) {
+      if (attempt >= 2) throw error;
+    }
   }
-}
-
-function elapsed(started: number): number {
-  return Math.round((performance.now() - started) * 1000) / 1000;
 }

@@ -121,6 +121,8 @@ const EMPTY_OBJECT_TEXT = '{}';
 // Written only by the session itself: completeness and identity must mean what they say.
 const RESERVED_KINDS: ReadonlySet<string> = new Set(['membrane.ingress', 'session.open', 'session.close', 'identity.bound']);
 const TOOL_KINDS: ReadonlySet<string> = new Set(['tool.call', 'action.request']);
+// Distinct calls whose attempts are remembered.
+const ATTEMPT_MEMORY = 4096;
 // Three tries at a fresh id: a collision of 48 random bits is already unheard of.
 const OPEN_ATTEMPTS = 3;
 
@@ -249,9 +251,12 @@ export class Session implements AsyncDisposable {
     if (options.capabilityId !== undefined) base['capability_id'] = options.capabilityId;
     const emitOptions: EmitOptions = options.stepId === undefined ? {} : { stepId: options.stepId };
     this.record('tool.intent', { ...base, membrane: 'egress' }, emitOptions);
-    const digest = callDigest(this.id, name, args);
-    const attempt = (this.attempts.get(digest) ?? 0) + 1;
-    this.attempts.set(digest, attempt);
+    // Attempts of the same call (same tool, same canonical args); the digest itself is only needed for approvals.
+    const sameCall = `${name}\u0000${canonicalJson(args, 'args')}`;
+    const attempt = (this.attempts.get(sameCall) ?? 0) + 1;
+    // Retries come close together; a long session's distinct calls must not grow this without end.
+    if (this.attempts.size >= ATTEMPT_MEMORY) this.attempts.clear();
+    this.attempts.set(sameCall, attempt);
     const { decision } = this.enforce('tool.call', base, { ...emitOptions, telemetry: { attempt } });
 
     const live = withoutSecretKeys(args) as Record<string, unknown>;

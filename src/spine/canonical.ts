@@ -135,7 +135,7 @@ function writeObject(object: object, depth: number, walk: Walk): string {
     if (child === undefined) continue;
     try {
       // Keys are not scrubbed: a changed key could change the sorted order Python would hash.
-      const keyText = quote(key, walk.ascii);
+      const keyText = walk.ascii ? quote(key, true) : quotedKey(key);
       // A secret-like key keeps its place, so a reader sees that a value was there.
       const valueText = walk.redact?.secretKey(key) === true ? REDACTED_TEXT : write(child, depth + 1, walk);
       text += (first ? '' : ', ') + keyText + ': ' + valueText;
@@ -152,9 +152,35 @@ function writeObject(object: object, depth: number, walk: Walk): string {
 export function sortedKeys(keys: string[]): string[] {
   keys.sort();
   for (const key of keys) {
-    if (SURROGATE.test(key)) return keys.sort(compareCodePoints);
+    if (keyFacts(key).surrogate) return keys.sort(compareCodePoints);
   }
   return keys;
+}
+
+interface KeyFacts {
+  /** Filled on first use inside the walk, so a key that cannot be quoted fails where its path is known. */
+  quoted: string | null;
+  readonly surrogate: boolean;
+}
+
+// Payload keys repeat from event to event: each key is quoted and checked once. Bounded, so a
+// stream of unique keys costs memory only up to the bound.
+const keyCache = new Map<string, KeyFacts>();
+const KEY_CACHE_LIMIT = 10_000;
+
+function keyFacts(key: string): KeyFacts {
+  let facts = keyCache.get(key);
+  if (facts === undefined) {
+    facts = { quoted: null, surrogate: SURROGATE.test(key) };
+    if (keyCache.size < KEY_CACHE_LIMIT) keyCache.set(key, facts);
+  }
+  return facts;
+}
+
+function quotedKey(key: string): string {
+  const facts = keyFacts(key);
+  facts.quoted ??= quote(key, false);
+  return facts.quoted;
 }
 
 /** Code-point comparison of two strings. */

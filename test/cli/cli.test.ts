@@ -2,7 +2,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AURA_PY, interopIndex, pythonTrail } from '../helpers/fixtures.js';
-import { aura, auraJson } from '../helpers/cli.js';
+import { spawnSync } from 'node:child_process';
+import { AURA_BIN, aura, auraJson } from '../helpers/cli.js';
 import { lines, writeLines } from '../helpers/sessions.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -16,12 +17,18 @@ describe('aura demo', () => {
     const id = /session (aura_sess_[0-9a-f]{12})/.exec(run.stdout)?.[1] ?? '';
     const trail = path.join(home, 'sessions', `${id}.jsonl`);
     expect(run.stdout).toContain(trail);
-    expect(run.stdout).toMatch(/verdict\s+PASS/);
+    expect(run.stdout).toMatch(/verdict\s+FAIL \(findings: POLICY_VIOLATION, SCHEMA_VIOLATION/);
+    expect(run.stdout).toMatch(/shell\.exec denied by deny_tools/);
+    expect(run.stdout).toMatch(/calendar\.book held for approval req_[0-9a-f]{10}, approved by demo-operator/);
+    expect(run.stdout).toMatch(/mail\.send arguments refused by their schema, then fixed/);
+    expect(run.stdout).toMatch(/secret\s+the injected key appears in none of the files aura wrote/);
     expect(run.stdout).toMatch(/verify\s+hash chain valid, complete, matches the seal/);
     expect(fs.existsSync(path.join(home, 'sessions', `${id}.summary.json`))).toBe(true);
     expect(lines(trail).length).toBeGreaterThan(10);
     const kinds = lines(trail).map((line) => (JSON.parse(line) as { kind: string }).kind);
-    expect(kinds).toEqual(expect.arrayContaining(['turn.start', 'model.call', 'tool.call', 'tool.result', 'tool.error', 'task.complete']));
+    expect(kinds).toEqual(
+      expect.arrayContaining(['turn.start', 'model.call', 'tool.call', 'tool.result', 'tool.error', 'capability.injected', 'constraint.violated', 'constraint.approval_required', 'constraint.approved', 'task.complete']),
+    );
     expect(kinds.at(-1)).toBe('session.close');
 
     const verified = auraJson(['verify', 'chain', trail, '--summary', path.join(home, 'sessions', `${id}.summary.json`)], { home });
@@ -35,6 +42,24 @@ describe('aura demo', () => {
     const run = auraJson(['--home', tempDir(), '--project', project, 'demo']);
     expect(run.status).toBe(0);
     expect(String(run.json['trail'])).toBe(path.join(project, '.aura', 'sessions', `${String(run.json['session_id'])}.jsonl`));
+  });
+});
+
+describe('aura demo with a known secret', () => {
+  it('never writes the injected secret to the trail, the summary or the spans', () => {
+    const home = tempDir();
+    const secret = 'weather-key-5d1c9e0b7a2f4c31';
+    const env = { ...process.env, NO_COLOR: '1', AURA_HOME: home, AURA_DEMO_WEATHER_KEY: secret };
+    const run = spawnSync(process.execPath, [AURA_BIN, 'demo', '--json'], { env, encoding: 'utf8' });
+    expect(run.status).toBe(0);
+    const demo = JSON.parse(run.stdout) as { exports: { jsonl: string; summary: string; otel: string }; secret_leaked_into: string[] };
+    expect(demo.secret_leaked_into).toEqual([]);
+    for (const file of [demo.exports.jsonl, demo.exports.summary, demo.exports.otel]) {
+      const text = fs.readFileSync(file, 'utf8');
+      expect(text.length).toBeGreaterThan(0);
+      expect(text, file).not.toContain(secret);
+    }
+    expect(fs.readFileSync(demo.exports.jsonl, 'utf8')).toContain('"inject_as": "api_key"');
   });
 });
 
@@ -131,7 +156,7 @@ describe('aura export and export-otel', () => {
     fs.rmSync(path.join(home, 'sessions', `${id}.otel.jsonl`));
     const rebuilt = auraJson(['export', id], { home });
     expect(rebuilt.status).toBe(0);
-    expect(rebuilt.json).toMatchObject({ session_id: id, audit_report: { verdict: 'pass', hash_chain_valid: true } });
+    expect(rebuilt.json).toMatchObject({ session_id: id, audit_report: { verdict: 'fail', hash_chain_valid: true } });
     expect(JSON.parse(fs.readFileSync(summaryPath, 'utf8'))).toEqual(JSON.parse(original));
     expect(fs.existsSync(path.join(home, 'sessions', `${id}.otel.jsonl`))).toBe(true);
   });
@@ -154,9 +179,9 @@ describe('aura sessions list and paths', () => {
     const id = String(auraJson(['demo'], { home }).json['session_id']);
     const list = auraJson(['sessions', 'list'], { home });
     expect(list.status).toBe(0);
-    expect(list.json['sessions']).toEqual([expect.objectContaining({ session_id: id, agent_ref: 'demo/trip-planner', verdict: 'pass', hash_chain_valid: true, state: 'closed' })]);
+    expect(list.json['sessions']).toEqual([expect.objectContaining({ session_id: id, agent_ref: 'demo/trip-planner', verdict: 'fail', hash_chain_valid: true, state: 'closed' })]);
     const human = aura(['sessions', 'list'], { home });
-    expect(human.stdout).toMatch(new RegExp(`${id}\\s+demo/trip-planner\\s+\\S+ \\S+\\s+\\d+\\s+pass\\s+valid\\s+closed`));
+    expect(human.stdout).toMatch(new RegExp(`${id}\\s+demo/trip-planner\\s+\\S+ \\S+\\s+\\d+\\s+fail\\s+valid\\s+closed`));
   });
 
   it('says so when there are no sessions', () => {
