@@ -7,7 +7,16 @@
 export { agent, parseAgentRef, Agent, SESSION_MODES } from './session/agent.js';
 export type { AgentOptions, AgentProfile, SessionMode } from './session/agent.js';
 export { Session } from './session/session.js';
-export type { EmitOptions, RecordedEvent, SessionOptions, SessionResult } from './session/session.js';
+export type { EmitOptions, RecordedEvent, SessionOptions, SessionResult, ToolHost, ToolOptions } from './session/session.js';
+
+// Policy
+export { EnvSecretBroker } from './policy/capabilities.js';
+export type { SecretBroker } from './policy/capabilities.js';
+export { ManualIdentityAdapter } from './policy/identity.js';
+export type { IdentityContext, Operator, OperatorIdentityAdapter } from './policy/identity.js';
+export type { EscalationDelivery, EscalationHandler } from './policy/escalations.js';
+export type { DefaultToolPolicy } from './policy/policy.js';
+export type { SpectrumLevel } from './policy/spectrum.js';
 export type { Clock, IdSource } from './session/ids.js';
 
 // Configuration
@@ -32,18 +41,24 @@ export type { Conformance } from './audit/conformance.js';
 
 // Errors
 export {
+  ApprovalError,
+  ApprovalRequiredError,
   AuraError,
   ChainVerificationError,
   ConfigError,
   ExportError,
+  IdentityRequiredError,
   InvalidAgentRefError,
   InvalidOptionError,
   InvalidSessionIdError,
   NonJsonValueError,
   NotFoundError,
+  PolicyDeniedError,
+  ProfileError,
   ReadError,
+  SecretNotFoundError,
   SessionClosedError,
   SessionLockedError,
   TrailWriteError,
 } from './errors.js';
-export type { AuraErrorCode, ChainFailureData, ChainFailureReason, NonJsonValueData } from './errors.js';
+export type { AuraErrorCode, ChainFailureData, ChainFailureReason, NonJsonValueData, PolicyDeniedData, ProfileErrorData } from './errors.js';

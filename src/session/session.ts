@@ -90,6 +90,11 @@ export interface ToolOptions {
   readonly capabilityId?: string;
 }
 
+/** Tools dispatched by name through the guarded path. */
+export interface ToolHost<T extends Readonly<Record<string, (liveArgs: Record<string, unknown>) => unknown>>> {
+  call<K extends keyof T & string>(name: K, args: Readonly<Record<string, unknown>>, options?: ToolOptions): Promise<Awaited<ReturnType<T[K]>>>;
+}
+
 /** What `emit` recorded. */
 export interface RecordedEvent {
   readonly event_id: string;
@@ -284,6 +289,19 @@ export class Session implements AsyncDisposable {
     const telemetry = { attempt, latency_ms: elapsed(started) };
     this.enforce('tool.result', { ...base, result }, { ...emitOptions, telemetry });
     return result;
+  }
+
+  /**
+   * A host adapter: the given tools, each called through {@link Session.tool}, so a host that
+   * dispatches by name gets the same guarded path.
+   */
+  host<T extends Readonly<Record<string, (liveArgs: Record<string, unknown>) => unknown>>>(tools: T, options: Omit<ToolOptions, 'capabilityId'> = {}): ToolHost<T> {
+    const call = async <K extends keyof T & string>(name: K, args: Readonly<Record<string, unknown>>, callOptions: ToolOptions = {}): Promise<Awaited<ReturnType<T[K]>>> => {
+      const fn = Object.hasOwn(tools, name) ? tools[name] : undefined;
+      if (fn === undefined) throw new InvalidOptionError('tool', name, `one of the host's tools: ${Object.keys(tools).join(', ')}`);
+      return (await this.tool(name, args, fn, { ...options, ...callOptions })) as Awaited<ReturnType<T[K]>>;
+    };
+    return { call };
   }
 
   /** Records that the session's goal was reached (`task.complete`). */

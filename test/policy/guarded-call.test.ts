@@ -69,6 +69,18 @@ describe('Session.tool', () => {
     });
   });
 
+  describe('through a host adapter', () => {
+    it('dispatches by name through the same guarded path, and refuses an unknown tool', async () => {
+      const session = open({ rules: [{ type: 'deny_tools', tools: ['shell.*'] }] });
+      const host = session.host({ 'search.web': (live) => ({ q: live['q'] }), 'shell.exec': () => 'never' }, { skillId: 'toolbox' });
+      expect(await host.call('search.web', { q: 'x' })).toEqual({ q: 'x' });
+      expect(await rejection(() => host.call('shell.exec', {}))).toBeInstanceOf(PolicyDeniedError);
+      expect(await rejection(() => host.call('nope' as 'search.web', {}))).toMatchObject({ code: 'INVALID_OPTION' });
+      expect(rows(session).filter((r) => r.kind === 'tool.call').map((r) => r.payload['skill_id'])).toEqual(['toolbox']);
+      await session.close();
+    });
+  });
+
   describe('when policy denies the call', () => {
     const cases: [string, AgentOptions, string, RegExp][] = [
       ['deny_tools', { rules: [{ type: 'deny_tools', tools: ['shell.*'] }] }, 'shell.exec', /Tool denied: shell\.exec/],
