@@ -58,6 +58,7 @@ export type SchemaPhase = 'call' | 'result' | 'both';
 const META_KEYS = ['type', 'kind', 'id', 'description', 'source', 'level', '_bind'];
 const TOOL_KINDS = new Set(['tool.call', 'action.request']);
 const TOKEN_KINDS = new Set(['tool.call', 'model.call', 'step.end', 'turn.end']);
+const SCHEMA_KINDS = new Set(['tool.call', 'tool.result']);
 const TOKEN_KEYS = ['tokens', 'token_count', 'total_tokens'];
 
 /** Where the rules are declared and how to reach their schema refs. */
@@ -104,12 +105,7 @@ function compileRule(value: unknown, scope: RuleScope): CompiledRule {
     case 'deny_tools': {
       allowed(['tools', 'deny']);
       const globs = globList(rule, ['tools', 'deny'], scope);
-      return {
-        type: 'deny_tools',
-        declared: rule,
-        names: () => false,
-        evaluate: (input) => (TOOL_KINDS.has(input.kind) && matchesAny(globs, input) ? deny(rule, `Tool denied: ${label(input)} (deny_tools)`) : null),
-      };
+      return checkRule('deny_tools', rule, TOOL_KINDS, (input) => (matchesAny(globs, input) ? deny(rule, `Tool denied: ${label(input)} (deny_tools)`) : null));
     }
     case 'confirm_before': {
       allowed(['tools', 'actions']);
@@ -123,34 +119,27 @@ function compileRule(value: unknown, scope: RuleScope): CompiledRule {
       const limitKey = 'limit' in rule ? 'limit' : 'max';
       const limit = rule[limitKey];
       if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1) throw profileError(source, at(limitKey), 'expected a positive integer token limit');
-      return {
-        type: 'max_tokens_per_step',
-        declared: rule,
-        names: () => false,
-        evaluate: (input) => {
-          if (!TOKEN_KINDS.has(input.kind)) return null;
-          const key = TOKEN_KEYS.find((k) => input.payload[k] !== undefined);
-          const count = key === undefined ? 0 : input.payload[key];
-          if (typeof count !== 'number' || !Number.isFinite(count)) return deny(rule, `Token count ${key ?? ''} is not a number`);
-          return count > limit ? deny(rule, `Token limit exceeded: ${count} > ${limit}`) : pass(rule, 'within token limit');
-        },
-      };
+      return checkRule('max_tokens_per_step', rule, TOKEN_KINDS, (input) => {
+        const key = TOKEN_KEYS.find((k) => input.payload[k] !== undefined);
+        const count = key === undefined ? 0 : input.payload[key];
+        if (typeof count !== 'number' || !Number.isFinite(count)) return deny(rule, `Token count ${key ?? ''} is not a number`);
+        return count > limit ? deny(rule, `Token limit exceeded: ${count} > ${limit}`) : pass(rule, 'within token limit');
+      });
     }
     case 'schema_check':
       allowed(['schema', 'ref', 'on', 'phase', 'tool', 'skill_id']);
       return schemaRule(rule, scope);
     case 'sequencer_required':
       allowed([]);
-      return {
-        type: 'sequencer_required',
-        declared: rule,
-        names: () => false,
-        evaluate: (input) => {
-          if (!TOOL_KINDS.has(input.kind)) return null;
-          return typeof input.payload['step_id'] === 'string' ? pass(rule, 'sequencer step present') : deny(rule, 'Tool call outside declared sequencer step (spectrum full bind)');
-        },
-      };
+      return checkRule('sequencer_required', rule, TOOL_KINDS, (input) =>
+        typeof input.payload['step_id'] === 'string' ? pass(rule, 'sequencer step present') : deny(rule, 'Tool call outside declared sequencer step (spectrum full bind)'),
+      );
   }
+}
+
+/** A rule that names no tool and answers only events of `kinds`. */
+function checkRule(type: RuleType, rule: Record<string, unknown>, kinds: ReadonlySet<string>, answer: (input: PolicyInput) => RuleResult | null): CompiledRule {
+  return { type, declared: rule, names: () => false, evaluate: (input) => (kinds.has(input.kind) ? answer(input) : null) };
 }
 
 function toolListRule(
@@ -186,22 +175,17 @@ function schemaRule(rule: Record<string, unknown>, scope: RuleScope): CompiledRu
   }
   const toolGlob = tool === null ? null : globAt(tool, source, [...keys, 'tool']);
   const skill = typeof rule['skill_id'] === 'string' ? rule['skill_id'] : null;
-  return {
-    type: 'schema_check',
-    declared: rule,
-    names: () => false,
-    evaluate: (input) => {
-      const phase = input.kind === 'tool.call' ? 'call' : input.kind === 'tool.result' ? 'result' : null;
-      if (phase === null || (on !== 'both' && on !== phase)) return null;
-      if (toolGlob !== null && !toolGlob.test(input.tool ?? '') && !toolGlob.test(input.skillId ?? '')) return null;
-      if (skill !== null && input.skillId !== skill) return null;
-      const subject = phase === 'call' ? input.payload['args'] : input.payload['result'];
-      const problems = check(phase === 'call' && (subject === null || typeof subject !== 'object') ? {} : subject);
-      return problems.length === 0
-        ? pass(rule, `Schema valid for ${input.kind}`)
-        : deny(rule, `Schema validation failed for ${label(input)} on ${input.kind}: ${summarizeProblems(problems)}`);
-    },
-  };
+  return checkRule('schema_check', rule, SCHEMA_KINDS, (input) => {
+    const phase = input.kind === 'tool.call' ? 'call' : 'result';
+    if (on !== 'both' && on !== phase) return null;
+    if (toolGlob !== null && !toolGlob.test(input.tool ?? '') && !toolGlob.test(input.skillId ?? '')) return null;
+    if (skill !== null && input.skillId !== skill) return null;
+    const subject = phase === 'call' ? input.payload['args'] : input.payload['result'];
+    const problems = check(phase === 'call' && (subject === null || typeof subject !== 'object') ? {} : subject);
+    return problems.length === 0
+      ? pass(rule, `Schema valid for ${input.kind}`)
+      : deny(rule, `Schema validation failed for ${label(input)} on ${input.kind}: ${summarizeProblems(problems)}`);
+  });
 }
 
 /** Compiles `variables.schema_refs`: `{name: {schema, tool?, on?}}`. */
