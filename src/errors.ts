@@ -58,7 +58,12 @@ export type ChainFailureReason =
   /** Fewer events, or another head, than the seal says. */
   | 'truncated'
   /** No events at all. */
-  | 'empty';
+  | 'empty'
+  /**
+   * A checkpoint or seal whose signature does not verify, is by a key not trusted, covers another
+   * count or head than the trail, or is missing where the session's signing cadence says one is.
+   */
+  | 'signature_invalid';
 
 interface ErrorOptions<D> {
   readonly data?: D;

@@ -5,6 +5,7 @@ import type { AuraConfig } from '../config/config.js';
 import { exportSession, exportSpans } from '../export/session-export.js';
 import { summaryText } from '../export/summary.js';
 import { readJsonFile } from '../store/json-file.js';
+import { readSealLog } from '../store/seal-log.js';
 import { resolveSessionKey } from '../store/session-files.js';
 import { EXIT, type CommandResult } from './output.js';
 
@@ -24,7 +25,9 @@ export function exportCommand(sessionKey: string, options: ExportOptions, config
     const { text, value } = readJsonFile(files.summary, 'summary');
     return { exitCode: EXIT.ok, json: value, human: text.trimEnd() };
   }
-  const exported = exportSession(files, true);
+  // The seal was logged at close; a rebuilt summary carries the same one.
+  const logged = readSealLog(config.paths.sealLog).entries.findLast((entry) => entry.seal.session_id === files.sessionId)?.seal ?? null;
+  const exported = exportSession(files, true, { seal: () => logged, exportPii: config.values['identity_export_pii'] === true });
   return { exitCode: EXIT.ok, json: exported.summary, human: summaryText(exported.summary).trimEnd() };
 }
 

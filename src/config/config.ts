@@ -21,6 +21,12 @@ export interface AuraPaths {
   readonly sessions: string;
   readonly agents: string;
   readonly registryState: string;
+  /** Signing keys (always under `home`: one set of keys for every project). */
+  readonly keys: string;
+  /** The seal log: one signed seal a closed session, hash-chained. */
+  readonly sealLog: string;
+  /** A second seal log elsewhere (config `anchor_dir`), or null. */
+  readonly anchorLog: string | null;
   readonly globalConfig: string;
   readonly projectConfig: string | null;
   readonly projectDir: string | null;
@@ -34,6 +40,10 @@ export interface AuraSettings {
   readonly fsync: FsyncPolicy;
   readonly default_session_mode: string;
   readonly project_dir: string | null;
+  /** Events between signed checkpoints (default 1000). */
+  readonly checkpoint_every: number;
+  /** A folder for a second copy of every seal, off the system ideally (default none). */
+  readonly anchor_dir: string | null;
 }
 
 /** A config file and whether it was there. */
@@ -69,6 +79,8 @@ const DEFAULTS: AuraSettings = {
   fsync: 'close',
   default_session_mode: 'script',
   project_dir: null,
+  checkpoint_every: 1000,
+  anchor_dir: null,
 };
 
 /** Resolves the configuration and paths; reads config files, writes nothing. */
@@ -103,6 +115,9 @@ export function resolveConfig(options: ConfigOptions = {}): AuraConfig {
       sessions: path.join(base, 'sessions'),
       agents: path.join(base, 'agents'),
       registryState: path.join(base, 'registry_state.json'),
+      keys: path.join(home, 'keys'),
+      sealLog: path.join(base, 'seals.jsonl'),
+      anchorLog: settings.anchor_dir === null ? null : path.join(settings.anchor_dir, 'seals.jsonl'),
       globalConfig,
       projectConfig,
       projectDir,
@@ -125,12 +140,18 @@ function checkSettings(values: Record<string, unknown>, projectDir: string | nul
   if (typeof exportOnClose !== 'boolean') throw new InvalidOptionError('export_on_close', exportOnClose, 'true or false');
   const mode = values['default_session_mode'];
   if (typeof mode !== 'string') throw new InvalidOptionError('default_session_mode', mode, 'a session mode');
+  const every = values['checkpoint_every'];
+  if (typeof every !== 'number' || !Number.isInteger(every) || every < 1) throw new InvalidOptionError('checkpoint_every', every, 'a positive integer');
+  const anchor = values['anchor_dir'];
+  if (anchor !== null && typeof anchor !== 'string') throw new InvalidOptionError('anchor_dir', anchor, 'a folder path');
   return {
     storage,
     export_on_close: exportOnClose,
     fsync: parseFsyncPolicy(values['fsync']),
     default_session_mode: mode,
     project_dir: projectDir,
+    checkpoint_every: every,
+    anchor_dir: anchor === null ? null : path.resolve(anchor),
   };
 }
 

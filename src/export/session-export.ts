@@ -21,9 +21,10 @@ export interface SessionExport {
  * Reads the session's trail and builds its summary and spans; with `write`, commits both files.
  * @throws NotFoundError (no trail), ReadError, ExportError (nothing was committed)
  */
-export function exportSession(files: SessionFiles, write: boolean, options: SummaryOptions = {}): SessionExport {
+export function exportSession(files: SessionFiles, write: boolean, options: SummaryOptions & { readonly beforeCommit?: (summary: SessionSummary) => void } = {}): SessionExport {
   const trail = readTrail(files.trail);
   const summary = buildSummary(files.sessionId, trail, files.trail, options);
+  options.beforeCommit?.(summary);
   if (!write) return { summary, trail, written: null };
   commitFiles(files.sessionId, [
     { path: files.summary, content: summaryText(summary) },

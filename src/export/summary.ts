@@ -9,6 +9,7 @@ import { buildConformance, type Conformance } from '../audit/conformance.js';
 import { redactOperatorRecord } from '../policy/identity.js';
 import { escapeNonAscii } from '../spine/canonical.js';
 import type { TrailRead } from '../spine/trail-reader.js';
+import type { Seal } from '../store/seal-log.js';
 import type { AuraEvent, JsonObject } from '../spine/record.js';
 import { PACKAGE_NAME, VERSION } from '../version.js';
 
@@ -33,6 +34,8 @@ export interface SessionSummary {
   readonly log: string;
   /** The seal: what a later `verify chain --summary` compares the trail against. */
   readonly chain: { readonly events: number; readonly first_hash: string | null; readonly head_hash: string | null };
+  /** The signed seal, when the session was signed (evidence: `seals.jsonl` holds the same). */
+  readonly seal: Seal | null;
   readonly opened_at: string | null;
   readonly closed_at: string | null;
   readonly close_reason: string | null;
@@ -43,6 +46,8 @@ export interface SessionSummary {
 export interface SummaryOptions {
   /** Keep the operator's e-mail, name and subject (config `identity_export_pii`). */
   readonly exportPii?: boolean;
+  /** Seals the trail as read: given the chain's extent and close time, returns the seal. */
+  readonly seal?: (extent: { events: number; first_hash: string | null; head_hash: string | null; closed_at: string | null }) => Seal | null;
 }
 
 /** Builds the summary of the trail at `logPath` from what was read of it. */
@@ -58,6 +63,7 @@ export function buildSummary(sessionId: string, trail: TrailRead, logPath: strin
   const policyVersion = text(open['policy_version']) ?? text(context['policy_version']) ?? text(agentIds['policy_version']);
   const agentRef = text(open['agent_ref']) ?? text(context['agent_ref']) ?? text(agentIds['agent_ref']);
   const conformance = buildConformance(events, snapshot);
+  const closedAt = events.findLast((event) => event.kind === 'session.close')?.timestamp ?? null;
   return {
     session_id: sessionId,
     aura_id: first?.aura_id ?? null,
@@ -76,8 +82,9 @@ export function buildSummary(sessionId: string, trail: TrailRead, logPath: strin
     event_count: events.length,
     log: logPath,
     chain: { events: chain.events, first_hash: chain.first_hash, head_hash: chain.head_hash },
+    seal: options.seal?.({ events: chain.events, first_hash: chain.first_hash, head_hash: chain.head_hash, closed_at: closedAt }) ?? null,
     opened_at: first?.timestamp ?? null,
-    closed_at: events.findLast((event) => event.kind === 'session.close')?.timestamp ?? null,
+    closed_at: closedAt,
     close_reason: text(close['reason']),
     generator: { name: PACKAGE_NAME, version: VERSION },
   };

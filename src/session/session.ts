@@ -15,6 +15,7 @@ import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import {
   ApprovalRequiredError,
+  ExportError,
   IdentityRequiredError,
   InvalidOptionError,
   InvalidSessionIdError,
@@ -39,6 +40,8 @@ import { spectrumSummary } from '../policy/spectrum.js';
 import { canonicalJson } from '../spine/canonical.js';
 import { parseJsonLossless } from '../spine/json-reader.js';
 import { encodeEvent } from '../spine/record.js';
+import { checkpointText, KeyRing, sealText, type Signer } from '../spine/signing.js';
+import { appendSeal } from '../store/seal-log.js';
 import type { ChainReport } from '../spine/verify.js';
 import { parseFsyncPolicy, TrailWriter, type FsyncPolicy } from '../spine/writer.js';
 import { SESSION_ID_PATTERN, sessionFiles, type SessionFiles } from '../store/session-files.js';
@@ -67,6 +70,8 @@ export interface SessionOptions {
   readonly requireVerifiedOperator?: boolean;
   /** Delivers escalations (e-mail, paging); its failures are recorded, never thrown. */
   readonly escalationHandler?: EscalationHandler;
+  /** Sign checkpoints and the seal with the active key in `AURA_HOME/keys` (default: when there is one). */
+  readonly sign?: boolean;
   /** Id source, for tests. */
   readonly ids?: IdSource;
   /** Clock in epoch microseconds, for tests. */
@@ -154,6 +159,9 @@ export class Session implements AsyncDisposable {
   private readonly escalations: EscalationEngine;
   private readonly identity: { readonly required: boolean; readonly source: string };
   private readonly attempts = new Map<string, number>();
+  private readonly signer: Signer | null;
+  private readonly checkpointEvery: number;
+  private sinceCheckpoint = 0;
   private pauseRequest: string | null = null;
   private lastEventId: string | null = null;
   private headHash: string | null = null;
@@ -187,6 +195,8 @@ export class Session implements AsyncDisposable {
     if (this.identity.required && this.operator === null) throw new IdentityRequiredError('no_verified_operator', this.identity.source);
     if (this.identity.required && this.operator?.verified !== true) throw new IdentityRequiredError('operator_not_verified', this.identity.source);
 
+    this.signer = options.sign === false ? null : KeyRing.load(paths.keys).signer();
+    this.checkpointEvery = settings.checkpoint_every;
     this.agentIdsText = canonicalJson(agent.trailer(), 'agent_ids');
     makeFolder(paths.sessions);
     const opened = openTrail(paths.sessions, sessionId, this.ids, fsync);
@@ -337,10 +347,32 @@ export class Session implements AsyncDisposable {
     const reason = options.reason ?? 'normal';
     try {
       this.record('session.close', { reason, goal_reached: this.goalReached }, {});
+      // The final checkpoint covers session.close (unless the cadence just wrote one).
+      if (this.signer !== null && this.sinceCheckpoint > 0) this.checkpoint(this.signer);
     } finally {
       this.writer.close();
     }
-    const exported = exportSession(this.files, this.exportOnClose, { exportPii: this.agent.config.values['identity_export_pii'] === true });
+    const { paths } = this.agent.config;
+    const signer = this.signer;
+    const exported = exportSession(this.files, this.exportOnClose, {
+      exportPii: this.agent.config.values['identity_export_pii'] === true,
+      seal: (extent) => {
+        const unsigned = { session_id: this.id, ...extent };
+        return { ...unsigned, key_id: signer?.keyId ?? null, signature: signer === null ? null : signer.sign(sealText(unsigned)) };
+      },
+      // The seal is logged before the summary is committed: a failed export still leaves the seal.
+      beforeCommit: (summary) => {
+        if (summary.seal === null) return;
+        for (const log of [paths.sealLog, paths.anchorLog]) {
+          if (log === null) continue;
+          try {
+            appendSeal(log, summary.seal);
+          } catch (error) {
+            throw new ExportError(this.id, log, error instanceof TrailWriteError ? error.cause : error);
+          }
+        }
+      },
+    });
     return {
       session_id: this.id,
       trace_id: this.traceId,
@@ -405,6 +437,7 @@ export class Session implements AsyncDisposable {
         declared_rules: policy.declaredRules,
         default_tool_policy: policy.defaultToolPolicy,
         spectrum: openSpectrum,
+        ...(this.signer === null ? {} : { signing: { key_id: this.signer.keyId, checkpoint_every: this.checkpointEvery } }),
         harness: { name: PACKAGE_NAME, version: VERSION },
       },
       {},
@@ -524,8 +557,17 @@ export class Session implements AsyncDisposable {
     this.lastEventId = eventId;
     this.headHash = encoded.content_hash;
     this.count++;
+    const recorded = { event_id: eventId, kind, timestamp, prev_hash: prevHash, content_hash: encoded.content_hash, sequence: this.count };
     if (this.escalations.listensTo(kind)) this.escalations.onEvent(kind, eventId, parseJsonLossless(payloadText) as Record<string, unknown>);
-    return { event_id: eventId, kind, timestamp, prev_hash: prevHash, content_hash: encoded.content_hash, sequence: this.count };
+    if (this.signer !== null && kind !== 'chain.checkpoint' && ++this.sinceCheckpoint >= this.checkpointEvery) this.checkpoint(this.signer);
+    return recorded;
+  }
+
+  /** A signed checkpoint over every event so far (the evidence issue): `{count, head_hash, key_id, signature}`. */
+  private checkpoint(signer: Signer): void {
+    const head = this.headHash ?? '';
+    this.sinceCheckpoint = 0;
+    this.record('chain.checkpoint', { count: this.count, head_hash: head, key_id: signer.keyId, signature: signer.sign(checkpointText(this.id, this.count, head)) }, {});
   }
 }
 

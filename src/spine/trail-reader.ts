@@ -6,7 +6,7 @@
 import { JsonReadError, parseJsonLossless } from './json-reader.js';
 import type { AuraEvent } from './record.js';
 import { trailLines, type TrailLine } from './trail-lines.js';
-import { ChainVerifier, type ChainReport, type ChainSeal } from './verify.js';
+import { ChainVerifier, type ChainReport, type ChainSeal, type VerifyOptions } from './verify.js';
 
 /** A trail read from disk. */
 export interface TrailRead {
@@ -19,13 +19,13 @@ export interface TrailRead {
 }
 
 /** Reads and verifies the trail at `path`. Throws only when the file cannot be read. */
-export function readTrail(path: string, seal?: ChainSeal): TrailRead {
-  return readTrailLines(trailLines(path), seal);
+export function readTrail(path: string, seal?: ChainSeal, options: VerifyOptions = {}): TrailRead {
+  return readTrailLines(trailLines(path), seal, options);
 }
 
 /** Reads and verifies trail lines from any source. */
-export function readTrailLines(lines: Iterable<TrailLine>, seal?: ChainSeal): TrailRead {
-  const verifier = new ChainVerifier();
+export function readTrailLines(lines: Iterable<TrailLine>, seal?: ChainSeal, options: VerifyOptions = {}): TrailRead {
+  const verifier = new ChainVerifier(options);
   const events: AuraEvent[] = [];
   for (const line of lines) {
     const event = verifier.add(line) ?? eventOf(line.text);

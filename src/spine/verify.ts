@@ -9,7 +9,8 @@
 
 import { ChainVerificationError, type ChainFailureReason } from '../errors.js';
 import { contentHash, HASH_PATTERN } from './hash.js';
-import { JsonReadError, readCanonicalPairs, type CanonicalPair } from './json-reader.js';
+import { JsonReadError, parseJsonLossless, readCanonicalPairs, type CanonicalPair } from './json-reader.js';
+import { checkpointText, sealText, verifySignature, type KeyRing } from './signing.js';
 import { readRecordFast } from './fast-record.js';
 import { SORTED_RECORD_KEYS, UNHASHED_KEYS, type AuraEvent } from './record.js';
 import { trailLines, type TrailLine } from './trail-lines.js';
@@ -22,6 +23,28 @@ export interface ChainSeal {
   readonly events: number;
   readonly first_hash?: string | null;
   readonly head_hash?: string | null;
+  /** A signed seal's fields (evidence issue): checked when keys are given. */
+  readonly session_id?: string;
+  readonly closed_at?: string | null;
+  readonly key_id?: string | null;
+  readonly signature?: string | null;
+}
+
+/** How a trail is verified. */
+export interface VerifyOptions {
+  /** Trusted public keys: checkpoint and seal signatures are checked against them. */
+  readonly keys?: KeyRing;
+}
+
+/** What the signatures of a trail say. */
+export interface SignatureReport {
+  /** The session declared a signing key at open. */
+  readonly signed: boolean;
+  readonly key_id: string | null;
+  /** Checkpoints found (and checked). */
+  readonly checkpoints: number;
+  /** True when every signature verified against the keys given; null when no keys were given. */
+  readonly verified: boolean | null;
 }
 
 /** The answer of {@link verifyTrail}. */
@@ -35,6 +58,7 @@ export interface ChainReport {
   readonly session_id: string | null;
   readonly first_hash: string | null;
   readonly head_hash: string | null;
+  readonly signatures: SignatureReport;
   /** The first problem found, if any. */
   readonly reason?: ChainFailureReason;
   readonly event_id?: string | null;
@@ -43,13 +67,13 @@ export interface ChainReport {
 }
 
 /** Verifies the trail file at `path`, and against `seal` when given. Throws only for an unreadable file. */
-export function verifyTrail(path: string, seal?: ChainSeal): ChainReport {
-  return verifyLines(trailLines(path), seal);
+export function verifyTrail(path: string, seal?: ChainSeal, options: VerifyOptions = {}): ChainReport {
+  return verifyLines(trailLines(path), seal, options);
 }
 
 /** Verifies trail lines from any source; stops reading at the first problem. */
-export function verifyLines(lines: Iterable<TrailLine>, seal?: ChainSeal): ChainReport {
-  const verifier = new ChainVerifier();
+export function verifyLines(lines: Iterable<TrailLine>, seal?: ChainSeal, options: VerifyOptions = {}): ChainReport {
+  const verifier = new ChainVerifier(options);
   for (const line of lines) {
     verifier.add(line);
     if (verifier.stopped) break;
@@ -59,8 +83,12 @@ export function verifyLines(lines: Iterable<TrailLine>, seal?: ChainSeal): Chain
 
 /** Verifies a trail fed line by line; remembers the first problem and ignores what follows it. */
 export class ChainVerifier {
-  private readonly walk = new ChainWalk();
+  private readonly walk: ChainWalk;
   private problem: ChainVerificationError | undefined;
+
+  constructor(options: VerifyOptions = {}) {
+    this.walk = new ChainWalk(options.keys ?? null);
+  }
 
   /** True once a problem was found. */
   get stopped(): boolean {
@@ -102,7 +130,14 @@ class ChainWalk {
   firstHash: string | null = null;
   headHash: string | null = null;
   lastKind: string | null = null;
+  previousKind: string | null = null;
   lastLine = 0;
+  /** The signing declared in `session.open`: checkpoints must then follow its cadence. */
+  signing: { readonly keyId: string; readonly every: number } | null = null;
+  checkpoints = 0;
+  sinceCheckpoint = 0;
+
+  constructor(readonly keys: KeyRing | null) {}
 
   /** Checks one line; returns the record when the fast reader took it (else the caller parses). */
   add(line: TrailLine): AuraEvent | null {
@@ -115,6 +150,7 @@ class ChainWalk {
       this.checkChain(record, line.number);
       // A mismatch is left to the lossless reader below, which gives the exact verdict.
       if (contentHash(record.prev_hash, fast.body) === record.content_hash) {
+        this.checkSigning(record, () => record.payload, line.number);
         this.accept(record);
         return record;
       }
@@ -123,6 +159,7 @@ class ChainWalk {
     const record = checkRecordShape(pairs, line.number);
     this.checkChain(record, line.number);
     checkContent(record, pairs, line.number);
+    this.checkSigning(record, () => payloadOf(pairs), line.number);
     this.accept(record);
     return null;
   }
@@ -133,16 +170,55 @@ class ChainWalk {
     checkLink(record, line, this.headHash);
   }
 
+  /** 7. Checkpoints: where the cadence says, over the events before them, signed by a trusted key. */
+  private checkSigning(record: CheckedRecord, payload: () => Readonly<Record<string, unknown>>, line: number): void {
+    if (record.kind === 'session.open' && this.events <= 2) {
+      const signing = payload()['signing'] as { key_id?: unknown; checkpoint_every?: unknown } | undefined;
+      if (signing !== undefined && typeof signing.key_id === 'string' && typeof signing.checkpoint_every === 'number') {
+        this.signing = { keyId: signing.key_id, every: signing.checkpoint_every };
+      }
+    }
+    if (record.kind !== 'chain.checkpoint') {
+      if (this.signing !== null && this.sinceCheckpoint >= this.signing.every) {
+        fail('signature_invalid', `line ${line}: a checkpoint was due after ${this.signing.every} events and is missing (removed, or the trail rewritten)`, record.event_id, line);
+      }
+      this.sinceCheckpoint++;
+      return;
+    }
+    const p = payload();
+    if (p['count'] !== this.events || p['head_hash'] !== this.headHash) {
+      fail('signature_invalid', `line ${line}: the checkpoint covers ${String(p['count'])} events up to ${String(p['head_hash']).slice(0, 12)}…, the trail has ${this.events} up to ${(this.headHash ?? '').slice(0, 12)}…`, record.event_id, line);
+    }
+    if (this.keys !== null) {
+      const key = this.keys.publicKey(p['key_id']);
+      if (key === null) fail('signature_invalid', `line ${line}: the checkpoint is signed by key ${String(p['key_id'])}, which is not trusted`, record.event_id, line);
+      if (!verifySignature(key, checkpointText(record.session_id, this.events, String(p['head_hash'])), p['signature'])) {
+        fail('signature_invalid', `line ${line}: the checkpoint signature does not verify (the chain was rewritten, or the checkpoint forged)`, record.event_id, line);
+      }
+    }
+    this.checkpoints++;
+    this.sinceCheckpoint = 0;
+  }
+
   private accept(record: CheckedRecord): void {
     this.events++;
     this.sessionId = record.session_id;
     this.firstHash ??= record.content_hash;
     this.headHash = record.content_hash;
+    this.previousKind = this.lastKind;
     this.lastKind = record.kind;
+  }
+
+  /** Ends with `session.close`, or with the final checkpoint right after it. */
+  get closed(): boolean {
+    return this.lastKind === 'session.close' || (this.lastKind === 'chain.checkpoint' && this.previousKind === 'session.close');
   }
 
   finish(): void {
     if (this.events === 0) fail('empty', 'the trail holds no events', null, this.lastLine);
+    if (this.signing !== null && this.lastKind === 'session.close') {
+      fail('signature_invalid', 'the trail ends with session.close but not with the final checkpoint a signed session writes after it', null, this.lastLine);
+    }
   }
 
   report(problem?: ChainVerificationError): ChainReport {
@@ -151,9 +227,15 @@ class ChainWalk {
       session_id: this.sessionId,
       first_hash: this.firstHash,
       head_hash: this.headHash,
+      signatures: {
+        signed: this.signing !== null,
+        key_id: this.signing?.keyId ?? null,
+        checkpoints: this.checkpoints,
+        verified: this.keys === null ? null : problem?.code !== 'signature_invalid',
+      },
     };
     if (problem === undefined) {
-      return { hash_chain_valid: true, complete: this.lastKind === 'session.close', ...base };
+      return { hash_chain_valid: true, complete: this.closed, ...base };
     }
     // A torn tail is an interrupted write: what is before it is intact. A seal mismatch is not.
     return {
@@ -322,4 +404,16 @@ function checkSeal(chain: ChainWalk, seal: ChainSeal): void {
             : 'ends at another head hash than the seal (a rewritten chain)';
     fail('truncated', `the trail ${what}`, null, chain.lastLine);
   }
+  if (seal.signature !== undefined && seal.signature !== null && chain.keys !== null) {
+    const key = chain.keys.publicKey(seal.key_id);
+    if (key === null) fail('signature_invalid', `the seal is signed by key ${String(seal.key_id)}, which is not trusted`, null, chain.lastLine);
+    const text = sealText({ session_id: seal.session_id ?? chain.sessionId ?? '', events: seal.events, first_hash: seal.first_hash ?? null, head_hash: seal.head_hash ?? null, closed_at: seal.closed_at ?? null });
+    if (!verifySignature(key, text, seal.signature)) fail('signature_invalid', 'the seal signature does not verify (the seal or its summary was edited)', null, chain.lastLine);
+  }
+}
+
+/** The payload of a record read by the lossless reader (only asked for the few kinds that need it). */
+function payloadOf(pairs: readonly CanonicalPair[]): Readonly<Record<string, unknown>> {
+  const text = pairs.find(([key]) => key === 'payload')?.[1] ?? '{}';
+  return parseJsonLossless(text) as Readonly<Record<string, unknown>>;
 }

@@ -115,29 +115,38 @@ interface LockBody {
 }
 
 function acquireLock(trailPath: string, sessionId: string): void {
-  const path = lockPathOf(trailPath);
-  const body: LockBody = { pid: process.pid, host: os.hostname(), session_id: sessionId };
+  const holder = tryLock(lockPathOf(trailPath), sessionId, trailPath);
+  if (holder !== null) throw new SessionLockedError(sessionId, holder.pid);
+}
+
+/**
+ * Takes a lock file (created exclusively), taking over one whose process is gone.
+ * @returns null when taken, else who holds it (pid null when unknown)
+ * @throws TrailWriteError when the lock cannot be written at all (naming `forPath`)
+ */
+export function tryLock(lockPath: string, label: string, forPath: string): { pid: number | null } | null {
+  const body: LockBody = { pid: process.pid, host: os.hostname(), session_id: label };
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      fs.writeFileSync(path, JSON.stringify(body), { flag: 'wx', mode: 0o644 });
-      return;
+      fs.writeFileSync(lockPath, JSON.stringify(body), { flag: 'wx', mode: 0o644 });
+      return null;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
         // With 'wx', any other failure (a full disk) may have left the file we created empty:
         // an empty lock names no writer and could never be found stale, so take it away.
-        fs.rmSync(path, { force: true });
-        throw new TrailWriteError(trailPath, error);
+        fs.rmSync(lockPath, { force: true });
+        throw new TrailWriteError(forPath, error);
       }
     }
-    const holder = readLock(path);
+    const holder = readLock(lockPath);
     if (holder !== null && holder.host === os.hostname() && !processIsAlive(holder.pid)) {
-      // The writer that held it is gone (killed): the lock is stale.
-      fs.rmSync(path, { force: true });
+      // The process that held it is gone (killed): the lock is stale.
+      fs.rmSync(lockPath, { force: true });
       continue;
     }
-    throw new SessionLockedError(sessionId, holder?.pid ?? null);
+    return { pid: holder?.pid ?? null };
   }
-  throw new SessionLockedError(sessionId, null);
+  return { pid: null };
 }
 
 function releaseLock(trailPath: string): void {

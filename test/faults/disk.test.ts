@@ -203,7 +203,8 @@ describe('Session.emit', () => {
       expect(failure).toBeInstanceOf(ExportError);
       const error = failure as ExportError;
       expect(error.code).toBe('EXPORT_FAILED');
-      expect([s.files.summary, s.files.otel]).toContain(error.data?.path);
+      // The seal log is written first, then summary and spans: any of the three may be the one that failed.
+      expect([s.agent.config.paths.sealLog, s.files.summary, s.files.otel]).toContain(error.data?.path);
       expect(verifyTrail(s.files.trail)).toMatchObject({ hash_chain_valid: true, complete: true });
       for (const target of [s.files.summary, s.files.otel]) {
         expect(fs.existsSync(target), target).toBe(false);

@@ -1,0 +1,156 @@
+/**
+ * Ed25519 signing keys and the texts they sign (`node:crypto` only). A key's id is the first 8
+ * bytes of SHA-256 of its raw public key, in hex. Keys live in a folder as `{key_id}.key` (PKCS#8
+ * PEM, mode 0600) and `{key_id}.pub` (SPKI PEM), with `active` naming the key that signs now;
+ * after a rotation, older public keys stay to verify older records.
+ *
+ * A signed text is a small note in the spirit of C2SP signed notes: an origin line naming what is
+ * signed, then one value a line. Verifiers rebuild the text from the record and check the
+ * signature; nothing signed is ever parsed back out of a signature.
+ */
+
+import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { AuraError, NotFoundError, ReadError } from '../errors.js';
+
+/** A public key and its id. */
+export interface PublicKeyEntry {
+  readonly keyId: string;
+  readonly publicKey: crypto.KeyObject;
+  readonly path: string;
+}
+
+/** The key that signs, with its id. */
+export interface Signer {
+  readonly keyId: string;
+  sign(text: string): string;
+}
+
+const KEY_ID = /^[0-9a-f]{16}$/;
+
+/** The id of a public key: hex of the first 8 bytes of SHA-256 of its 32 raw bytes. */
+export function keyIdOf(publicKey: crypto.KeyObject): string {
+  const raw = publicKey.export({ format: 'der', type: 'spki' }).subarray(-32);
+  return crypto.createHash('sha256').update(raw).digest('hex').slice(0, 16);
+}
+
+/** The text a checkpoint signs. */
+export function checkpointText(sessionId: string, count: number, headHash: string): string {
+  return `aura/session/${sessionId}\n${count}\n${headHash}\n`;
+}
+
+/** The text a seal signs. */
+export function sealText(seal: { session_id: string; events: number; first_hash: string | null; head_hash: string | null; closed_at: string | null }): string {
+  return `aura/seal/${seal.session_id}\n${seal.events}\n${seal.first_hash ?? '-'}\n${seal.head_hash ?? '-'}\n${seal.closed_at ?? '-'}\n`;
+}
+
+/** True when `signature` (base64) is `key`'s signature of `text`. */
+export function verifySignature(publicKey: crypto.KeyObject, text: string, signature: unknown): boolean {
+  if (typeof signature !== 'string' || !/^[A-Za-z0-9+/]+={0,2}$/.test(signature)) return false;
+  return crypto.verify(null, Buffer.from(text, 'utf8'), publicKey, Buffer.from(signature, 'base64'));
+}
+
+/** A keys folder: the trusted public keys by id, and the active signing key. */
+export class KeyRing {
+  private constructor(
+    readonly dir: string,
+    private readonly publicKeys: ReadonlyMap<string, PublicKeyEntry>,
+    readonly activeKeyId: string | null,
+  ) {}
+
+  /**
+   * Reads a keys folder. A public key file whose content does not hash to its name is refused:
+   * a swapped key file must not become trusted.
+   * @throws AuraError `READ_FAILED` for a swapped or unreadable key file
+   */
+  static load(dir: string): KeyRing {
+    const keys = new Map<string, PublicKeyEntry>();
+    let names: string[];
+    try {
+      names = fs.readdirSync(dir);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return new KeyRing(dir, keys, null);
+      throw new ReadError(dir, error);
+    }
+    for (const name of names.filter((n) => n.endsWith('.pub')).sort()) {
+      const file = path.join(dir, name);
+      const publicKey = readPublicKey(file);
+      const keyId = keyIdOf(publicKey);
+      if (name !== `${keyId}.pub`) throw new AuraError('READ_FAILED', `${file} holds the key ${keyId}, not the one its name says: a key file was swapped`, { data: { path: file } });
+      keys.set(keyId, { keyId, publicKey, path: file });
+    }
+    const activeFile = path.join(dir, 'active');
+    const active = fs.existsSync(activeFile) ? fs.readFileSync(activeFile, 'utf8').trim() : null;
+    return new KeyRing(dir, keys, active !== null && KEY_ID.test(active) ? active : null);
+  }
+
+  /** A ring of one public key file (`--public-key F`). */
+  static ofPublicKey(file: string): KeyRing {
+    const publicKey = readPublicKey(file);
+    const keyId = keyIdOf(publicKey);
+    return new KeyRing(path.dirname(file), new Map([[keyId, { keyId, publicKey, path: file }]]), null);
+  }
+
+  /** The trusted public key with this id. */
+  publicKey(keyId: unknown): crypto.KeyObject | null {
+    return typeof keyId === 'string' ? (this.publicKeys.get(keyId)?.publicKey ?? null) : null;
+  }
+
+  /** Every trusted key. */
+  list(): PublicKeyEntry[] {
+    return [...this.publicKeys.values()];
+  }
+
+  /**
+   * The active signing key, or null when there is none.
+   * @throws AuraError `READ_FAILED` when its private key file is readable by others than its owner
+   */
+  signer(): Signer | null {
+    if (this.activeKeyId === null) return null;
+    const file = path.join(this.dir, `${this.activeKeyId}.key`);
+    let mode: number;
+    try {
+      mode = fs.statSync(file).mode;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new NotFoundError('private key', file);
+      throw new ReadError(file, error);
+    }
+    if ((mode & 0o077) !== 0) {
+      throw new AuraError('READ_FAILED', `${file} is readable by others (mode ${(mode & 0o777).toString(8)}): chmod 600 it before it signs anything`, { data: { path: file } });
+    }
+    const privateKey = crypto.createPrivateKey(fs.readFileSync(file, 'utf8'));
+    const keyId = this.activeKeyId;
+    return { keyId, sign: (text) => crypto.sign(null, Buffer.from(text, 'utf8'), privateKey).toString('base64') };
+  }
+
+  /** Makes a new key pair, makes it the active one, and returns its id. Older keys stay trusted. */
+  static generate(dir: string): string {
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const { publicKey, privateKey } = crypto.generateKeyPairSync('ed25519');
+    const keyId = keyIdOf(publicKey);
+    fs.writeFileSync(path.join(dir, `${keyId}.key`), privateKey.export({ format: 'pem', type: 'pkcs8' }), { mode: 0o600, flag: 'wx' });
+    fs.writeFileSync(path.join(dir, `${keyId}.pub`), publicKey.export({ format: 'pem', type: 'spki' }), { mode: 0o644, flag: 'wx' });
+    const staging = path.join(dir, 'active.staging');
+    fs.writeFileSync(staging, `${keyId}\n`);
+    fs.renameSync(staging, path.join(dir, 'active'));
+    return keyId;
+  }
+}
+
+function readPublicKey(file: string): crypto.KeyObject {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new NotFoundError('public key', file);
+    throw new ReadError(file, error);
+  }
+  try {
+    const key = crypto.createPublicKey(text);
+    if (key.asymmetricKeyType !== 'ed25519') throw new Error(`an ${String(key.asymmetricKeyType)} key, not Ed25519`);
+    return key;
+  } catch (error) {
+    throw new AuraError('READ_FAILED', `${file} is not an Ed25519 public key: ${(error as Error).message}`, { data: { path: file } });
+  }
+}

@@ -1,0 +1,127 @@
+/**
+ * The seal log (`seals.jsonl` beside the sessions folder): one line a closed session, each line
+ * linking the one before by hash, like the trails themselves. Deleting a session leaves its seal
+ * without a trail; deleting or editing a seal breaks the log's chain. With `anchor_dir` set, every
+ * seal is also appended to a second log elsewhere, so rewriting both takes write access to both.
+ */
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { AuraError, TrailWriteError } from '../errors.js';
+import { canonicalJson } from '../spine/canonical.js';
+import { contentHash } from '../spine/hash.js';
+import { tryLock } from '../spine/writer.js';
+
+/** What a closed session seals: its trail's extent, signed when a key is active. */
+export interface Seal {
+  readonly session_id: string;
+  readonly events: number;
+  readonly first_hash: string | null;
+  readonly head_hash: string | null;
+  readonly closed_at: string | null;
+  readonly key_id: string | null;
+  readonly signature: string | null;
+}
+
+/** One line of the log. */
+export interface SealLogEntry {
+  readonly seal: Seal;
+  readonly prev_hash: string | null;
+  readonly hash: string;
+}
+
+/** What reading a seal log found. */
+export interface SealLogRead {
+  readonly entries: readonly SealLogEntry[];
+  /** The first problem: a line that is not an entry, or a broken link. */
+  readonly problem: { readonly line: number; readonly message: string } | null;
+}
+
+/** The hash of an entry: the trail's rule, over the canonical text of the seal. */
+export function sealEntryHash(prevHash: string | null, seal: Seal): string {
+  return contentHash(prevHash, canonicalJson(seal, 'seal'));
+}
+
+// Closes in several processes append to one log: each append holds the lock a few ms at most.
+const LOCK_WAIT_MS = 5000;
+const LOCK_RETRY_MS = 5;
+
+/**
+ * Appends a seal, linked to the last entry.
+ * @throws TrailWriteError when the log cannot be written or its lock is held too long
+ */
+export function appendSeal(logPath: string, seal: Seal): SealLogEntry {
+  fs.mkdirSync(path.dirname(logPath), { recursive: true });
+  const lockPath = `${logPath}.lock`;
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  while (tryLock(lockPath, seal.session_id, logPath) !== null) {
+    if (Date.now() > deadline) throw new TrailWriteError(logPath, new Error(`its lock ${lockPath} is held by another process`));
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, LOCK_RETRY_MS);
+  }
+  try {
+    const prevHash = lastHash(logPath);
+    const entry: SealLogEntry = { seal, prev_hash: prevHash, hash: sealEntryHash(prevHash, seal) };
+    fs.appendFileSync(logPath, `${JSON.stringify(entry)}\n`, { mode: 0o644 });
+    return entry;
+  } catch (error) {
+    throw new TrailWriteError(logPath, error);
+  } finally {
+    fs.rmSync(lockPath, { force: true });
+  }
+}
+
+/** The hash of the last entry, read from the end of the file. */
+function lastHash(logPath: string): string | null {
+  let fd: number;
+  try {
+    fd = fs.openSync(logPath, 'r');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+  try {
+    const size = fs.fstatSync(fd).size;
+    if (size === 0) return null;
+    const length = Math.min(size, 64 * 1024);
+    const buffer = Buffer.alloc(length);
+    fs.readSync(fd, buffer, 0, length, size - length);
+    const lines = buffer.toString('utf8').split('\n').filter((line) => line.trim() !== '');
+    const entry = JSON.parse(lines[lines.length - 1] ?? '{}') as Partial<SealLogEntry>;
+    if (typeof entry.hash !== 'string') throw new AuraError('READ_FAILED', `${logPath}: its last line is not a seal entry`, { data: { path: logPath } });
+    return entry.hash;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Reads a seal log and walks its chain. A missing log reads as empty. */
+export function readSealLog(logPath: string): SealLogRead {
+  let text: string;
+  try {
+    text = fs.readFileSync(logPath, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { entries: [], problem: null };
+    throw error;
+  }
+  const entries: SealLogEntry[] = [];
+  let prev: string | null = null;
+  const lines = text.split('\n');
+  for (const [i, line] of lines.entries()) {
+    if (line.trim() === '') continue;
+    const number = i + 1;
+    let entry: SealLogEntry;
+    try {
+      entry = JSON.parse(line) as SealLogEntry;
+    } catch {
+      return { entries, problem: { line: number, message: `line ${number} is not JSON` } };
+    }
+    if (entry === null || typeof entry !== 'object' || typeof entry.seal !== 'object' || entry.seal === null || typeof entry.hash !== 'string') {
+      return { entries, problem: { line: number, message: `line ${number} is not a seal entry` } };
+    }
+    if (entry.prev_hash !== prev) return { entries, problem: { line: number, message: `line ${number} does not link to the entry before it (a seal deleted or reordered)` } };
+    if (sealEntryHash(prev, entry.seal) !== entry.hash) return { entries, problem: { line: number, message: `line ${number}: the seal does not match its hash (edited)` } };
+    entries.push(entry);
+    prev = entry.hash;
+  }
+  return { entries, problem: null };
+}
