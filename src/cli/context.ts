@@ -1,11 +1,15 @@
-/** What every command is given: the configuration chosen by the global options. */
+/** What every command is given: the configuration chosen by the global options, and trusted keys. */
 
+import * as fs from 'node:fs';
 import { resolveConfig, type AuraConfig } from '../config/config.js';
+import { NotFoundError } from '../errors.js';
+import { KeyRing } from '../spine/signing.js';
 
 /** The global options of `aura`. */
 export interface GlobalOptions {
   readonly home?: string;
   readonly project?: string;
+  readonly anchorDir?: string;
 }
 
 /** Resolves the configuration the global options name. */
@@ -13,5 +17,27 @@ export function configFor(options: GlobalOptions): AuraConfig {
   return resolveConfig({
     ...(options.home === undefined ? {} : { home: options.home }),
     ...(options.project === undefined ? {} : { projectDir: options.project }),
+    ...(options.anchorDir === undefined ? {} : { overrides: { anchor_dir: options.anchorDir } }),
   });
+}
+
+/** How a command was told which public keys to trust. */
+export interface KeyOptions {
+  readonly keys?: string;
+  readonly publicKey?: string;
+}
+
+/**
+ * The trusted keys: `--public-key F`, else `--keys DIR`, else the keys in `AURA_HOME/keys` when
+ * there are any, else none (then signatures are not checked, and the output says so).
+ * @throws NotFoundError for a `--keys` folder that does not exist
+ */
+export function keysFor(options: KeyOptions, config: AuraConfig): KeyRing | null {
+  if (options.publicKey !== undefined) return KeyRing.ofPublicKey(options.publicKey);
+  if (options.keys !== undefined) {
+    if (!fs.existsSync(options.keys)) throw new NotFoundError('keys folder', options.keys);
+    return KeyRing.load(options.keys);
+  }
+  const home = KeyRing.load(config.paths.keys);
+  return home.list().length > 0 ? home : null;
 }

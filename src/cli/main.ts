@@ -8,7 +8,9 @@
 import { Command, CommanderError, Option } from 'commander';
 import { AuraError } from '../errors.js';
 import { VERSION } from '../version.js';
-import { configFor, type GlobalOptions } from './context.js';
+import { configFor, keysFor, type GlobalOptions, type KeyOptions } from './context.js';
+import { keysInitCommand, keysListCommand, keysRotateCommand } from './keys.js';
+import { verifyStoreCommand } from './verify-store.js';
 import { demoCommand } from './demo.js';
 import { exportCommand, exportOtelCommand } from './export.js';
 import { EXIT, printResult, type CommandResult } from './output.js';
@@ -32,6 +34,7 @@ function buildProgram(invocation: Invocation): Command {
     .version(`aura-harness ${VERSION}`, '-V, --version')
     .option('--home <dir>', 'use this folder as AURA_HOME (default: $AURA_HOME, else ~/.aura)')
     .option('--project <dir>', 'project folder (its aura.project.yaml; storage: project keeps sessions in its .aura/)')
+    .option('--anchor-dir <dir>', 'also append every seal to DIR/seals.jsonl, ideally off this machine (config anchor_dir)')
     .showHelpAfterError('(run aura --help for usage)')
     .exitOverride()
     .configureOutput({ writeErr: (text) => process.stderr.write(text) });
@@ -54,11 +57,45 @@ function buildProgram(invocation: Invocation): Command {
     .command('chain')
     .description('verify the hash chain of a trail: integrity, and completeness against its seal')
     .argument('<path>', 'a trail (.jsonl) path, or a session id in the sessions folder')
-    .option('--summary <file>', "a summary whose seal the trail must match (aura's chain, or Aura's event_count)")
+    .option('--summary <file>', "a summary whose seal the trail must match (aura's chain and seal, or Aura's event_count)")
+    .option('--keys <dir>', 'trust the public keys in DIR (default: AURA_HOME/keys when it has any)')
+    .option('--public-key <file>', 'trust this one public key')
     .addOption(json)
-    .action((path: string, flags: JsonFlag & { summary?: string }) =>
-      run(flags, () => verifyChainCommand(path, flags.summary === undefined ? {} : { summary: flags.summary }, configFor(global()))),
+    .action((path: string, flags: JsonFlag & KeyOptions & { summary?: string }) =>
+      run(flags, () => {
+        const config = configFor(global());
+        return verifyChainCommand(path, { ...(flags.summary === undefined ? {} : { summary: flags.summary }), keys: keysFor(flags, config) }, config);
+      }),
     );
+  verify
+    .command('store')
+    .description('verify every session of the sessions folder against the seal log (and its anchor copy)')
+    .option('--keys <dir>', 'trust the public keys in DIR (default: AURA_HOME/keys when it has any)')
+    .option('--public-key <file>', 'trust this one public key')
+    .addOption(json)
+    .action((flags: JsonFlag & KeyOptions) =>
+      run(flags, () => {
+        const config = configFor(global());
+        return verifyStoreCommand(config, { keys: keysFor(flags, config), anchorLog: config.paths.anchorLog });
+      }),
+    );
+
+  const keys = program.command('keys').description('the Ed25519 keys that sign checkpoints and seals');
+  keys
+    .command('init')
+    .description('make the first signing key under AURA_HOME/keys')
+    .addOption(json)
+    .action((flags: JsonFlag) => run(flags, () => keysInitCommand(configFor(global()))));
+  keys
+    .command('rotate')
+    .description('make a new signing key; older public keys stay trusted for older records')
+    .addOption(json)
+    .action((flags: JsonFlag) => run(flags, () => keysRotateCommand(configFor(global()))));
+  keys
+    .command('list')
+    .description('list the keys and which one signs')
+    .addOption(json)
+    .action((flags: JsonFlag) => run(flags, () => keysListCommand(configFor(global()))));
 
   program
     .command('export')

@@ -6,12 +6,15 @@ import { verifyTrail, type ChainReport, type ChainSeal } from '../spine/verify.j
 import { resolveSessionKey, SESSION_ID_PATTERN } from '../store/session-files.js';
 import type { AuraConfig } from '../config/config.js';
 import { readJsonFile } from '../store/json-file.js';
+import type { KeyRing } from '../spine/signing.js';
 import { colors, EXIT, short, type CommandResult } from './output.js';
 
 /** Options of `verify chain`. */
 export interface VerifyChainOptions {
-  /** A summary whose seal (`chain`, or Aura's `event_count`) the trail must match. */
+  /** A summary whose seal (`chain` and `seal`, or Aura's `event_count`) the trail must match. */
   readonly summary?: string;
+  /** Trusted public keys, or null to leave signatures unchecked. */
+  readonly keys: KeyRing | null;
 }
 
 /**
@@ -21,7 +24,7 @@ export interface VerifyChainOptions {
 export function verifyChainCommand(target: string, options: VerifyChainOptions, config: AuraConfig): CommandResult {
   const path = trailPathOf(target, config);
   const seal = options.summary === undefined ? undefined : sealOf(options.summary);
-  const report = verifyTrail(path, seal);
+  const report = verifyTrail(path, seal, options.keys === null ? {} : { keys: options.keys });
   const ok = report.hash_chain_valid && report.reason === undefined;
   return {
     exitCode: ok ? EXIT.ok : EXIT.checkFailed,
@@ -41,7 +44,24 @@ function sealOf(summaryPath: string): ChainSeal {
   const record = (summary !== null && typeof summary === 'object' ? summary : {}) as Record<string, unknown>;
   const chain = record['chain'] as Record<string, unknown> | undefined;
   if (chain !== undefined && typeof chain['events'] === 'number') {
-    return { events: chain['events'], first_hash: hashOrNull(chain['first_hash']), head_hash: hashOrNull(chain['head_hash']) };
+    const signed = (record['seal'] ?? null) as Record<string, unknown> | null;
+    return {
+      events: chain['events'],
+      first_hash: hashOrNull(chain['first_hash']),
+      head_hash: hashOrNull(chain['head_hash']),
+      ...(signed === null || typeof signed['signature'] !== 'string'
+        ? {}
+        : {
+            session_id: String(signed['session_id']),
+            closed_at: hashOrNull(signed['closed_at']),
+            key_id: hashOrNull(signed['key_id']),
+            signature: signed['signature'],
+            // The signed extent is the seal's own, so an edited `chain` block cannot pass.
+            events: typeof signed['events'] === 'number' ? signed['events'] : -1,
+            first_hash: hashOrNull(signed['first_hash']),
+            head_hash: hashOrNull(signed['head_hash']),
+          }),
+    };
   }
   if (typeof record['event_count'] === 'number') return { events: record['event_count'] };
   throw new AuraError('READ_FAILED', `${summaryPath} has no seal: expected a "chain" object or an "event_count"`, { data: { path: summaryPath } });
@@ -56,6 +76,8 @@ function describe(path: string, report: ChainReport, sealed: boolean): string {
   if (report.hash_chain_valid && report.reason === undefined) {
     const completeness = report.complete ? `complete${sealed ? ', matches the seal' : ''}` : colors.yellow('incomplete (no session.close: still open, or cut short)');
     lines.push(`${colors.green('✓ hash chain valid')} · ${completeness} · ${report.events} events`);
+    const sig = report.signatures;
+    if (sig.signed) lines.push(`  signed by ${sig.key_id ?? '-'}: ${sig.checkpoints} checkpoints, ${sig.verified === null ? colors.yellow('signatures not checked (no keys given)') : 'signatures verified'}`);
   } else {
     const where = report.line === undefined ? '' : ` at line ${report.line}`;
     const event = report.event_id === null || report.event_id === undefined ? '' : ` (event ${report.event_id})`;

@@ -107,8 +107,8 @@ export class ChainVerifier {
 
   /** The report, once every line was added. */
   result(seal?: ChainSeal): ChainReport {
-    this.problem ??= attempt(() => this.walk.finish());
-    if (this.problem === undefined && seal !== undefined) this.problem = attempt(() => checkSeal(this.walk, seal));
+    // The seal first: against it, a cut tail is `truncated`, which says more than a missing checkpoint.
+    this.problem ??= attempt(() => this.walk.finish(seal));
     return this.walk.report(this.problem);
   }
 }
@@ -214,8 +214,9 @@ class ChainWalk {
     return this.lastKind === 'session.close' || (this.lastKind === 'chain.checkpoint' && this.previousKind === 'session.close');
   }
 
-  finish(): void {
+  finish(seal?: ChainSeal): void {
     if (this.events === 0) fail('empty', 'the trail holds no events', null, this.lastLine);
+    if (seal !== undefined) checkSeal(this, seal);
     if (this.signing !== null && this.lastKind === 'session.close') {
       fail('signature_invalid', 'the trail ends with session.close but not with the final checkpoint a signed session writes after it', null, this.lastLine);
     }
