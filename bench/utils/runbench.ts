@@ -25,6 +25,8 @@ const SCENARIOS: Readonly<Record<string, string>> = {
   emit: 'emit.bench.ts',
   'verify-chain': 'verify-chain.bench.ts',
   'tool-guarded': 'tool-guarded.bench.ts',
+  checkpoint: 'checkpoint.bench.ts',
+  'verify-store': 'verify-store.bench.ts',
 };
 
 /** The machine line printed first, and copied into docs/benchmarks.md. */
