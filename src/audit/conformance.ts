@@ -37,8 +37,10 @@ export function buildConformance(events: readonly AuraEvent[], snapshotHash: str
   const schemaRules = declared.filter((rule) => ruleType(rule) === 'schema_check');
   const schemaViolations = violations.filter((event) => ruleType(event.payload['rule']) === 'schema_check');
   const pending = pendingApprovals(events);
+  const sequencer = sequencerCheck(open?.payload['sequencer'], events);
+  const goalSlo = goalSloCheck(events);
   return {
-    passed: violations.length === 0 && pending.length === 0,
+    passed: violations.length === 0 && pending.length === 0 && sequencer?.passed !== false && goalSlo === null,
     violations,
     checks: [
       ...declared.map((rule): ConformanceCheck => ({ rule, type: ruleType(rule), declared: true })),
@@ -54,11 +56,46 @@ export function buildConformance(events: readonly AuraEvent[], snapshotHash: str
               passed: schemaViolations.length === 0,
             } satisfies ConformanceCheck,
           ]),
+      ...(sequencer === null ? [] : [sequencer]),
+      ...(goalSlo === null ? [] : [goalSlo]),
     ],
     declared_rules: declared,
     pending_approvals: pending,
     event_count: events.length,
     snapshot_hash: snapshotHash,
+  };
+}
+
+/**
+ * Declared sequencer steps against the trail (reference §18.2, without the §16.5 flaws): each
+ * declared step has a successful (or skipped) end, and the steps first started in declared order.
+ * Retries and re-runs after an approval do not fail it.
+ */
+function sequencerCheck(sequencer: unknown, events: readonly AuraEvent[]): ConformanceCheck | null {
+  const steps = (sequencer as { steps?: unknown } | null | undefined)?.steps;
+  if (!Array.isArray(steps) || steps.length === 0) return null;
+  const declared = steps.map((step) => String((step as { id?: unknown }).id));
+  const completed = events.filter((e) => e.kind === 'sequencer.step.end' && (e.payload['status'] === 'ok' || e.payload['status'] === 'skipped')).map((e) => e.step_id ?? String(e.payload['step_id']));
+  const started: string[] = [];
+  for (const event of events) {
+    const id = event.step_id ?? String(event.payload['step_id']);
+    if (event.kind === 'sequencer.step.start' && declared.includes(id) && !started.includes(id)) started.push(id);
+  }
+  const missing = declared.filter((id) => !completed.includes(id));
+  const orderOk = started.every((id, i) => id === declared.filter((d) => started.includes(d))[i]);
+  return { type: 'sequencer', declared_steps: declared, completed_steps: completed, missing_steps: missing, order_ok: orderOk, passed: missing.length === 0 && orderOk };
+}
+
+/** Goal drift and schedule misses fail conformance (reference §18.2). */
+function goalSloCheck(events: readonly AuraEvent[]): ConformanceCheck | null {
+  const misses = events.filter((e) => e.kind === 'conformance.drift' || e.kind === 'slo.missed');
+  if (misses.length === 0) return null;
+  return {
+    type: 'goal_slo',
+    passed: false,
+    drift_count: misses.filter((e) => e.kind === 'conformance.drift').length,
+    miss_count: misses.filter((e) => e.kind === 'slo.missed').length,
+    violations: misses.map((e) => ({ kind: e.kind, message: e.payload['reason'] ?? null, event_id: e.event_id })),
   };
 }
 

@@ -9,7 +9,10 @@ import { Command, CommanderError, Option } from 'commander';
 import { AuraError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { configFor, keysFor, type GlobalOptions, type KeyOptions } from './context.js';
+import { compareCommand } from './compare.js';
 import { keysInitCommand, keysListCommand, keysRotateCommand } from './keys.js';
+import { logsCommand, type LogsOptions } from './logs.js';
+import { reportShowCommand } from './report.js';
 import { verifyStoreCommand } from './verify-store.js';
 import { demoCommand } from './demo.js';
 import { exportCommand, exportOtelCommand } from './export.js';
@@ -113,6 +116,33 @@ function buildProgram(invocation: Invocation): Command {
     .argument('<session_id>', 'aura_sess_ + 12 hex')
     .addOption(json)
     .action((id: string, flags: JsonFlag) => run(flags, () => exportOtelCommand(id, configFor(global()))));
+
+  const report = program.command('report').description("a session's audit report");
+  report
+    .command('show')
+    .description('the verdict, findings by severity, scorecard and recommendations (re-checked from the trail when it is there)')
+    .argument('<session_id>', 'aura_sess_ + 12 hex')
+    .addOption(json)
+    .action((id: string, flags: JsonFlag) => run(flags, () => reportShowCommand(id, configFor(global()))));
+
+  program
+    .command('logs')
+    .description("a session's timeline, one event a line")
+    .argument('<session_id>', 'aura_sess_ + 12 hex')
+    .option('--kind <kind>', 'only events of this kind (a glob such as tool.* works)')
+    .option('--since <time>', 'only events at or after this ISO 8601 time')
+    .addOption(json)
+    .action((id: string, flags: JsonFlag & LogsOptions) =>
+      run(flags, () => logsCommand(id, { ...(flags.kind === undefined ? {} : { kind: flags.kind }), ...(flags.since === undefined ? {} : { since: flags.since }) }, configFor(global()))),
+    );
+
+  program
+    .command('compare')
+    .description('two sessions side by side; exit 0 when verdict, findings and policy agree, 1 when they differ')
+    .argument('<a>', 'a session id')
+    .argument('<b>', 'another session id')
+    .addOption(json)
+    .action((a: string, b: string, flags: JsonFlag) => run(flags, () => compareCommand(a, b, configFor(global()))));
 
   const sessions = program.command('sessions').description('the sessions folder');
   sessions

@@ -40,6 +40,8 @@ export interface SessionSummary {
   readonly closed_at: string | null;
   readonly close_reason: string | null;
   readonly generator: { readonly name: string; readonly version: string };
+  /** The format of this file; a reader refuses a newer one. */
+  readonly summary_version: 1;
 }
 
 /** How a summary is built. */
@@ -87,6 +89,7 @@ export function buildSummary(sessionId: string, trail: TrailRead, logPath: strin
     closed_at: closedAt,
     close_reason: text(close['reason']),
     generator: { name: PACKAGE_NAME, version: VERSION },
+    summary_version: 1,
   };
 }
 

@@ -73,6 +73,8 @@ export interface AgentOptions extends ConfigOptions {
   readonly escalations?: readonly unknown[];
   /** What a tool no rule names gets: `allow` (default) or `deny`. */
   readonly defaultToolPolicy?: DefaultToolPolicy;
+  /** Declared steps, `{steps: [{id, …}]}`: conformance checks the trail against them. */
+  readonly sequencer?: Readonly<Record<string, unknown>>;
 }
 
 // Aura's rule; ASCII is checked before lower-casing, because Unicode case mapping turns some
@@ -185,7 +187,7 @@ export function agent(ref: string, options: AgentOptions = {}): Agent {
     variables: value<Readonly<Record<string, unknown>>>(options.variables, 'variables', {}),
     rules: value<readonly unknown[]>(options.rules, 'rules', []),
     skills: value<readonly string[]>(options.skills, 'skills', []),
-    sequencer: value<unknown>(undefined, 'sequencer', null),
+    sequencer: value<unknown>(options.sequencer, 'sequencer', null),
     observers: value<readonly unknown[]>(undefined, 'observers', []),
     escalations: value<readonly unknown[]>(options.escalations, 'escalations', []),
     spectrum: value<unknown>(options.spectrum, 'spectrum', null),

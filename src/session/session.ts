@@ -435,6 +435,7 @@ export class Session implements AsyncDisposable {
         policy_version: p.policy_version,
         agent_ref: p.agent_ref,
         declared_rules: policy.declaredRules,
+        ...(p.sequencer === null ? {} : { sequencer: p.sequencer }),
         default_tool_policy: policy.defaultToolPolicy,
         spectrum: openSpectrum,
         ...(this.signer === null ? {} : { signing: { key_id: this.signer.keyId, checkpoint_every: this.checkpointEvery } }),

@@ -1,0 +1,118 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { AURA_PY, interopIndex } from '../helpers/fixtures.js';
+import { aura, auraJson } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
+
+const STACK_TRACE = /\n\s+at /;
+
+/** A home holding copies of every Python Aura session. */
+function pythonHome(): string {
+  const home = tempDir();
+  fs.mkdirSync(path.join(home, 'sessions'));
+  for (const name of fs.readdirSync(path.join(AURA_PY, 'sessions'))) fs.copyFileSync(path.join(AURA_PY, 'sessions', name), path.join(home, 'sessions', name));
+  return home;
+}
+
+describe('aura report show', () => {
+  it('shows an aura session: verdict first, findings by severity, scorecard, recommendations; exit 1 on fail', () => {
+    const home = tempDir();
+    const id = String(auraJson(['demo'], { home }).json['session_id']);
+    const run = aura(['report', 'show', id], { home });
+    expect(run.status).toBe(1);
+    const lines = run.stdout.split('\n');
+    expect(lines[0]).toBe('Verdict: FAIL');
+    expect(run.stdout).toContain('the stored summary, written by aura, agrees');
+    expect(run.stdout).toMatch(/warn\s+POLICY_VIOLATION\s+Tool denied: shell\.exec/);
+    expect(run.stdout).toMatch(/Scorecard:\n\s+policy\s+declared_rules 3/);
+    expect(run.stdout).toContain('Recommendations:');
+    const json = auraJson(['report', 'show', id], { home });
+    expect(json.json).toMatchObject({ session_id: id, source: 'trail', stored_by: 'aura', summary_agrees: true, audit_report: { verdict: 'fail', hash_chain_valid: true } });
+  });
+
+  for (const [name, { session_id }] of Object.entries(interopIndex().sessions)) {
+    it(`works on the Python Aura session ${name}, agreeing with Python's verdict`, () => {
+      const home = pythonHome();
+      const stored = JSON.parse(fs.readFileSync(path.join(home, 'sessions', `${session_id}.summary.json`), 'utf8')) as { audit_report: { verdict: string; findings: { code: string }[] } };
+      const run = auraJson(['report', 'show', session_id], { home });
+      expect(run.json).toMatchObject({ stored_by: 'python-aura', summary_agrees: true });
+      const report = run.json['audit_report'] as { verdict: string; findings: { kind: string }[] };
+      expect(report.verdict).toBe(stored.audit_report.verdict);
+      expect(report.findings.map((f) => f.kind)).toEqual(stored.audit_report.findings.map((f) => f.code));
+      expect(run.status).toBe(report.verdict === 'fail' ? 1 : 0);
+    });
+  }
+
+  it('reports a summary that disagrees with its trail as a critical SUMMARY_MISMATCH', () => {
+    const home = tempDir();
+    const id = String(auraJson(['demo'], { home }).json['session_id']);
+    const file = path.join(home, 'sessions', `${id}.summary.json`);
+    const summary = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+    fs.writeFileSync(file, JSON.stringify({ ...summary, event_count: 3 }));
+    const run = auraJson(['report', 'show', id], { home });
+    expect(run.json['summary_agrees']).toBe(false);
+    const [first] = (run.json['audit_report'] as { findings: { kind: string; severity: string; message: string }[] }).findings;
+    expect(first).toMatchObject({ kind: 'SUMMARY_MISMATCH', severity: 'critical' });
+    expect(first?.message).toContain('event_count 3 vs');
+  });
+
+  it('shows the stored summary when the trail is gone, and says so', () => {
+    const home = tempDir();
+    const id = String(auraJson(['demo'], { home }).json['session_id']);
+    fs.rmSync(path.join(home, 'sessions', `${id}.jsonl`));
+    const run = aura(['report', 'show', id], { home });
+    expect(run.stdout).toContain('the trail is missing: shown from the stored summary');
+  });
+
+  const bad: [string, (home: string, id: string) => void, RegExp][] = [
+    ['a missing session', () => undefined, /summary not found/],
+    ['a summary that is not JSON', (home, id) => fs.writeFileSync(path.join(home, 'sessions', `${id}.summary.json`), '{"session_id": '), /is not a JSON summary/],
+    ['a summary of a newer format', (home, id) => fs.writeFileSync(path.join(home, 'sessions', `${id}.summary.json`), '{"summary_version": 7, "audit_report": {}}'), /newer aura/],
+  ];
+  for (const [what, setup, message] of bad) {
+    it(`exits 2 with a clear message for ${what}`, () => {
+      const home = tempDir();
+      const id = 'aura_sess_0123456789ab';
+      fs.mkdirSync(path.join(home, 'sessions'));
+      setup(home, id);
+      const run = aura(['report', 'show', id], { home });
+      expect(run.status).toBe(2);
+      expect(run.stderr).toMatch(message);
+      expect(run.stderr).not.toMatch(STACK_TRACE);
+    });
+  }
+});
+
+describe('aura logs', () => {
+  it('prints the timeline, filtered by kind glob and time', () => {
+    const home = tempDir();
+    const id = String(auraJson(['demo'], { home }).json['session_id']);
+    const all = aura(['logs', id], { home }).stdout.trim().split('\n');
+    expect(all.length).toBeGreaterThan(30);
+    expect(all[0]).toMatch(/^\d{4}-\d\d-\d\dT[\d:.]+\s+membrane\.ingress\s+\S+=/);
+    const tools = aura(['logs', id, '--kind', 'tool.*'], { home }).stdout.trim().split('\n');
+    expect(tools.every((line) => /\s+tool\.(intent|call|result|error)\s/.test(line))).toBe(true);
+    const json = auraJson(['logs', id, '--since', '2999-01-01T00:00:00Z'], { home });
+    expect(json.json['events']).toEqual([]);
+    const badGlob = aura(['logs', id, '--kind', 'tool.['], { home });
+    expect(badGlob.status).toBe(2);
+    expect(badGlob.stderr).toContain('invalid --kind');
+    expect(aura(['logs', id, '--since', 'yesterday'], { home }).status).toBe(2);
+  });
+});
+
+describe('aura compare', () => {
+  it('exits 0 for two runs of the same agent that agree, and 1 when they differ', () => {
+    const home = pythonHome();
+    const a = String(auraJson(['demo'], { home }).json['session_id']);
+    const b = String(auraJson(['demo'], { home }).json['session_id']);
+    const same = auraJson(['compare', a, b], { home });
+    expect(same.status).toBe(0);
+    expect(same.json).toMatchObject({ same: true, audit_verdict: { a: 'fail', b: 'fail', same: true }, snapshot_hash: { same_policy: true }, findings_by_kind: { POLICY_VIOLATION: { a: 1, b: 1, same: true } } });
+    const differ = auraJson(['compare', a, 'aura_sess_7b0064268f4b'], { home });
+    expect(differ.status).toBe(1);
+    expect(differ.json).toMatchObject({ same: false, audit_verdict: { a: 'fail', b: 'pass', same: false } });
+    expect(aura(['compare', a, '../x'], { home }).status).toBe(2);
+  });
+});
