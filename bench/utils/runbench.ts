@@ -27,6 +27,7 @@ const SCENARIOS: Readonly<Record<string, string>> = {
   'tool-guarded': 'tool-guarded.bench.ts',
   checkpoint: 'checkpoint.bench.ts',
   'verify-store': 'verify-store.bench.ts',
+  detector: 'detector.bench.ts',
 };
 
 /** The machine line printed first, and copied into docs/benchmarks.md. */
