@@ -134,6 +134,26 @@ export const FINDING_KINDS = {
     meaning: 'an observer threw; its checks for that event did not run',
     recommendation: 'Fix the observer that threw: its checks were not applied.',
   },
+  SESSION_ABANDONED: {
+    severity: 'warn',
+    meaning: 'a session left open by a writer that is gone (its lock names a dead process)',
+    recommendation: 'The writer died mid-session: aura export rebuilds its summary from what the trail holds.',
+  },
+  SUMMARY_MISSING: {
+    severity: 'warn',
+    meaning: 'a closed trail with no summary',
+    recommendation: 'Its export failed or was skipped: aura export builds the summary from the trail.',
+  },
+  ORPHAN_ARTIFACT: {
+    severity: 'warn',
+    meaning: 'a summary or spans file whose trail is gone',
+    recommendation: 'The trail was deleted or moved: restore it, or treat the summary as unverifiable.',
+  },
+  SEAL_LOG_BROKEN: {
+    severity: 'critical',
+    meaning: 'the seal log does not walk: a seal was edited, removed or reordered',
+    recommendation: 'Compare the seal log with its anchor copy and find who had write access to it.',
+  },
   CHECK_CRASHED: {
     severity: 'warn',
     meaning: 'a probe of the detector threw; its findings were replaced by this one (SuperAuditor v1.1 §5.4)',

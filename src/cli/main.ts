@@ -12,6 +12,7 @@ import { configFor, keysFor, type GlobalOptions, type KeyOptions } from './conte
 import { compareCommand } from './compare.js';
 import { keysInitCommand, keysListCommand, keysRotateCommand } from './keys.js';
 import { logsCommand, type LogsOptions } from './logs.js';
+import { mcpCommand, type McpOptions } from './mcp.js';
 import { reportShowCommand } from './report.js';
 import { verifyStoreCommand } from './verify-store.js';
 import { demoCommand } from './demo.js';
@@ -143,6 +144,13 @@ function buildProgram(invocation: Invocation): Command {
     .argument('<b>', 'another session id')
     .addOption(json)
     .action((a: string, b: string, flags: JsonFlag) => run(flags, () => compareCommand(a, b, configFor(global()))));
+
+  program
+    .command('mcp')
+    .description('serve the findings channel (get_session_findings, SuperAuditor v1.1) over stdio, or Streamable HTTP on loopback')
+    .option('--http <port>', 'serve Streamable HTTP on 127.0.0.1:PORT (0 for any free port) instead of stdio')
+    .option('--tokens <file>', 'with --http: the bearer tokens and the sessions folders each may read (required)')
+    .action((flags: McpOptions) => run({}, () => mcpCommand(flags, configFor(global()))));
 
   const sessions = program.command('sessions').description('the sessions folder');
   sessions

@@ -23,6 +23,8 @@ export interface CommandResult {
   readonly json: unknown;
   /** Printed for people otherwise. */
   readonly human: string;
+  /** Print nothing (a server whose stdout carries a protocol). */
+  readonly quiet?: boolean;
 }
 
 /** Colours for human output: on only when stdout is a terminal and NO_COLOR is unset. */
@@ -30,6 +32,7 @@ export const colors = pc.createColors(process.stdout.isTTY === true && process.e
 
 /** Prints a result the way the command line asked for it. */
 export function printResult(result: CommandResult, asJson: boolean): void {
+  if (result.quiet === true) return;
   process.stdout.write(asJson ? `${JSON.stringify(result.json, null, 2)}\n` : `${result.human}\n`);
 }
 

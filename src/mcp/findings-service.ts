@@ -1,0 +1,126 @@
+/**
+ * The findings channel's tools, apart from any transport (as the SDK's examples keep `todos.ts`
+ * apart from `server.ts`): `get_session_findings` (SuperAuditor v1.1), `list_sessions`,
+ * `get_session_report` and `verify_session`, over the sessions folders a caller may read. Every
+ * answer is computed from the files at the call; nothing is ever written.
+ *
+ * Findings are never filtered by the caller's read filters (agent, project): the channel exists to
+ * surface forgotten state, and slicing it by what the caller is looking at would hide exactly that
+ * (SuperAuditor §7, C7). Authorization is another matter: a caller sees only its folders (C13).
+ */
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { sessionReport } from '../audit/session-report.js';
+import { severityOf } from '../audit/kinds.js';
+import { verifyTrail } from '../spine/verify.js';
+import { listSessions } from '../store/session-list.js';
+import { SESSION_ID_PATTERN, sessionFiles } from '../store/session-files.js';
+import { StoreFindings } from '../store/store-findings.js';
+import { deliver, DeliveryError, type FindingsResponse } from '../superauditor/deliver.js';
+
+// One StoreFindings a folder for the life of the process, so its fingerprint cache serves every
+// connection (HTTP builds a service a request).
+const storesByFolder = new Map<string, StoreFindings>();
+
+function storeFor(sessionsDir: string, sealLog: string): StoreFindings {
+  let store = storesByFolder.get(sessionsDir);
+  if (store === undefined) {
+    store = new StoreFindings(sessionsDir, sealLog);
+    storesByFolder.set(sessionsDir, store);
+  }
+  return store;
+}
+
+/** A refusal the MCP layer returns as a tool error (`isError: true`), never a protocol error. */
+export class ToolRefusal extends Error {}
+
+/** Arguments of `get_session_findings`, as received (untrusted). */
+export interface FindingsArgs {
+  readonly session_key?: unknown;
+  readonly per_kind_limit?: unknown;
+  readonly include_summary?: unknown;
+}
+
+/** The tools over a set of sessions folders. */
+export class FindingsService {
+  private readonly stores: readonly StoreFindings[];
+
+  /**
+   * @param folders the sessions folders this caller may read, each with its seal log
+   * @param shared a transport shared by callers who cannot be told apart (HTTP): no key means `identity_shared`
+   */
+  constructor(
+    folders: readonly { readonly sessionsDir: string; readonly sealLog: string }[],
+    private readonly shared: boolean,
+  ) {
+    this.stores = folders.map((f) => storeFor(f.sessionsDir, f.sealLog));
+  }
+
+  /** `get_session_findings`. @throws ToolRefusal */
+  getSessionFindings(args: FindingsArgs): FindingsResponse {
+    const key = this.sessionKey(args.session_key, false);
+    if (args.include_summary !== undefined && typeof args.include_summary !== 'boolean') throw new ToolRefusal(`include_summary must be true or false, got ${JSON.stringify(args.include_summary)}`);
+    if (key !== null && this.storeOf(key) === null) throw new ToolRefusal(`no session ${key} in the sessions this caller may read`);
+    const output = this.stores.flatMap((store) => store.findings(key).map((f) => (this.stores.length > 1 ? { ...f, sessions_dir: store.sessionsDir } : f)));
+    try {
+      return deliver(output, {
+        perKindLimit: args.per_kind_limit,
+        includeSummary: args.include_summary !== false,
+        identityShared: this.shared && key === null,
+        severityOf,
+      });
+    } catch (error) {
+      if (error instanceof DeliveryError) throw new ToolRefusal(error.message);
+      throw error;
+    }
+  }
+
+  /** `list_sessions`: every readable session, with its verdict and state. */
+  listSessions(): { sessions: Record<string, unknown>[] } {
+    return { sessions: this.stores.flatMap((store) => listSessions(store.sessionsDir).map((s) => ({ ...s, ...(this.stores.length > 1 ? { sessions_dir: store.sessionsDir } : {}) }))) };
+  }
+
+  /** `get_session_report`: the report `aura report show --json` gives. @throws ToolRefusal */
+  getSessionReport(sessionKey: unknown): Record<string, unknown> {
+    const { store, id } = this.located(sessionKey);
+    const report = sessionReport(sessionFiles(store.sessionsDir, id));
+    return { session_id: id, source: report.source, stored_by: report.stored_by, summary_agrees: report.disagreements.length === 0, disagreements: report.disagreements, audit_report: report.summary.audit_report };
+  }
+
+  /** `verify_session`: the chain verdict, against the summary's seal when there is one. @throws ToolRefusal */
+  verifySession(sessionKey: unknown): Record<string, unknown> {
+    const { store, id } = this.located(sessionKey);
+    const files = sessionFiles(store.sessionsDir, id);
+    if (!fs.existsSync(files.trail)) throw new ToolRefusal(`session ${id} has no trail`);
+    let seal: { events: number; first_hash?: string | null; head_hash?: string | null } | undefined;
+    try {
+      const chain = (JSON.parse(fs.readFileSync(files.summary, 'utf8')) as { chain?: { events: number; first_hash: string | null; head_hash: string | null } }).chain;
+      seal = chain;
+    } catch {
+      seal = undefined;
+    }
+    return { ...verifyTrail(files.trail, seal), session_id: id, path: path.basename(files.trail) };
+  }
+
+  private located(sessionKey: unknown): { store: StoreFindings; id: string } {
+    const id = this.sessionKey(sessionKey, true) as string;
+    const store = this.storeOf(id);
+    if (store === null) throw new ToolRefusal(`no session ${id} in the sessions this caller may read`);
+    return { store, id };
+  }
+
+  /** A session key from outside: absent, or `aura_sess_` + 12 hex (nothing else can name a file). */
+  private sessionKey(value: unknown, required: boolean): string | null {
+    if (value === undefined || value === null) {
+      if (required) throw new ToolRefusal('session_key is required: aura_sess_ followed by 12 lowercase hex digits');
+      return null;
+    }
+    if (typeof value !== 'string' || !SESSION_ID_PATTERN.test(value)) throw new ToolRefusal(`session_key must be aura_sess_ followed by 12 lowercase hex digits, got ${JSON.stringify(value)}`);
+    return value;
+  }
+
+  private storeOf(id: string): StoreFindings | null {
+    return this.stores.find((store) => store.sessionIds().includes(id)) ?? null;
+  }
+}

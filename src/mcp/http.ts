@@ -1,0 +1,111 @@
+/**
+ * The findings channel over Streamable HTTP, on loopback only. Every request needs a bearer token
+ * from the tokens file, which maps each token to the sessions folders it may read; without a
+ * valid one the answer is 401 and nothing else. A Host header that is not this loopback address
+ * is refused (a DNS-rebinding page cannot reach it). Stateless: each request gets a server over
+ * the caller's folders, so no state leaks from one caller to the next.
+ */
+
+import { createHash, timingSafeEqual } from 'node:crypto';
+import * as http from 'node:http';
+import * as path from 'node:path';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { parseDocument } from 'yaml';
+import * as fs from 'node:fs';
+import { ConfigError } from '../errors.js';
+import { FindingsService } from './findings-service.js';
+import { buildServer } from './server.js';
+
+/** One token's authority: the sessions folders it may read. */
+interface Grant {
+  readonly digest: Buffer;
+  readonly folders: readonly string[];
+}
+
+/**
+ * Reads a tokens file: `tokens: [{sha256: <hex of SHA-256 of the token>, folders: [<sessions folder>, …]}]`
+ * (`token: <plain text>` is accepted too, for tests and throwaway setups).
+ * @throws ConfigError naming the file and line
+ */
+export function readTokens(file: string): Grant[] {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ConfigError(file, null, `cannot read the tokens file: ${(error as Error).message}`);
+  }
+  const document = parseDocument(text);
+  const [problem] = document.errors;
+  if (problem !== undefined) throw new ConfigError(file, problem.linePos?.[0].line ?? null, problem.message.split('\n')[0] ?? 'invalid YAML');
+  const value = document.toJS() as { tokens?: unknown } | null;
+  if (value === null || !Array.isArray(value.tokens) || value.tokens.length === 0) throw new ConfigError(file, 1, 'expected tokens: [{sha256, folders: [...]}, ...]');
+  return value.tokens.map((entry: unknown, i: number) => {
+    const grant = (entry ?? {}) as { sha256?: unknown; token?: unknown; folders?: unknown };
+    const digest = typeof grant.sha256 === 'string' && /^[0-9a-f]{64}$/.test(grant.sha256) ? Buffer.from(grant.sha256, 'hex') : typeof grant.token === 'string' && grant.token.length >= 16 ? sha256(grant.token) : null;
+    if (digest === null) throw new ConfigError(file, null, `tokens[${i}] needs sha256 (64 hex) or a token of at least 16 characters`);
+    if (!Array.isArray(grant.folders) || grant.folders.length === 0 || grant.folders.some((f) => typeof f !== 'string')) throw new ConfigError(file, null, `tokens[${i}].folders must list sessions folders`);
+    return { digest, folders: (grant.folders as string[]).map((f) => path.resolve(path.dirname(file), f)) };
+  });
+}
+
+function sha256(text: string): Buffer {
+  return createHash('sha256').update(text, 'utf8').digest();
+}
+
+function grantOf(grants: readonly Grant[], header: string | undefined): Grant | null {
+  const match = /^Bearer ([^\s]+)$/.exec(header ?? '');
+  if (match === null) return null;
+  const digest = sha256(match[1] as string);
+  // Compare digests in constant time, every grant, so timing says nothing about which matched.
+  let found: Grant | null = null;
+  for (const grant of grants) if (timingSafeEqual(grant.digest, digest)) found = grant;
+  return found;
+}
+
+/** Starts the HTTP server on 127.0.0.1; resolves with it listening (port 0 picks a free port). */
+export async function serveHttp(port: number, grants: readonly Grant[]): Promise<http.Server> {
+  const server = http.createServer((req, res) => {
+    void handle(req, res, server, grants);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => resolve());
+  });
+  return server;
+}
+
+async function handle(req: http.IncomingMessage, res: http.ServerResponse, server: http.Server, grants: readonly Grant[]): Promise<void> {
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : 0;
+  if (req.headers.host !== `127.0.0.1:${port}` && req.headers.host !== `localhost:${port}`) return refuse(res, 403, 'this server answers on loopback only');
+  const grant = grantOf(grants, req.headers.authorization);
+  if (grant === null) {
+    res.setHeader('WWW-Authenticate', 'Bearer');
+    return refuse(res, 401, 'a valid bearer token is required');
+  }
+  if (req.method !== 'POST' || (req.url ?? '').split('?')[0] !== '/mcp') return refuse(res, 405, 'POST /mcp only');
+  const service = new FindingsService(
+    grant.folders.map((sessionsDir) => ({ sessionsDir, sealLog: path.join(path.dirname(sessionsDir), 'seals.jsonl') })),
+    true,
+  );
+  const mcp = buildServer(service);
+  // No session id generator: stateless, one request a transport.
+  const transport = new StreamableHTTPServerTransport({});
+  res.on('close', () => {
+    void transport.close();
+    void mcp.close();
+  });
+  try {
+    await mcp.connect(transport);
+    await transport.handleRequest(req, res);
+  } catch (error) {
+    process.stderr.write(`aura mcp: ${error instanceof Error ? error.message : String(error)}\n`);
+    if (!res.headersSent) refuse(res, 500, 'internal error');
+  }
+}
+
+function refuse(res: http.ServerResponse, status: number, message: string): void {
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json');
+  res.end(JSON.stringify({ error: message }));
+}

@@ -1,0 +1,127 @@
+/**
+ * The findings of a sessions folder (DESIGN §6), as the findings channel delivers them.
+ * Store-level findings (broken or truncated chains, summaries that disagree with their trail,
+ * sessions left open by a dead writer, closed trails with no summary, torn tails, artifacts with
+ * no trail, a broken seal log) always cover every session of the folder; session findings (what
+ * the detector finds in one session) cover the session named by `session_key`, or every session.
+ *
+ * Results are computed from the files at each call. Work is reused only for a session whose files
+ * have the same fingerprint (size, mtime, ctime, inode) as when last read: any write, even one
+ * that restores the mtime, changes the ctime, so a reused result is never stale.
+ */
+
+import * as fs from 'node:fs';
+import type { Finding } from '../audit/detector.js';
+import type { FindingKind } from '../audit/kinds.js';
+import { sessionReport } from '../audit/session-report.js';
+import { lockPathOf, processIsAlive, readLock } from '../spine/writer.js';
+import { readSealLog } from './seal-log.js';
+import { SESSION_ID_PATTERN, sessionFiles } from './session-files.js';
+
+/** Kinds about the store's state that are reported whatever session the caller names. */
+export const STORE_KINDS: ReadonlySet<string> = new Set<FindingKind>([
+  'HASH_CHAIN_BROKEN',
+  'TRAIL_TRUNCATED',
+  'SIGNATURE_INVALID',
+  'TRAIL_TORN_TAIL',
+  'SUMMARY_MISMATCH',
+  'SESSION_ABANDONED',
+  'SUMMARY_MISSING',
+  'ORPHAN_ARTIFACT',
+  'SEAL_LOG_BROKEN',
+  'CHECK_CRASHED',
+]);
+
+interface Cached {
+  readonly fingerprint: string;
+  readonly findings: readonly Finding[];
+}
+
+/** The findings of one sessions folder, with the fingerprint cache of a long-running server. */
+export class StoreFindings {
+  private readonly cache = new Map<string, Cached>();
+
+  constructor(
+    readonly sessionsDir: string,
+    private readonly sealLog: string,
+  ) {}
+
+  /** The ids of the sessions in the folder (any of their files), sorted. */
+  sessionIds(): string[] {
+    let names: string[];
+    try {
+      names = fs.readdirSync(this.sessionsDir);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw error;
+    }
+    const ids = new Set<string>();
+    for (const name of names) {
+      const id = name.slice(0, 22);
+      if (SESSION_ID_PATTERN.test(id) && /^\.(jsonl|summary\.json|otel\.jsonl)$/.test(name.slice(22))) ids.add(id);
+    }
+    return [...ids].sort();
+  }
+
+  /**
+   * Every finding of the folder: store-level ones for every session, session ones for `sessionKey`
+   * (or all when it is null), each naming its `session_id`, in session then detector order.
+   */
+  findings(sessionKey: string | null): Finding[] {
+    const out: Finding[] = [];
+    const log = readSealLog(this.sealLog);
+    if (log.problem !== null) out.push({ kind: 'SEAL_LOG_BROKEN', severity: 'critical', message: log.problem.message, event_ids: [], line: log.problem.line });
+    const live = new Set(this.sessionIds());
+    for (const id of live) {
+      const all = this.sessionFindings(id);
+      out.push(...(sessionKey === null || sessionKey === id ? all : all.filter((f) => STORE_KINDS.has(f.kind))));
+    }
+    for (const id of [...this.cache.keys()]) if (!live.has(id)) this.cache.delete(id);
+    return out;
+  }
+
+  private sessionFindings(id: string): readonly Finding[] {
+    const files = sessionFiles(this.sessionsDir, id);
+    const fingerprint = [files.trail, files.summary, files.otel, lockPathOf(files.trail)].map(fingerprintOf).join('|');
+    const cached = this.cache.get(id);
+    if (cached !== undefined && cached.fingerprint === fingerprint) return cached.findings;
+    const findings = this.compute(id).map((f) => ({ ...f, session_id: id }));
+    this.cache.set(id, { fingerprint, findings });
+    return findings;
+  }
+
+  private compute(id: string): Finding[] {
+    const files = sessionFiles(this.sessionsDir, id);
+    try {
+      if (!fs.existsSync(files.trail)) {
+        const artifact = fs.existsSync(files.summary) ? files.summary : files.otel;
+        return [{ kind: 'ORPHAN_ARTIFACT', severity: 'warn', message: `${artifact} has no trail beside it`, event_ids: [], path: artifact }];
+      }
+      const findings: Finding[] = [...sessionReport(files).summary.audit_report.findings];
+      const lock = readLock(lockPathOf(files.trail));
+      const writerAlive = lock !== null && processIsAlive(lock.pid);
+      const incomplete = findings.findIndex((f) => f.kind === 'TRAIL_INCOMPLETE');
+      if (incomplete >= 0 && lock !== null && !writerAlive) {
+        findings.splice(incomplete, 1, { kind: 'SESSION_ABANDONED', severity: 'warn', message: `its writer (pid ${lock.pid}) is gone and the session was never closed`, event_ids: [], pid: lock.pid });
+      } else if (incomplete >= 0 && writerAlive) {
+        findings.splice(incomplete, 1);
+      }
+      if (incomplete < 0 && !writerAlive && !fs.existsSync(files.summary)) {
+        findings.push({ kind: 'SUMMARY_MISSING', severity: 'warn', message: 'the trail is closed but has no summary', event_ids: [] });
+      }
+      return findings;
+    } catch (error) {
+      // One unreadable session must not hide the others' findings (SuperAuditor v1.1 §5.4).
+      return [{ kind: 'CHECK_CRASHED', severity: 'warn', message: `reading ${id} failed: ${error instanceof Error ? error.message : String(error)}`, event_ids: [], probe: 'store' }];
+    }
+  }
+}
+
+function fingerprintOf(path: string): string {
+  try {
+    const s = fs.statSync(path, { bigint: true });
+    return `${s.size}:${s.mtimeNs}:${s.ctimeNs}:${s.ino}`;
+  } catch {
+    return '-';
+  }
+}
