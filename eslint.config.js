@@ -13,7 +13,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['bench/**', 'test/fixtures/**'],
+    files: ['bench/**', 'scripts/**', 'test/fixtures/**'],
     rules: { 'no-console': 'off' },
   },
 );

@@ -33,7 +33,8 @@ export function buildServer(service: FindingsService): McpServer {
         per_kind_limit: z.unknown().optional().describe('Maximum findings per kind: an integer >= 1 (default 5); anything else is refused'),
         include_summary: z.unknown().optional().describe('Include the prose summary (default true)'),
       },
-      outputSchema: {
+      outputSchema: z
+        .object({
         findings: z.array(finding),
         total: z.number().int(),
         counts_by_kind: z.record(z.number()),
@@ -43,7 +44,8 @@ export function buildServer(service: FindingsService): McpServer {
         summary: z.string().optional(),
         identity_shared: z.boolean().optional(),
         _meta: z.object({ server_version: z.string(), superauditor: z.string() }),
-      },
+      })
+        .passthrough(),
       annotations: READ_ONLY,
     },
     (args) => answer(() => service.getSessionFindings(args)),
@@ -55,7 +57,7 @@ export function buildServer(service: FindingsService): McpServer {
       title: 'List sessions',
       description: 'The sessions this caller may read: agent, opened, events, verdict, chain validity and state.',
       inputSchema: {},
-      outputSchema: { sessions: z.array(z.object({ session_id: z.string() }).passthrough()) },
+      outputSchema: z.object({ sessions: z.array(z.object({ session_id: z.string() }).passthrough()) }).passthrough(),
       annotations: READ_ONLY,
     },
     () => answer(() => service.listSessions()),
@@ -67,7 +69,7 @@ export function buildServer(service: FindingsService): McpServer {
       title: 'Session audit report',
       description: "One session's audit report (verdict, findings, scorecard, recommendations), re-checked from its trail.",
       inputSchema: { session_key: z.string().describe('The session id: aura_sess_ + 12 hex') },
-      outputSchema: { session_id: z.string(), audit_report: z.object({ verdict: z.string() }).passthrough() },
+      outputSchema: z.object({ session_id: z.string(), audit_report: z.object({ verdict: z.string() }).passthrough() }).passthrough(),
       annotations: READ_ONLY,
     },
     (args) => answer(() => service.getSessionReport(args.session_key)),
@@ -79,7 +81,7 @@ export function buildServer(service: FindingsService): McpServer {
       title: 'Verify a session trail',
       description: "Verify one session's hash chain: integrity, completeness and, when it has a summary, the seal.",
       inputSchema: { session_key: z.string().describe('The session id: aura_sess_ + 12 hex') },
-      outputSchema: { session_id: z.string(), hash_chain_valid: z.boolean(), complete: z.boolean(), events: z.number() },
+      outputSchema: z.object({ session_id: z.string(), hash_chain_valid: z.boolean(), complete: z.boolean(), events: z.number() }).passthrough(),
       annotations: READ_ONLY,
     },
     (args) => answer(() => service.verifySession(args.session_key)),

@@ -29,6 +29,7 @@ export const STORE_KINDS: ReadonlySet<string> = new Set<FindingKind>([
   'SUMMARY_MISSING',
   'ORPHAN_ARTIFACT',
   'SEAL_LOG_BROKEN',
+  'TRAIL_INCOMPLETE',
   'CHECK_CRASHED',
 ]);
 
@@ -97,16 +98,18 @@ export class StoreFindings {
         const artifact = fs.existsSync(files.summary) ? files.summary : files.otel;
         return [{ kind: 'ORPHAN_ARTIFACT', severity: 'warn', message: `${artifact} has no trail beside it`, event_ids: [], path: artifact }];
       }
-      const findings: Finding[] = [...sessionReport(files).summary.audit_report.findings];
+      const report = sessionReport(files).summary.audit_report;
+      const findings: Finding[] = report.findings.filter((f) => f.kind !== 'TRAIL_INCOMPLETE');
+      const complete = report['chain_complete'] === true;
       const lock = readLock(lockPathOf(files.trail));
       const writerAlive = lock !== null && processIsAlive(lock.pid);
-      const incomplete = findings.findIndex((f) => f.kind === 'TRAIL_INCOMPLETE');
-      if (incomplete >= 0 && lock !== null && !writerAlive) {
-        findings.splice(incomplete, 1, { kind: 'SESSION_ABANDONED', severity: 'warn', message: `its writer (pid ${lock.pid}) is gone and the session was never closed`, event_ids: [], pid: lock.pid });
-      } else if (incomplete >= 0 && writerAlive) {
-        findings.splice(incomplete, 1);
+      if (!complete && lock !== null && !writerAlive) {
+        findings.push({ kind: 'SESSION_ABANDONED', severity: 'warn', message: `its writer (pid ${lock.pid}) is gone and the session was never closed`, event_ids: [], pid: lock.pid });
+      } else if (!complete && !writerAlive && report.findings.some((f) => f.kind === 'TRAIL_INCOMPLETE')) {
+        // Not closed, and no writer: incomplete. A live writer's session is simply still open.
+        findings.push(...report.findings.filter((f) => f.kind === 'TRAIL_INCOMPLETE'));
       }
-      if (incomplete < 0 && !writerAlive && !fs.existsSync(files.summary)) {
+      if (complete && !writerAlive && !fs.existsSync(files.summary)) {
         findings.push({ kind: 'SUMMARY_MISSING', severity: 'warn', message: 'the trail is closed but has no summary', event_ids: [] });
       }
       return findings;

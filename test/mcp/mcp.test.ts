@@ -1,0 +1,255 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import * as crypto from 'node:crypto';
+import * as os from 'node:os';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FindingsService } from '../../src/mcp/findings-service.js';
+import { AURA_BIN, auraJson } from '../helpers/cli.js';
+import { AURA_PY, REPO } from '../helpers/fixtures.js';
+import { schemaErrors } from '../helpers/superauditor.js';
+import { tempDir } from '../helpers/temp.js';
+
+type Response = { findings: { kind: string; severity: string; session_id?: string }[]; capped_kinds: string[]; identity_shared?: boolean; summary?: string; _meta: Record<string, unknown> };
+
+/** A store with demo sessions of two agents, Python sessions, and each kind of damage. */
+function damagedStore(): { home: string; ids: Record<string, string> } {
+  const home = tempDir();
+  const a = String(auraJson(['demo'], { home }).json['session_id']);
+  const b = String(auraJson(['demo'], { home }).json['session_id']);
+  const sessions = path.join(home, 'sessions');
+  for (const name of ['aura_sess_7b0064268f4b.jsonl', 'aura_sess_7b0064268f4b.summary.json']) fs.copyFileSync(path.join(AURA_PY, 'sessions', name), path.join(sessions, name));
+  // Torn tail, a trail edited, an abandoned writer, a closed trail with no summary, a summary with no trail.
+  fs.copyFileSync(path.join(AURA_PY, 'tampered', 'last_line_partial.jsonl'), path.join(sessions, 'aura_sess_000000000001.jsonl'));
+  fs.copyFileSync(path.join(AURA_PY, 'tampered', 'payload_edited_mid.jsonl'), path.join(sessions, 'aura_sess_000000000002.jsonl'));
+  fs.copyFileSync(path.join(AURA_PY, 'tampered', 'last_event_deleted.jsonl'), path.join(sessions, 'aura_sess_000000000003.jsonl'));
+  fs.writeFileSync(path.join(sessions, 'aura_sess_000000000003.jsonl.lock'), JSON.stringify({ pid: 2 ** 22 + 777, host: os.hostname(), session_id: 'x' }));
+  fs.copyFileSync(path.join(AURA_PY, 'sessions', 'aura_sess_69b55aaf3209.jsonl'), path.join(sessions, 'aura_sess_000000000004.jsonl'));
+  fs.writeFileSync(path.join(sessions, 'aura_sess_000000000005.summary.json'), '{}');
+  return { home, ids: { a, b } };
+}
+
+async function stdioClient(home: string): Promise<Client> {
+  const client = new Client({ name: 'aura-test', version: '1.0.0' });
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [AURA_BIN, '--home', home, 'mcp'], stderr: 'pipe' }));
+  return client;
+}
+
+async function findings(client: Client, args: Record<string, unknown>): Promise<{ isError: boolean; body: Response; text: string }> {
+  const result = await client.callTool({ name: 'get_session_findings', arguments: args });
+  const text = (result.content as { text: string }[])[0]?.text ?? '';
+  return { isError: result.isError === true, body: result.structuredContent as Response, text };
+}
+
+describe('aura mcp over stdio, with the SDK client', () => {
+  let store: ReturnType<typeof damagedStore>;
+  let client: Client;
+
+  beforeAll(async () => {
+    store = damagedStore();
+    client = await stdioClient(store.home);
+  });
+  afterAll(async () => {
+    await client.close();
+  });
+
+  it('lists four read-only tools with input and output schemas', async () => {
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(['get_session_findings', 'get_session_report', 'list_sessions', 'verify_session']);
+    for (const tool of tools) {
+      expect(tool.annotations?.readOnlyHint, tool.name).toBe(true);
+      expect(tool.outputSchema, tool.name).toBeDefined();
+    }
+  });
+
+  it('reports every store-level kind, each with its session, in a response the schema accepts', async () => {
+    const { body, text, isError } = await findings(client, { per_kind_limit: 200 });
+    expect(isError).toBe(false);
+    expect(JSON.parse(text)).toEqual(body);
+    expect(schemaErrors(body)).toEqual([]);
+    const kinds = new Map(body.findings.map((f) => [f.session_id, f.kind]));
+    expect(kinds.get('aura_sess_000000000001')).toBe('TRAIL_TORN_TAIL');
+    expect(kinds.get('aura_sess_000000000002')).toBe('HASH_CHAIN_BROKEN');
+    expect(kinds.get('aura_sess_000000000003')).toBe('SESSION_ABANDONED');
+    expect(kinds.get('aura_sess_000000000004')).toBe('SUMMARY_MISSING');
+    expect(kinds.get('aura_sess_000000000005')).toBe('ORPHAN_ARTIFACT');
+    expect(body.findings.find((f) => f.kind === 'HASH_CHAIN_BROKEN')?.severity).toBe('critical');
+    expect(body._meta).toMatchObject({ superauditor: '1.1' });
+    expect(body).not.toHaveProperty('identity_shared');
+  });
+
+  it('scopes session findings to session_key and keeps store findings of every session, whatever agent (C7)', async () => {
+    const { body } = await findings(client, { session_key: store.ids['a'], per_kind_limit: 200 });
+    const bySession = body.findings.map((f) => f.session_id);
+    expect(bySession).toContain(store.ids['a']);
+    expect(bySession).not.toContain(store.ids['b']);
+    // Store findings of other sessions are never filtered away by the key.
+    expect(bySession).toEqual(expect.arrayContaining(['aura_sess_000000000001', 'aura_sess_000000000002', 'aura_sess_000000000005']));
+    const all = await findings(client, { per_kind_limit: 200 });
+    expect(all.body.findings.map((f) => f.session_id)).toContain(store.ids['b']);
+  });
+
+  it('caps honestly: limit 1 names the kinds that had more', async () => {
+    const one = await findings(client, { per_kind_limit: 1, include_summary: false });
+    expect(one.body.capped_kinds).toContain('POLICY_VIOLATION');
+    expect(one.body).not.toHaveProperty('summary');
+    expect(one.body.findings.filter((f) => f.kind === 'POLICY_VIOLATION')).toHaveLength(1);
+  });
+
+  for (const bad of [0, -1, 1.5, '5', true]) {
+    it(`refuses per_kind_limit ${JSON.stringify(bad)} with a tool error (C14)`, async () => {
+      const result = await findings(client, { per_kind_limit: bad });
+      expect(result.isError).toBe(true);
+      expect(result.text).toContain('per_kind_limit must be an integer >= 1');
+    });
+  }
+
+  it('refuses a hostile or unknown session_key with a tool error', async () => {
+    for (const key of ['../x', 'aura_sess_ffffffffffff']) {
+      const result = await findings(client, { session_key: key });
+      expect(result.isError, key).toBe(true);
+    }
+  });
+
+  it('answers list_sessions, get_session_report and verify_session', async () => {
+    const listed = await client.callTool({ name: 'list_sessions', arguments: {} });
+    expect((listed.structuredContent as { sessions: unknown[] }).sessions.length).toBeGreaterThanOrEqual(7);
+    const report = await client.callTool({ name: 'get_session_report', arguments: { session_key: store.ids['a'] } });
+    expect(report.structuredContent).toMatchObject({ session_id: store.ids['a'], audit_report: { verdict: 'fail' } });
+    const verified = await client.callTool({ name: 'verify_session', arguments: { session_key: 'aura_sess_000000000002' } });
+    expect(verified.structuredContent).toMatchObject({ hash_chain_valid: false, reason: 'edited' });
+  });
+
+  it('reflects a change to a trail at the next call (no stale results)', async () => {
+    const trail = path.join(store.home, 'sessions', 'aura_sess_000000000004.jsonl');
+    const before = await findings(client, { session_key: 'aura_sess_000000000004', per_kind_limit: 200 });
+    expect(before.body.findings.filter((f) => f.session_id === 'aura_sess_000000000004').map((f) => f.kind)).toEqual(['SUMMARY_MISSING']);
+    const text = fs.readFileSync(trail, 'utf8').replace('"input": "hello"', '"input": "HELLO"');
+    const stat = fs.statSync(trail);
+    fs.writeFileSync(trail, text);
+    fs.utimesSync(trail, stat.atime, stat.mtime);
+    const after = await findings(client, { session_key: 'aura_sess_000000000004', per_kind_limit: 200 });
+    expect(after.body.findings.filter((f) => f.session_id === 'aura_sess_000000000004').map((f) => f.kind)).toContain('HASH_CHAIN_BROKEN');
+  });
+
+  it('passes the two-pull check (npm run check:superauditor)', () => {
+    const run = spawnSync(process.execPath, ['--import', 'tsx', path.join(REPO, 'scripts', 'check-superauditor.ts'), '--stdio', `node ${AURA_BIN} --home ${store.home} mcp`], { cwd: REPO, encoding: 'utf8' });
+    expect(run.stdout).toContain('superauditor two-pull check: passed');
+    expect(run.status).toBe(0);
+  });
+
+  it('passes a black-box call from @modelcontextprotocol/inspector --cli, which exits non-zero on isError', () => {
+    const inspector = path.join(REPO, 'node_modules', '.bin', 'mcp-inspector');
+    const env = { ...process.env, HOME: tempDir() };
+    const ok = spawnSync(inspector, ['--cli', process.execPath, AURA_BIN, '--home', store.home, 'mcp', '--method', 'tools/call', '--tool-name', 'get_session_findings', '--tool-arg', 'per_kind_limit=2'], { env, encoding: 'utf8' });
+    expect(ok.status, ok.stderr).toBe(0);
+    expect(ok.stdout).toContain('TRAIL_TORN_TAIL');
+    const refused = spawnSync(inspector, ['--cli', process.execPath, AURA_BIN, '--home', store.home, 'mcp', '--method', 'tools/call', '--tool-name', 'get_session_findings', '--tool-arg', 'per_kind_limit=0'], { env, encoding: 'utf8' });
+    expect(refused.status).not.toBe(0);
+    expect(refused.stdout).toContain('per_kind_limit must be an integer >= 1');
+  });
+});
+
+describe('FindingsService', () => {
+  it('turns a session that cannot be read into one CHECK_CRASHED finding, and keeps the others (C10)', () => {
+    const home = tempDir();
+    const sessions = path.join(home, 'sessions');
+    fs.mkdirSync(path.join(sessions, 'aura_sess_000000000009.jsonl'), { recursive: true });
+    fs.copyFileSync(path.join(AURA_PY, 'tampered', 'payload_edited_mid.jsonl'), path.join(sessions, 'aura_sess_000000000002.jsonl'));
+    const service = new FindingsService([{ sessionsDir: sessions, sealLog: path.join(home, 'seals.jsonl') }], false);
+    const response = service.getSessionFindings({ per_kind_limit: 50 });
+    expect(response.findings.map((f) => [f['session_id'], f.kind])).toEqual([
+      ['aura_sess_000000000002', 'HASH_CHAIN_BROKEN'],
+      ['aura_sess_000000000009', 'CHECK_CRASHED'],
+    ]);
+    expect(response.findings[1]).toMatchObject({ severity: 'warn', probe: 'store' });
+  });
+});
+
+describe('aura mcp over Streamable HTTP', () => {
+  let server: ChildProcess;
+  let url: string;
+  let tenantA: ReturnType<typeof damagedStore>;
+  let tenantB: { home: string; id: string };
+  const TOKEN_A = 'token-for-tenant-a-0123456789';
+  const TOKEN_B = 'token-for-tenant-b-9876543210';
+
+  beforeAll(async () => {
+    tenantA = damagedStore();
+    const bHome = tempDir();
+    tenantB = { home: bHome, id: String(auraJson(['demo'], { home: bHome }).json['session_id']) };
+    const tokens = path.join(tempDir(), 'tokens.yaml');
+    const sha = (t: string): string => crypto.createHash('sha256').update(t).digest('hex');
+    fs.writeFileSync(tokens, `tokens:\n  - sha256: ${sha(TOKEN_A)}\n    folders: [${path.join(tenantA.home, 'sessions')}]\n  - token: ${TOKEN_B}\n    folders: [${path.join(tenantB.home, 'sessions')}]\n`);
+    server = spawn(process.execPath, [AURA_BIN, 'mcp', '--http', '0', '--tokens', tokens], { stdio: ['ignore', 'ignore', 'pipe'] });
+    url = await new Promise<string>((resolve, reject) => {
+      let err = '';
+      server.stderr?.on('data', (chunk: Buffer) => {
+        err += chunk.toString();
+        const match = /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(err);
+        if (match !== null) resolve(match[1] as string);
+      });
+      server.on('exit', () => reject(new Error(`aura mcp exited: ${err}`)));
+    });
+  });
+  afterAll(() => {
+    server.kill('SIGTERM');
+  });
+
+  async function client(token: string): Promise<Client> {
+    const c = new Client({ name: 'aura-test', version: '1.0.0' });
+    await c.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+    return c;
+  }
+
+  function post(headers: Record<string, string>): Promise<{ status: number; body: string }> {
+    return new Promise((resolve, reject) => {
+      const target = new URL(url);
+      const req = http.request({ host: '127.0.0.1', port: target.port, path: '/mcp', method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers } }, (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('error', reject);
+      req.end(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }));
+    });
+  }
+
+  it('answers 401 and nothing else without a valid token, and 403 to another Host', async () => {
+    for (const headers of [{}, { Authorization: 'Bearer wrong-token-000000000000' }, { Authorization: `Basic ${TOKEN_A}` }]) {
+      const res = await post(headers);
+      expect(res.status).toBe(401);
+      expect(res.body).toBe('{"error":"a valid bearer token is required"}');
+    }
+    expect((await post({ Authorization: `Bearer ${TOKEN_A}`, Host: 'evil.example:80' })).status).toBe(403);
+  });
+
+  it('says identity_shared without a session_key (C8), and never shows another tenant (C13)', async () => {
+    const a = await client(TOKEN_A);
+    const result = await findings(a, { per_kind_limit: 200 });
+    expect(result.body.identity_shared).toBe(true);
+    expect(schemaErrors(result.body)).toEqual([]);
+    expect(result.body.findings.map((f) => f.session_id)).not.toContain(tenantB.id);
+    const keyed = await findings(a, { session_key: tenantA.ids['a'], per_kind_limit: 200 });
+    expect(keyed.body).not.toHaveProperty('identity_shared');
+    const foreign = await findings(a, { session_key: tenantB.id });
+    expect(foreign.isError).toBe(true);
+    const report = await a.callTool({ name: 'get_session_report', arguments: { session_key: tenantB.id } });
+    expect(report.isError).toBe(true);
+    await a.close();
+    const b = await client(TOKEN_B);
+    const mine = await findings(b, { per_kind_limit: 200 });
+    expect(new Set(mine.body.findings.map((f) => f.session_id))).toEqual(new Set([tenantB.id]));
+    await b.close();
+  });
+
+  it('passes the two-pull check over HTTP', () => {
+    const run = spawnSync(process.execPath, ['--import', 'tsx', path.join(REPO, 'scripts', 'check-superauditor.ts'), '--url', url, '--token', TOKEN_A], { cwd: REPO, encoding: 'utf8' });
+    expect(run.stdout).toContain('superauditor two-pull check: passed');
+    expect(run.status).toBe(0);
+  });
+});
