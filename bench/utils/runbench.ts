@@ -28,6 +28,7 @@ const SCENARIOS: Readonly<Record<string, string>> = {
   checkpoint: 'checkpoint.bench.ts',
   'verify-store': 'verify-store.bench.ts',
   detector: 'detector.bench.ts',
+  'findings-channel': 'findings-channel.bench.ts',
 };
 
 /** The machine line printed first, and copied into docs/benchmarks.md. */

@@ -69,9 +69,7 @@ export class StoreFindings {
    * (or all when it is null), each naming its `session_id`, in session then detector order.
    */
   findings(sessionKey: string | null): Finding[] {
-    const out: Finding[] = [];
-    const log = readSealLog(this.sealLog);
-    if (log.problem !== null) out.push({ kind: 'SEAL_LOG_BROKEN', severity: 'critical', message: log.problem.message, event_ids: [], line: log.problem.line });
+    const out: Finding[] = [...this.sealLogFindings()];
     const live = new Set(this.sessionIds());
     for (const id of live) {
       const all = this.sessionFindings(id);
@@ -81,9 +79,22 @@ export class StoreFindings {
     return out;
   }
 
+  private sealLogCache: Cached | null = null;
+
+  /** The seal log's finding, re-read only when its fingerprint changed. */
+  private sealLogFindings(): readonly Finding[] {
+    const fingerprint = fingerprintOf(this.sealLog);
+    if (this.sealLogCache?.fingerprint === fingerprint) return this.sealLogCache.findings;
+    const log = readSealLog(this.sealLog);
+    const findings: Finding[] = log.problem === null ? [] : [{ kind: 'SEAL_LOG_BROKEN', severity: 'critical', message: log.problem.message, event_ids: [], line: log.problem.line }];
+    this.sealLogCache = { fingerprint, findings };
+    return findings;
+  }
+
   private sessionFindings(id: string): readonly Finding[] {
     const files = sessionFiles(this.sessionsDir, id);
-    const fingerprint = [files.trail, files.summary, files.otel, lockPathOf(files.trail)].map(fingerprintOf).join('|');
+    // The spans file does not bear on any finding but an orphan's, which the trail's absence shows.
+    const fingerprint = [files.trail, files.summary, lockPathOf(files.trail)].map(fingerprintOf).join('|');
     const cached = this.cache.get(id);
     if (cached !== undefined && cached.fingerprint === fingerprint) return cached.findings;
     const findings = this.compute(id).map((f) => ({ ...f, session_id: id }));
