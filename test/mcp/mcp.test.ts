@@ -206,7 +206,7 @@ describe('aura mcp over Streamable HTTP', () => {
     return c;
   }
 
-  function post(headers: Record<string, string>): Promise<{ status: number; body: string }> {
+  function post(headers: Record<string, string>, message: object = { jsonrpc: '2.0', id: 1, method: 'tools/list' }): Promise<{ status: number; body: string }> {
     return new Promise((resolve, reject) => {
       const target = new URL(url);
       const req = http.request({ host: '127.0.0.1', port: target.port, path: '/mcp', method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers } }, (res) => {
@@ -215,7 +215,7 @@ describe('aura mcp over Streamable HTTP', () => {
         res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
       });
       req.on('error', reject);
-      req.end(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }));
+      req.end(JSON.stringify(message));
     });
   }
 
@@ -245,6 +245,26 @@ describe('aura mcp over Streamable HTTP', () => {
     const mine = await findings(b, { per_kind_limit: 200 });
     expect(new Set(mine.body.findings.map((f) => f.session_id))).toEqual(new Set([tenantB.id]));
     await b.close();
+  });
+
+  for (const version of ['2025-06-18', '2025-11-25']) {
+    it(`serves protocol version ${version}`, async () => {
+      const res = await post({ Authorization: `Bearer ${TOKEN_A}` }, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: version, capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+      expect(res.status).toBe(200);
+      const data = res.body.split('\n').find((line) => line.startsWith('data: '));
+      const message = JSON.parse(data === undefined ? res.body : data.slice(6)) as { result: { protocolVersion: string; serverInfo: { name: string } } };
+      expect(message.result).toMatchObject({ protocolVersion: version, serverInfo: { name: 'aura' } });
+    });
+  }
+
+  it('answers @modelcontextprotocol/inspector --cli over HTTP with the bearer token', () => {
+    const inspector = path.join(REPO, 'node_modules', '.bin', 'mcp-inspector');
+    const run = spawnSync(inspector, ['--cli', url, '--transport', 'http', '--header', `Authorization: Bearer ${TOKEN_A}`, '--method', 'tools/call', '--tool-name', 'get_session_findings', '--tool-arg', 'per_kind_limit=1'], {
+      env: { ...process.env, HOME: tempDir() },
+      encoding: 'utf8',
+    });
+    expect(run.status, run.stdout + run.stderr).toBe(0);
+    expect(run.stdout).toContain('identity_shared');
   });
 
   it('passes the two-pull check over HTTP', () => {
