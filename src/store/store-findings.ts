@@ -53,8 +53,22 @@ export class StoreFindings {
     return [...this.listing().ids].sort();
   }
 
-  /** One read of the folder: its session ids, and which of their files exist. */
+  private listingCache: { readonly fingerprint: string; readonly ids: Set<string>; readonly names: Set<string> } | null = null;
+
+  /**
+   * One read of the folder: its session ids, and which of their files exist. Creating, removing
+   * or renaming an entry changes the folder's own mtime and ctime, so an unchanged folder
+   * fingerprint means an unchanged listing (file contents are checked per file, below).
+   */
   private listing(): { ids: Set<string>; names: Set<string> } {
+    const fingerprint = fingerprintOf(this.sessionsDir);
+    if (this.listingCache?.fingerprint === fingerprint) return this.listingCache;
+    const listed = this.readListing();
+    this.listingCache = { fingerprint, ...listed };
+    return listed;
+  }
+
+  private readListing(): { ids: Set<string>; names: Set<string> } {
     let names: string[];
     try {
       names = fs.readdirSync(this.sessionsDir);
