@@ -3,9 +3,9 @@
  * read from YAML keeps the line of every node; one given in code says `<code>`.
  */
 
-import * as fs from 'node:fs';
 import { LineCounter, parseDocument, isMap, isNode, isScalar, type Document } from 'yaml';
-import { NotFoundError, ProfileError, ReadError } from '../errors.js';
+import { ProfileError } from '../errors.js';
+import { readTextFile } from '../store/json-file.js';
 
 /** A key path inside a profile: `['rules', 2, 'tools']`. */
 export type KeyPath = readonly (string | number)[];
@@ -35,13 +35,7 @@ export function codeSource(value: unknown): ProfileSource {
  * @throws NotFoundError, ReadError, ProfileError (YAML syntax, with its line)
  */
 export function fileSource(path: string): ProfileSource {
-  let text: string;
-  try {
-    text = fs.readFileSync(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new NotFoundError('profile', path);
-    throw new ReadError(path, error);
-  }
+  const text = readTextFile(path, 'profile');
   const lineCounter = new LineCounter();
   const document = parseDocument(text, { lineCounter, uniqueKeys: true });
   const [problem] = document.errors;

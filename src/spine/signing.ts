@@ -13,6 +13,7 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { AuraError, NotFoundError, ReadError } from '../errors.js';
+import { readTextFile } from '../store/json-file.js';
 
 /** A public key and its id. */
 export interface PublicKeyEntry {
@@ -139,13 +140,7 @@ export class KeyRing {
 }
 
 function readPublicKey(file: string): crypto.KeyObject {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new NotFoundError('public key', file);
-    throw new ReadError(file, error);
-  }
+  const text = readTextFile(file, 'public key');
   try {
     const key = crypto.createPublicKey(text);
     if (key.asymmetricKeyType !== 'ed25519') throw new Error(`an ${String(key.asymmetricKeyType)} key, not Ed25519`);
