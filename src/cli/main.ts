@@ -6,6 +6,7 @@
  */
 
 import { Command, CommanderError, Option } from 'commander';
+import type { AuraConfig } from '../config/config.js';
 import { AuraError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { configFor, keysFor, type GlobalOptions, type KeyOptions } from './context.js';
@@ -49,12 +50,16 @@ function buildProgram(invocation: Invocation): Command {
     invocation.asJson = flags.json === true;
     invocation.outcome = Promise.resolve().then(command);
   };
+  /** A command that takes no arguments, only the configuration. */
+  const configCommand = (parent: Command, name: string, description: string, command: (config: AuraConfig) => CommandResult | Promise<CommandResult>): void => {
+    parent
+      .command(name)
+      .description(description)
+      .addOption(json)
+      .action((flags: JsonFlag) => run(flags, () => command(configFor(global()))));
+  };
 
-  program
-    .command('demo')
-    .description('run a scripted session of a small agent (no network), write it to the sessions folder, verify it')
-    .addOption(json)
-    .action((flags: JsonFlag) => run(flags, () => demoCommand(configFor(global()))));
+  configCommand(program, 'demo', 'run a scripted session of a small agent (no network), write it to the sessions folder, verify it', demoCommand);
 
   const verify = program.command('verify').description('check trails');
   verify
@@ -85,21 +90,9 @@ function buildProgram(invocation: Invocation): Command {
     );
 
   const keys = program.command('keys').description('the Ed25519 keys that sign checkpoints and seals');
-  keys
-    .command('init')
-    .description('make the first signing key under AURA_HOME/keys')
-    .addOption(json)
-    .action((flags: JsonFlag) => run(flags, () => keysInitCommand(configFor(global()))));
-  keys
-    .command('rotate')
-    .description('make a new signing key; older public keys stay trusted for older records')
-    .addOption(json)
-    .action((flags: JsonFlag) => run(flags, () => keysRotateCommand(configFor(global()))));
-  keys
-    .command('list')
-    .description('list the keys and which one signs')
-    .addOption(json)
-    .action((flags: JsonFlag) => run(flags, () => keysListCommand(configFor(global()))));
+  configCommand(keys, 'init', 'make the first signing key under AURA_HOME/keys', keysInitCommand);
+  configCommand(keys, 'rotate', 'make a new signing key; older public keys stay trusted for older records', keysRotateCommand);
+  configCommand(keys, 'list', 'list the keys and which one signs', keysListCommand);
 
   program
     .command('export')
@@ -153,17 +146,8 @@ function buildProgram(invocation: Invocation): Command {
     .action((flags: McpOptions) => run({}, () => mcpCommand(flags, configFor(global()))));
 
   const sessions = program.command('sessions').description('the sessions folder');
-  sessions
-    .command('list')
-    .description('list sessions: agent, opened, events, verdict, chain, state')
-    .addOption(json)
-    .action((flags: JsonFlag) => run(flags, () => sessionsListCommand(configFor(global()))));
-
-  program
-    .command('paths')
-    .description('show AURA_HOME, storage, the sessions folder and the config files found')
-    .addOption(json)
-    .action((flags: JsonFlag) => run(flags, () => pathsCommand(configFor(global()))));
+  configCommand(sessions, 'list', 'list sessions: agent, opened, events, verdict, chain, state', sessionsListCommand);
+  configCommand(program, 'paths', 'show AURA_HOME, storage, the sessions folder and the config files found', pathsCommand);
 
   return program;
 }
