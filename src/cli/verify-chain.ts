@@ -1,11 +1,10 @@
 /** `aura verify chain <path> [--summary F]`: integrity and completeness of one trail. */
 
 import * as fs from 'node:fs';
-import { AuraError } from '../errors.js';
-import { verifyTrail, type ChainReport, type ChainSeal } from '../spine/verify.js';
+import { verifyTrail, type ChainReport } from '../spine/verify.js';
 import { resolveSessionKey, SESSION_ID_PATTERN } from '../store/session-files.js';
 import type { AuraConfig } from '../config/config.js';
-import { readJsonFile } from '../store/json-file.js';
+import { summarySeal } from '../store/summary-seal.js';
 import type { KeyRing } from '../spine/signing.js';
 import { colors, EXIT, short, type CommandResult } from './output.js';
 
@@ -23,7 +22,7 @@ export interface VerifyChainOptions {
  */
 export function verifyChainCommand(target: string, options: VerifyChainOptions, config: AuraConfig): CommandResult {
   const path = trailPathOf(target, config);
-  const seal = options.summary === undefined ? undefined : sealOf(options.summary);
+  const seal = options.summary === undefined ? undefined : summarySeal(options.summary);
   const report = verifyTrail(path, seal, options.keys === null ? {} : { keys: options.keys });
   const ok = report.hash_chain_valid && report.reason === undefined;
   return {
@@ -36,39 +35,6 @@ export function verifyChainCommand(target: string, options: VerifyChainOptions, 
 function trailPathOf(target: string, config: AuraConfig): string {
   if (!fs.existsSync(target) && SESSION_ID_PATTERN.test(target)) return resolveSessionKey(config.paths.sessions, target).trail;
   return target;
-}
-
-/** The seal in a summary file: aura's `chain`, else Python Aura's `event_count` alone. */
-function sealOf(summaryPath: string): ChainSeal {
-  const summary = readJsonFile(summaryPath, 'summary').value;
-  const record = (summary !== null && typeof summary === 'object' ? summary : {}) as Record<string, unknown>;
-  const chain = record['chain'] as Record<string, unknown> | undefined;
-  if (chain !== undefined && typeof chain['events'] === 'number') {
-    const signed = (record['seal'] ?? null) as Record<string, unknown> | null;
-    return {
-      events: chain['events'],
-      first_hash: hashOrNull(chain['first_hash']),
-      head_hash: hashOrNull(chain['head_hash']),
-      ...(signed === null || typeof signed['signature'] !== 'string'
-        ? {}
-        : {
-            session_id: String(signed['session_id']),
-            closed_at: hashOrNull(signed['closed_at']),
-            key_id: hashOrNull(signed['key_id']),
-            signature: signed['signature'],
-            // The signed extent is the seal's own, so an edited `chain` block cannot pass.
-            events: typeof signed['events'] === 'number' ? signed['events'] : -1,
-            first_hash: hashOrNull(signed['first_hash']),
-            head_hash: hashOrNull(signed['head_hash']),
-          }),
-    };
-  }
-  if (typeof record['event_count'] === 'number') return { events: record['event_count'] };
-  throw new AuraError('READ_FAILED', `${summaryPath} has no seal: expected a "chain" object or an "event_count"`, { data: { path: summaryPath } });
-}
-
-function hashOrNull(value: unknown): string | null {
-  return typeof value === 'string' ? value : null;
 }
 
 function describe(path: string, report: ChainReport, sealed: boolean): string {

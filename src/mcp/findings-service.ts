@@ -13,7 +13,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { sessionReport } from '../audit/session-report.js';
 import { severityOf } from '../audit/kinds.js';
-import { verifyTrail } from '../spine/verify.js';
+import { AuraError } from '../errors.js';
+import { verifyTrail, type ChainSeal } from '../spine/verify.js';
+import { summarySeal } from '../store/summary-seal.js';
 import { listSessions } from '../store/session-list.js';
 import { SESSION_ID_PATTERN, sessionFiles } from '../store/session-files.js';
 import { StoreFindings } from '../store/store-findings.js';
@@ -93,12 +95,12 @@ export class FindingsService {
     const { store, id } = this.located(sessionKey);
     const files = sessionFiles(store.sessionsDir, id);
     if (!fs.existsSync(files.trail)) throw new ToolRefusal(`session ${id} has no trail`);
-    let seal: { events: number; first_hash?: string | null; head_hash?: string | null } | undefined;
+    let seal: ChainSeal | undefined;
     try {
-      const chain = (JSON.parse(fs.readFileSync(files.summary, 'utf8')) as { chain?: { events: number; first_hash: string | null; head_hash: string | null } }).chain;
-      seal = chain;
-    } catch {
-      seal = undefined;
+      seal = fs.existsSync(files.summary) ? summarySeal(files.summary) : undefined;
+    } catch (error) {
+      if (error instanceof AuraError) throw new ToolRefusal(`session ${id}: ${error.message}`);
+      throw error;
     }
     return { ...verifyTrail(files.trail, seal), session_id: id, path: path.basename(files.trail) };
   }
