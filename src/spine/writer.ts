@@ -139,7 +139,7 @@ export function tryLock(lockPath: string, label: string, forPath: string): { pid
       }
     }
     const holder = readLock(lockPath);
-    if (holder !== null && holder.host === os.hostname() && !processIsAlive(holder.pid)) {
+    if (holder !== null && !holderAlive(holder)) {
       // The process that held it is gone (killed): the lock is stale.
       fs.rmSync(lockPath, { force: true });
       continue;
@@ -162,6 +162,19 @@ export function readLock(path: string): LockBody | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * The writer a trail's lock names, and whether it still lives. A lock from another host counts as
+ * alive: its process cannot be checked from here, so it is never taken over nor called abandoned.
+ */
+export function trailWriter(trailPath: string): { readonly pid: number; readonly alive: boolean } | null {
+  const lock = readLock(lockPathOf(trailPath));
+  return lock === null ? null : { pid: lock.pid, alive: holderAlive(lock) };
+}
+
+function holderAlive(lock: LockBody): boolean {
+  return lock.host !== os.hostname() || processIsAlive(lock.pid);
 }
 
 /** True when a process with this pid exists (EPERM means it exists but is not ours). */

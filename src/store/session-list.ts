@@ -4,9 +4,10 @@
  * whole unless it has no summary, and then only counted.
  */
 
+import { objectOf, stringOf } from '../spine/json-shape.js';
 import * as fs from 'node:fs';
 import { parseJsonLossless } from '../spine/json-reader.js';
-import { lockPathOf, processIsAlive, readLock } from '../spine/writer.js';
+import { trailWriter } from '../spine/writer.js';
 import { readJsonFile } from './json-file.js';
 import { listSessionIds, sessionFiles } from './session-files.js';
 
@@ -41,8 +42,8 @@ export function listSessions(sessionsDir: string): SessionListing[] {
 function listingOf(sessionsDir: string, sessionId: string): SessionListing {
   const files = sessionFiles(sessionsDir, sessionId);
   const first = firstEvent(files.trail);
-  const lock = readLock(lockPathOf(files.trail));
-  const live = lock !== null && processIsAlive(lock.pid);
+  const writer = trailWriter(files.trail);
+  const live = writer?.alive === true;
   const summary = !live && fs.existsSync(files.summary) ? summaryFacts(files.summary) : null;
   const payload = objectOf(first['payload']);
   const agentIds = objectOf(first['agent_ids']);
@@ -65,7 +66,7 @@ function listingOf(sessionsDir: string, sessionId: string): SessionListing {
     events: countLines(files.trail),
     verdict: null,
     hash_chain_valid: null,
-    state: live ? 'open' : lock !== null ? 'abandoned' : 'unexported',
+    state: live ? 'open' : writer !== null ? 'abandoned' : 'unexported',
   };
 }
 
@@ -123,12 +124,4 @@ function countLines(path: string): number {
   } finally {
     fs.closeSync(fd);
   }
-}
-
-function objectOf(value: unknown): Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
-}
-
-function stringOf(value: unknown): string | null {
-  return typeof value === 'string' ? value : null;
 }

@@ -15,7 +15,7 @@ import * as path from 'node:path';
 import type { Finding } from '../audit/detector.js';
 import type { FindingKind } from '../audit/kinds.js';
 import { sessionReport } from '../audit/session-report.js';
-import { lockPathOf, processIsAlive, readLock } from '../spine/writer.js';
+import { trailWriter } from '../spine/writer.js';
 import { readSealLog } from './seal-log.js';
 import { SESSION_ID_PATTERN, sessionFiles } from './session-files.js';
 
@@ -147,10 +147,10 @@ export class StoreFindings {
       const report = sessionReport(files).summary.audit_report;
       const findings: Finding[] = report.findings.filter((f) => f.kind !== 'TRAIL_INCOMPLETE');
       const complete = report['chain_complete'] === true;
-      const lock = readLock(lockPathOf(files.trail));
-      const writerAlive = lock !== null && processIsAlive(lock.pid);
-      if (!complete && lock !== null && !writerAlive) {
-        findings.push({ kind: 'SESSION_ABANDONED', severity: 'warn', message: `its writer (pid ${lock.pid}) is gone and the session was never closed`, event_ids: [], pid: lock.pid });
+      const writer = trailWriter(files.trail);
+      const writerAlive = writer?.alive === true;
+      if (!complete && writer !== null && !writerAlive) {
+        findings.push({ kind: 'SESSION_ABANDONED', severity: 'warn', message: `its writer (pid ${writer.pid}) is gone and the session was never closed`, event_ids: [], pid: writer.pid });
       } else if (!complete && !writerAlive && report.findings.some((f) => f.kind === 'TRAIL_INCOMPLETE')) {
         // Not closed, and no writer: incomplete. A live writer's session is simply still open.
         findings.push(...report.findings.filter((f) => f.kind === 'TRAIL_INCOMPLETE'));

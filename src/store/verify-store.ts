@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import type { ChainFailureReason } from '../errors.js';
 import type { KeyRing } from '../spine/signing.js';
 import { verifyTrail } from '../spine/verify.js';
-import { lockPathOf, processIsAlive, readLock } from '../spine/writer.js';
+import { trailWriter } from '../spine/writer.js';
 import { readSealLog, type Seal, type SealLogRead } from './seal-log.js';
 import { listSessionIds, sessionFiles } from './session-files.js';
 
@@ -95,9 +95,9 @@ function verdictOf(sessionsDir: string, id: string, seal: Seal | undefined, keys
   const files = sessionFiles(sessionsDir, id);
   const exists = fs.existsSync(files.trail);
   if (seal === undefined) {
-    const lock = readLock(lockPathOf(files.trail));
-    if (lock !== null && processIsAlive(lock.pid)) return { session_id: id, status: 'open' };
-    const why = lock !== null ? 'its writer died before closing it' : 'it has no seal: closed before sealing, written by another tool, or its seal was removed from the log';
+    const writer = trailWriter(files.trail);
+    if (writer?.alive === true) return { session_id: id, status: 'open' };
+    const why = writer !== null ? 'its writer died before closing it' : 'it has no seal: closed before sealing, written by another tool, or its seal was removed from the log';
     return { session_id: id, status: 'unsealed', reason: 'unsealed', message: why };
   }
   if (!exists) return { session_id: id, status: 'missing_trail', reason: 'missing_trail', message: `the seal names ${files.trail}, which is gone (the session was deleted)` };
