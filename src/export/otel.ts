@@ -9,8 +9,9 @@
  * travel to systems with other readers (privacy by default).
  */
 
+import { objectOf, stringOf } from '../spine/json-shape.js';
 import { sha256 } from '../spine/hash.js';
-import type { AuraEvent, JsonObject } from '../spine/record.js';
+import type { AuraEvent } from '../spine/record.js';
 import { PACKAGE_NAME, VERSION } from '../version.js';
 
 /** An OTLP/JSON attribute. */
@@ -103,8 +104,8 @@ export function unixNanos(timestamp: string): bigint {
 }
 
 function failureOf(event: AuraEvent): string | null {
-  if (event.kind === 'constraint.violated') return textOf(event.payload['message']) ?? 'policy violation';
-  if (event.kind.endsWith('.error')) return textOf(event.payload['error']) ?? event.kind;
+  if (event.kind === 'constraint.violated') return stringOf(event.payload['message']) ?? 'policy violation';
+  if (event.kind.endsWith('.error')) return stringOf(event.payload['error']) ?? event.kind;
   return null;
 }
 
@@ -120,15 +121,15 @@ function attributesOf(event: AuraEvent): KeyValue[] {
     stringAttribute('aura.content_hash', event.content_hash),
   ];
   const optional: [string, unknown][] = [
-    ['aura.agent_ref', textOf(payload['agent_ref']) ?? textOf(context['agent_ref']) ?? textOf(ids['agent_ref'])],
-    ['aura.policy_version', textOf(payload['policy_version']) ?? textOf(ids['policy_version']) ?? textOf(context['policy_version'])],
-    ['aura.step_id', event.step_id ?? textOf(payload['step_id'])],
-    ['aura.tool', textOf(payload['tool'])],
-    ['aura.principal', textOf(payload['principal'])],
-    ['aura.skill_id', textOf(payload['skill_id'])],
-    ['aura.manifest_snapshot_hash', textOf(payload['manifest_snapshot_hash'])],
-    ['aura.operator.method', textOf(operator['method'])],
-    ['aura.operator.subject_hash', textOf(operator['subject_hash'])],
+    ['aura.agent_ref', stringOf(payload['agent_ref']) ?? stringOf(context['agent_ref']) ?? stringOf(ids['agent_ref'])],
+    ['aura.policy_version', stringOf(payload['policy_version']) ?? stringOf(ids['policy_version']) ?? stringOf(context['policy_version'])],
+    ['aura.step_id', event.step_id ?? stringOf(payload['step_id'])],
+    ['aura.tool', stringOf(payload['tool'])],
+    ['aura.principal', stringOf(payload['principal'])],
+    ['aura.skill_id', stringOf(payload['skill_id'])],
+    ['aura.manifest_snapshot_hash', stringOf(payload['manifest_snapshot_hash'])],
+    ['aura.operator.method', stringOf(operator['method'])],
+    ['aura.operator.subject_hash', stringOf(operator['subject_hash'])],
   ];
   for (const [key, value] of optional) if (typeof value === 'string') attributes.push(stringAttribute(key, value));
   if (typeof operator['verified'] === 'boolean') attributes.push({ key: 'aura.operator.verified', value: { boolValue: operator['verified'] } });
@@ -139,12 +140,4 @@ function attributesOf(event: AuraEvent): KeyValue[] {
 
 function stringAttribute(key: string, value: string): KeyValue {
   return { key, value: { stringValue: value } };
-}
-
-function textOf(value: unknown): string | null {
-  return typeof value === 'string' ? value : null;
-}
-
-function objectOf(value: unknown): JsonObject {
-  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as JsonObject) : {};
 }

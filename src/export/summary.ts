@@ -4,6 +4,7 @@
  * memory. The same function serves a session closing and `aura export` rebuilding a summary.
  */
 
+import { objectOf, stringOf } from '../spine/json-shape.js';
 import { buildAuditReport, type AuditReport } from '../audit/report.js';
 import { buildConformance, type Conformance } from '../audit/conformance.js';
 import { redactOperatorRecord } from '../policy/identity.js';
@@ -58,26 +59,26 @@ export function buildSummary(sessionId: string, trail: TrailRead, logPath: strin
   const ingress = payloadOf(events, 'membrane.ingress');
   const open = payloadOf(events, 'session.open');
   const close = lastPayloadOf(events, 'session.close');
-  const context = asObject(ingress['context']);
+  const context = objectOf(ingress['context']);
   const first = events[0];
   const agentIds = first?.agent_ids ?? {};
-  const snapshot = text(open['snapshot_hash']) ?? text(ingress['snapshot_hash']);
-  const policyVersion = text(open['policy_version']) ?? text(context['policy_version']) ?? text(agentIds['policy_version']);
-  const agentRef = text(open['agent_ref']) ?? text(context['agent_ref']) ?? text(agentIds['agent_ref']);
+  const snapshot = stringOf(open['snapshot_hash']) ?? stringOf(ingress['snapshot_hash']);
+  const policyVersion = stringOf(open['policy_version']) ?? stringOf(context['policy_version']) ?? stringOf(agentIds['policy_version']);
+  const agentRef = stringOf(open['agent_ref']) ?? stringOf(context['agent_ref']) ?? stringOf(agentIds['agent_ref']);
   const conformance = buildConformance(events, snapshot);
   const closedAt = events.findLast((event) => event.kind === 'session.close')?.timestamp ?? null;
   return {
     session_id: sessionId,
     aura_id: first?.aura_id ?? null,
     agent_ref: agentRef,
-    agent_name: text(context['name']) ?? text(agentIds['name']),
+    agent_name: stringOf(context['name']) ?? stringOf(agentIds['name']),
     policy_version: policyVersion,
-    mode: text(open['mode']) ?? text(ingress['mode']),
+    mode: stringOf(open['mode']) ?? stringOf(ingress['mode']),
     snapshot_hash: snapshot,
     open_snapshot_hash: snapshot,
     trace_id: first?.trace_id ?? null,
     agent_ids: agentIds,
-    purpose: text(open['purpose']) ?? text(context['purpose']),
+    purpose: stringOf(open['purpose']) ?? stringOf(context['purpose']),
     identity: identityOf(events, options.exportPii === true),
     conformance,
     audit_report: buildAuditReport(events, conformance, chain, { agent_ref: agentRef, policy_version: policyVersion }),
@@ -87,7 +88,7 @@ export function buildSummary(sessionId: string, trail: TrailRead, logPath: strin
     seal: options.seal?.({ events: chain.events, first_hash: chain.first_hash, head_hash: chain.head_hash, closed_at: closedAt }) ?? null,
     opened_at: first?.timestamp ?? null,
     closed_at: closedAt,
-    close_reason: text(close['reason']),
+    close_reason: stringOf(close['reason']),
     generator: { name: PACKAGE_NAME, version: VERSION },
     summary_version: 1,
   };
@@ -99,7 +100,7 @@ export function summaryText(summary: SessionSummary): string {
 }
 
 function identityOf(events: readonly AuraEvent[], exportPii: boolean): { operator: JsonObject } | null {
-  const operator = asObject(payloadOf(events, 'identity.bound')['operator']);
+  const operator = objectOf(payloadOf(events, 'identity.bound')['operator']);
   if (Object.keys(operator).length === 0) return null;
   return { operator: exportPii ? operator : (redactOperatorRecord(operator) as JsonObject) };
 }
@@ -110,12 +111,4 @@ function payloadOf(events: readonly AuraEvent[], kind: string): JsonObject {
 
 function lastPayloadOf(events: readonly AuraEvent[], kind: string): JsonObject {
   return events.findLast((event) => event.kind === kind)?.payload ?? {};
-}
-
-function asObject(value: unknown): JsonObject {
-  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as JsonObject) : {};
-}
-
-function text(value: unknown): string | null {
-  return typeof value === 'string' ? value : null;
 }

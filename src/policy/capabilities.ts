@@ -5,6 +5,7 @@
  * records only the reference and where it went.
  */
 
+import { objectOf } from '../spine/json-shape.js';
 import { isSecretLikeKey } from '../middleware/redact.js';
 import { profileError, type KeyPath, type ProfileSource } from './profile-source.js';
 import type { PolicyInput, RuleResult } from './rules.js';
@@ -150,8 +151,8 @@ function gatedTools(capabilities: readonly Capability[]): string[] {
 /** The capability a call claims: `capability_id` (or `capability`) on the payload or in its args. */
 export function claimedCapability(payload: Readonly<Record<string, unknown>>): { id: string | null; conflict: string | null } {
   const args = objectOf(payload['args']);
-  const top = stringOf(payload['capability_id']) ?? stringOf(payload['capability']);
-  const inArgs = stringOf(args['capability_id']) ?? stringOf(args['capability']);
+  const top = nonEmptyString(payload['capability_id']) ?? nonEmptyString(payload['capability']);
+  const inArgs = nonEmptyString(args['capability_id']) ?? nonEmptyString(args['capability']);
   if (top !== null && inArgs !== null && top !== inArgs) return { id: null, conflict: `conflicting capability_id ${top} vs args ${inArgs}` };
   return { id: top ?? inArgs, conflict: null };
 }
@@ -217,10 +218,6 @@ export function setPath(target: Record<string, unknown>, path: string, value: st
   cursor[parts[parts.length - 1] as string] = value;
 }
 
-function objectOf(value: unknown): Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
-}
-
-function stringOf(value: unknown): string | null {
+function nonEmptyString(value: unknown): string | null {
   return typeof value === 'string' && value !== '' ? value : null;
 }
