@@ -39,7 +39,12 @@ export type AuraErrorCode =
   /** A secret ref could not be resolved by the broker (`data.ref`; never a value). */
   | 'SECRET_NOT_FOUND'
   /** The session needs a verified operator and has none (`data.reason`, `data.source`). */
-  | 'IDENTITY_REQUIRED';
+  | 'IDENTITY_REQUIRED'
+  /**
+   * An observer stopped the session at a loop (`data.pattern`, `data.alert_event_id`); the tool did
+   * not run. Approving `data.request_id` lets the next call through.
+   */
+  | 'LOOP_BROKEN';
 
 /** Why a trail failed verification (DESIGN §2.3). Integrity and completeness are apart. */
 export type ChainFailureReason =
@@ -240,6 +245,27 @@ export class IdentityRequiredError extends AuraError<'IDENTITY_REQUIRED', { read
   constructor(reason: 'no_verified_operator' | 'operator_not_verified', source: string) {
     const why = reason === 'no_verified_operator' ? 'no operator identity was bound' : 'the bound operator is not verified';
     super('IDENTITY_REQUIRED', `a verified operator is required: ${why} (policy source: ${source})`, { data: { reason, source } });
+  }
+}
+
+/** What a loop stop names. */
+export interface LoopBrokenData {
+  readonly tool: string;
+  /** The loop pattern of the hard alert, e.g. `ACTION_FIXATION`. */
+  readonly pattern: string;
+  readonly observer_id: string;
+  /** The `observer.alert` that stopped the session. */
+  readonly alert_event_id: string;
+  /** The `constraint.violated` that records this refusal. */
+  readonly event_id: string;
+  /** Approve it (`session.approve`) to let the session call tools again. */
+  readonly request_id: string;
+}
+
+/** An observer (the `break` preset) stopped the session at a loop; the tool did not run. */
+export class LoopBrokenError extends AuraError<'LOOP_BROKEN', LoopBrokenData> {
+  constructor(data: LoopBrokenData) {
+    super('LOOP_BROKEN', `${data.tool} refused: observer ${data.observer_id} stopped the session at ${data.pattern} (alert ${data.alert_event_id}); approve ${data.request_id} to resume`, { data });
   }
 }
 

@@ -75,6 +75,8 @@ export interface AgentOptions extends ConfigOptions {
   readonly defaultToolPolicy?: DefaultToolPolicy;
   /** Declared steps, `{steps: [{id, …}]}`: conformance checks the trail against them. */
   readonly sequencer?: Readonly<Record<string, unknown>>;
+  /** `observers[]`: presets by name, `{preset: 'break', id?, config?}`. */
+  readonly observers?: readonly unknown[];
 }
 
 // Aura's rule; ASCII is checked before lower-casing, because Unicode case mapping turns some
@@ -175,6 +177,7 @@ export function agent(ref: string, options: AgentOptions = {}): Agent {
     escalations: part(options.escalations, 'escalations'),
     variables: part(options.variables, 'variables'),
     default_tool_policy: part(options.defaultToolPolicy, 'default_tool_policy'),
+    observers: part(options.observers, 'observers'),
     skills: value<readonly string[]>(options.skills, 'skills', []),
   });
   const profile: AgentProfile = {
@@ -188,7 +191,7 @@ export function agent(ref: string, options: AgentOptions = {}): Agent {
     rules: value<readonly unknown[]>(options.rules, 'rules', []),
     skills: value<readonly string[]>(options.skills, 'skills', []),
     sequencer: value<unknown>(options.sequencer, 'sequencer', null),
-    observers: value<readonly unknown[]>(undefined, 'observers', []),
+    observers: value<readonly unknown[]>(options.observers, 'observers', []),
     escalations: value<readonly unknown[]>(options.escalations, 'escalations', []),
     spectrum: value<unknown>(options.spectrum, 'spectrum', null),
     capabilities: value<readonly unknown[]>(options.capabilities, 'capabilities', []),

@@ -19,6 +19,7 @@ import {
   IdentityRequiredError,
   InvalidOptionError,
   InvalidSessionIdError,
+  LoopBrokenError,
   NonJsonValueError,
   PolicyDeniedError,
   SessionClosedError,
@@ -30,6 +31,7 @@ import type { SessionSummary } from '../export/summary.js';
 import type { AuditReport } from '../audit/report.js';
 import type { Conformance } from '../audit/conformance.js';
 import { SessionRedactor } from '../middleware/redact.js';
+import { ObserverBus, type Observer, type StopRequest } from '../observers/bus.js';
 import { ApprovalBook, callDigest } from '../policy/approvals.js';
 import { capabilitySummary, EnvSecretBroker, type SecretBroker } from '../policy/capabilities.js';
 import { EscalationEngine, type EscalationHandler } from '../policy/escalations.js';
@@ -68,6 +70,8 @@ export interface SessionOptions {
   readonly identityAdapter?: OperatorIdentityAdapter;
   /** Require (or not) a verified operator, over the profile and config. */
   readonly requireVerifiedOperator?: boolean;
+  /** Observers of this session, after the profile's presets; what they throw is recorded as `observer.error`. */
+  readonly observers?: readonly Observer[];
   /** Delivers escalations (e-mail, paging); its failures are recorded, never thrown. */
   readonly escalationHandler?: EscalationHandler;
   /** Sign checkpoints and the seal with the active key in `AURA_HOME/keys` (default: when there is one). */
@@ -163,6 +167,9 @@ export class Session implements AsyncDisposable {
   private readonly checkpointEvery: number;
   private sinceCheckpoint = 0;
   private pauseRequest: string | null = null;
+  private readonly observers: ObserverBus | null;
+  /** Set by an observer's hard alert: guarded calls are refused until its request is approved. */
+  private loopStop: (StopRequest & { readonly request_id: string }) | null = null;
   private lastEventId: string | null = null;
   private headHash: string | null = null;
   private lastMicros = 0;
@@ -212,6 +219,11 @@ export class Session implements AsyncDisposable {
       },
       newRequestId: (prefix) => `${prefix}${randomBytes(5).toString('hex')}`,
     });
+    const observers = [...policy.observers.specs.map((spec) => spec.create()), ...(options.observers ?? [])];
+    this.observers =
+      observers.length === 0
+        ? null
+        : new ObserverBus(observers, { emit: (kind, payload) => this.emit(kind, payload), stop: (request) => this.stopAtLoop(request), now: () => Math.max(this.clock(), this.lastMicros) });
   }
 
   /** Opens a session of `agent`: creates its trail and records `membrane.ingress` and `session.open`. */
@@ -244,12 +256,13 @@ export class Session implements AsyncDisposable {
    * @param kind a dotted name such as `turn.start`.
    * @param payload a plain JSON object; copied now, secret-like keys redacted.
    * @throws SessionClosedError, NonJsonValueError (nothing written), TrailWriteError (nothing recorded),
-   *   PolicyDeniedError, ApprovalRequiredError
+   *   PolicyDeniedError, ApprovalRequiredError, LoopBrokenError (a tool call after an observer stopped the session)
    */
   emit(kind: string, payload: Readonly<Record<string, unknown>> = {}, options: EmitOptions = {}): RecordedEvent {
     this.assertOpen(`emit ${JSON.stringify(kind)}`);
     if (RESERVED_KINDS.has(kind)) throw new InvalidOptionError('kind', kind, `a kind other than ${[...RESERVED_KINDS].join(', ')}, which the session writes itself`);
-    return this.agent.policy.applies(kind) ? this.enforce(kind, payload, options).event : this.record(kind, payload, options);
+    const guarded = this.agent.policy.applies(kind) || (this.loopStop !== null && TOOL_KINDS.has(kind));
+    return guarded ? this.enforce(kind, payload, options).event : this.record(kind, payload, options);
   }
 
   /**
@@ -257,7 +270,7 @@ export class Session implements AsyncDisposable {
    * (or `tool.error`). A denied call, or one waiting for approval, never runs `fn`. Secrets of the
    * claimed capability are injected into the live arguments only, and scrubbed from the record.
    * @returns what `fn` returned.
-   * @throws PolicyDeniedError, ApprovalRequiredError, SecretNotFoundError, or what `fn` threw (recorded as `tool.error`)
+   * @throws PolicyDeniedError, ApprovalRequiredError, LoopBrokenError, SecretNotFoundError, or what `fn` threw (recorded as `tool.error`)
    */
   async tool<R>(name: string, args: Readonly<Record<string, unknown>>, fn: (liveArgs: Record<string, unknown>) => R | Promise<R>, options: ToolOptions = {}): Promise<R> {
     this.assertOpen(`call ${JSON.stringify(name)}`);
@@ -343,6 +356,8 @@ export class Session implements AsyncDisposable {
   // async so that every failure, even one before the first await, is a rejection.
   async close(options: { readonly reason?: string } = {}): Promise<SessionResult> {
     this.assertOpen('close it again');
+    // Observers' last words (a summary, a missed deadline) belong inside the session.
+    this.observers?.close();
     this.closedState = true;
     const reason = options.reason ?? 'normal';
     try {
@@ -399,7 +414,7 @@ export class Session implements AsyncDisposable {
   private recordOpen(): void {
     const p = this.agent.profile;
     const policy = this.agent.policy;
-    const spectrum = spectrumSummary(policy.spectrum, { enforcementRuleCount: policy.autoRuleCount, identity: this.identity });
+    const spectrum = spectrumSummary(policy.spectrum, { enforcementRuleCount: policy.autoRuleCount, identity: this.identity, activation: policy.observers.activation });
     const schemaRules = policy.rules.filter((rule) => rule.type === 'schema_check').length;
     const openSpectrum: Record<string, unknown> = { ...spectrum };
     if (policy.escalations.length > 0) {
@@ -419,7 +434,7 @@ export class Session implements AsyncDisposable {
         snapshot_hash: this.openSnapshotHash,
         context: { aura_id: p.aura_id, agent_ref: p.agent_ref, name: p.name, purpose: p.purpose, policy_version: p.policy_version, ids: p.ids, variables: p.variables, skills: p.skills },
         skills: p.skills,
-        observers: [],
+        observers: this.observers?.attached ?? [],
         agent_ref: p.agent_ref,
         policy_version: p.policy_version,
         spectrum: { level: spectrum['level'], coat: spectrum['coat'], services: spectrum['services'], planes: spectrum['planes'] },
@@ -462,6 +477,7 @@ export class Session implements AsyncDisposable {
     const tool = toolOf(payload);
     const skillId = typeof payload['skill_id'] === 'string' ? payload['skill_id'] : null;
     const input: PolicyInput = { kind, payload, tool, skillId };
+    if (this.loopStop !== null && TOOL_KINDS.has(kind)) this.holdAtLoop(this.loopStop, kind, payload, tool ?? skillId ?? '(no tool)');
     const decision = this.agent.policy.decide(input);
     const afterTheFact = kind === 'tool.result';
     let event: RecordedEvent | null = afterTheFact ? this.record(kind, payload, options) : null;
@@ -522,7 +538,34 @@ export class Session implements AsyncDisposable {
     throw new ApprovalRequiredError(tool, request.request_id, digest, required.event_id);
   }
 
-  /** Appends one event: canonical text (redacted), hash, one write; then escalations it triggers. */
+  /** Stops the session at an observer's hard alert (one stop at a time: a second alert keeps the first request). */
+  private stopAtLoop(request: StopRequest): string {
+    if (this.loopStop !== null) return this.loopStop.request_id;
+    const requestId = `loop_${randomBytes(5).toString('hex')}`;
+    this.approvals.request(`loop:${requestId}`, '*', requestId);
+    this.loopStop = { ...request, request_id: requestId };
+    return requestId;
+  }
+
+  /**
+   * A tool call while an observer has stopped the session: released once the stop's request is
+   * approved, else recorded as `constraint.violated` (rule `observer_break`) and refused.
+   * @throws LoopBrokenError
+   */
+  private holdAtLoop(stop: StopRequest & { readonly request_id: string }, kind: string, payload: Readonly<Record<string, unknown>>, tool: string): void {
+    const approval = this.approvals.open(`loop:${stop.request_id}`);
+    if (approval?.state === 'approved') {
+      this.approvals.use(approval);
+      this.loopStop = null;
+      return;
+    }
+    const rule = { type: 'observer_break', pattern: stop.pattern, observer_id: stop.observer_id, alert_event_id: stop.alert_event_id, request_id: stop.request_id };
+    const message = `Session stopped by observer ${stop.observer_id} at ${stop.pattern}: approve ${stop.request_id} to resume`;
+    const violation = this.record('constraint.violated', { message, rule, event: { kind, payload }, audit_only: false }, {});
+    throw new LoopBrokenError({ tool, pattern: stop.pattern, observer_id: stop.observer_id, alert_event_id: stop.alert_event_id, event_id: violation.event_id, request_id: stop.request_id });
+  }
+
+  /** Appends one event: canonical text (redacted), hash, one write; then observers and escalations. */
   private record(kind: string, payload: Readonly<Record<string, unknown>>, options: EmitOptions): RecordedEvent {
     if (typeof kind !== 'string' || kind === '') throw new InvalidOptionError('kind', kind, 'a non-empty string such as "tool.call"');
     if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) {
@@ -559,6 +602,7 @@ export class Session implements AsyncDisposable {
     this.headHash = encoded.content_hash;
     this.count++;
     const recorded = { event_id: eventId, kind, timestamp, prev_hash: prevHash, content_hash: encoded.content_hash, sequence: this.count };
+    if (this.observers !== null) this.observers.publish(recorded, payloadText, micros, stepId);
     if (this.escalations.listensTo(kind)) this.escalations.onEvent(kind, eventId, parseJsonLossless(payloadText) as Record<string, unknown>);
     if (this.signer !== null && kind !== 'chain.checkpoint' && ++this.sinceCheckpoint >= this.checkpointEvery) this.checkpoint(this.signer);
     return recorded;
