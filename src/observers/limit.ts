@@ -39,8 +39,8 @@ export function parseLimitConfig(config: PresetConfig): LimitSettings {
     maxWallSeconds: config.has('max_wall_seconds') ? config.positive('max_wall_seconds', 1) : 0,
     warnRatio: config.ratio('warn_ratio', 0.8),
   };
-  const { warnRatio, ...caps } = settings;
-  if (Object.values(caps).every((cap) => cap === 0)) throw config.error([], `set at least one cap: ${LIMIT_KEYS.filter((k) => k !== 'warn_ratio').join(', ')}`);
+  const caps = [settings.maxEvents, settings.maxToolCalls, settings.maxToolCallsPerMinute, settings.maxTokensPerStep, settings.maxTokens, settings.maxWallSeconds];
+  if (caps.every((cap) => cap === 0)) throw config.error([], `set at least one cap: ${LIMIT_KEYS.filter((k) => k !== 'warn_ratio').join(', ')}`);
   return settings;
 }
 
