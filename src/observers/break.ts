@@ -105,9 +105,11 @@ export function parseBreakConfig(config: PresetConfig): BreakSettings {
       soft = thresholdAt(config, [pattern, 'soft'], own['soft'], soft);
       hard = thresholdAt(config, [pattern, 'hard'], own['hard'], hard);
     }
-    if (soft > 0 && hard > 0 && hard <= soft) throw config.error(['patterns', pattern], `the hard threshold (${hard}) must be above the soft one (${soft})`);
+    // Point at the key the values came from: the pattern's own entry, else the shared ones.
+    const at = entry !== true ? ['patterns', pattern] : config.has('hard') ? ['hard'] : ['soft'];
+    if (soft > 0 && hard > 0 && hard <= soft) throw config.error(at, `the hard threshold (${hard}) must be above the soft one (${soft}) for ${pattern}`);
     if (pattern !== 'REASONING_INERTIA' && pattern !== 'ERROR_STATUS_CHURN' && Math.min(...[soft, hard].filter((t) => t > 0)) < 2) {
-      throw config.error(['patterns', pattern], 'a repeat needs at least 2 occurrences');
+      throw config.error(at, `a repeat of ${pattern} needs at least 2 occurrences`);
     }
     thresholds[pattern] = { soft, hard };
   }
