@@ -3,13 +3,15 @@
  * it shows what aura records and stops: a gated tool that gets its API key injected (the key
  * appears in no file aura writes: the demo checks), a denied tool the agent recovers from, a call
  * held for approval and released for exactly that call, and arguments refused by their schema and
- * then fixed. It is written to the sessions folder like any session, then verified from disk.
+ * then fixed. At the end the agent polls an invitation that never changes: the `break` observer
+ * nudges it at the third identical call and stops it at the fifth, and the sixth is refused.
+ * It is written to the sessions folder like any session, then verified from disk.
  */
 
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import type { AuraConfig } from '../config/config.js';
-import { ApprovalRequiredError, PolicyDeniedError } from '../errors.js';
+import { ApprovalRequiredError, LoopBrokenError, PolicyDeniedError } from '../errors.js';
 import { agent } from '../session/agent.js';
 import type { Session } from '../session/session.js';
 import { verifyTrail } from '../spine/verify.js';
@@ -25,6 +27,7 @@ const DEMO_PROFILE = {
     { type: 'schema_check', tool: 'mail.send', schema: { type: 'object', required: ['to', 'subject'], properties: { to: { type: 'string', pattern: '^[^@\\s]+@[^@\\s]+$' } } } },
   ],
   capabilities: [{ id: 'weather-api', tool: 'weather.forecast', allowed: { city: '*' }, secret: 'env:AURA_DEMO_WEATHER_KEY', inject_as: 'api_key' }],
+  observers: [{ preset: 'break' }],
 };
 
 /** Runs the demo session and reports what it shows, where it went and how it verified. */
@@ -83,6 +86,7 @@ export async function demoCommand(config: AuraConfig): Promise<CommandResult> {
     story.push('mail.send arguments refused by their schema, then fixed and sent');
   }
   session.emit('turn.end', { turn: 4, output: 'Plan sent.', tokens: 210 });
+  story.push(await pollUntilStopped(session));
   session.completeGoal({ booked: 'cal-7f3a' });
 
   const result = await session.close();
@@ -121,4 +125,27 @@ async function findSlot(session: Session): Promise<string> {
       if (attempt >= 2) throw error;
     }
   }
+}
+
+/**
+ * An agent that keeps polling an invitation that never changes, ignoring the nudge, until the
+ * `break` observer stops it and the next call is refused (the tool does not run).
+ */
+async function pollUntilStopped(session: Session): Promise<string> {
+  session.emit('turn.start', { turn: 5, input: 'Tell me when the traveller accepts.' });
+  let polls = 0;
+  // Bounded: a break observer that never stopped it would be a bug, not a reason to spin.
+  while (polls < 10) {
+    try {
+      await session.tool('calendar.invite_status', { event_ref: 'cal-7f3a' }, () => {
+        polls++;
+        return { status: 'pending' };
+      });
+    } catch (error) {
+      if (!(error instanceof LoopBrokenError)) throw error;
+      session.emit('turn.end', { turn: 5, output: 'Still pending; I will stop checking.', tokens: 64 });
+      return `calendar.invite_status polled ${polls} times with no progress: break nudged at the 3rd, stopped at the 5th (${error.data?.pattern ?? 'loop'}), refused the next call (${error.code})`;
+    }
+  }
+  throw new Error('the break observer did not stop the polling loop');
 }

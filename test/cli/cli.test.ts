@@ -21,13 +21,14 @@ describe('aura demo', () => {
     expect(run.stdout).toMatch(/shell\.exec denied by deny_tools/);
     expect(run.stdout).toMatch(/calendar\.book held for approval req_[0-9a-f]{10}, approved by demo-operator/);
     expect(run.stdout).toMatch(/mail\.send arguments refused by their schema, then fixed/);
+    expect(run.stdout).toMatch(/calendar\.invite_status polled 5 times with no progress: break nudged at the 3rd, stopped at the 5th \(ACTION_FIXATION\), refused the next call \(LOOP_BROKEN\)/);
     expect(run.stdout).toMatch(/secret\s+the injected key appears in none of the files aura wrote/);
     expect(run.stdout).toMatch(/verify\s+hash chain valid, complete, matches the seal/);
     expect(fs.existsSync(path.join(home, 'sessions', `${id}.summary.json`))).toBe(true);
     expect(lines(trail).length).toBeGreaterThan(10);
     const kinds = lines(trail).map((line) => (JSON.parse(line) as { kind: string }).kind);
     expect(kinds).toEqual(
-      expect.arrayContaining(['turn.start', 'model.call', 'tool.call', 'tool.result', 'tool.error', 'capability.injected', 'constraint.violated', 'constraint.approval_required', 'constraint.approved', 'task.complete']),
+      expect.arrayContaining(['turn.start', 'model.call', 'tool.call', 'tool.result', 'tool.error', 'capability.injected', 'constraint.violated', 'constraint.approval_required', 'constraint.approved', 'observer.alert', 'membrane.nudge', 'task.complete']),
     );
     expect(kinds.at(-1)).toBe('session.close');
 
