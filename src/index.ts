@@ -19,6 +19,10 @@ export type { DefaultToolPolicy } from './policy/policy.js';
 export type { SpectrumLevel } from './policy/spectrum.js';
 export type { Clock, IdSource } from './session/ids.js';
 
+// Observers
+export type { ObservedEvent, Observer, ObserverContext, StopRequest } from './observers/bus.js';
+export type { LoopPattern, RemedialDirective } from './observers/break.js';
+
 // Configuration
 export { configure, currentConfig } from './config/configure.js';
 export type { AuraConfig, AuraPaths, AuraSettings, ConfigOptions } from './config/config.js';
@@ -51,6 +55,7 @@ export {
   InvalidAgentRefError,
   InvalidOptionError,
   InvalidSessionIdError,
+  LoopBrokenError,
   NonJsonValueError,
   NotFoundError,
   PolicyDeniedError,
@@ -61,4 +66,4 @@ export {
   SessionLockedError,
   TrailWriteError,
 } from './errors.js';
-export type { AuraErrorCode, ChainFailureData, ChainFailureReason, NonJsonValueData, PolicyDeniedData, ProfileErrorData } from './errors.js';
+export type { AuraErrorCode, ChainFailureData, ChainFailureReason, LoopBrokenData, NonJsonValueData, PolicyDeniedData, ProfileErrorData } from './errors.js';
