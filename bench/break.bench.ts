@@ -62,18 +62,24 @@ function detectorCost(history: number): number {
   return (ms * 1000) / measured.length;
 }
 
-/** Events per second of `EMIT_PAIRS` tool.call + tool.result pairs. */
-async function emitRate(observers: readonly unknown[]): Promise<number> {
+/** CPU microseconds (user + system) of each run, by variant: on shared cores, less exposed to neighbours than wall time. */
+const cpuMicros = new Map<string, number[]>();
+
+/** Events per second (wall) of `EMIT_PAIRS` tool.call + tool.result pairs; CPU time noted apart. */
+async function emitRate(name: string, observers: readonly unknown[]): Promise<number> {
   return withTempDir('break-emit', async (home) => {
     const session = agent('bench/break', { home, observers }).session({ fsync: 'none', export: false });
     const start = performance.now();
+    const cpuStart = process.cpuUsage();
     for (let n = 0; n < EMIT_PAIRS; n++) {
       const [, call, result] = callEvents(n) as [ObservedEvent, ObservedEvent, ObservedEvent];
       session.emit('tool.call', call.payload);
       session.emit('tool.result', result.payload);
     }
+    const cpu = process.cpuUsage(cpuStart);
     const ms = since(start);
     await session.close();
+    cpuMicros.set(name, [...(cpuMicros.get(name) ?? []), (cpu.user + cpu.system) / (2 * EMIT_PAIRS)]);
     return ((2 * EMIT_PAIRS) / ms) * 1000;
   });
 }
@@ -91,16 +97,18 @@ async function main(): Promise<void> {
   console.log(`  ratio 10k / 1k: ${ratio10k.toFixed(2)} (target <= ${CEILING.toFixed(2)}: ${ratio10k <= CEILING ? 'met' : 'MISSED'}); 100k / 1k: ${ratio100k.toFixed(2)}`);
 
   console.log(`emit with and without the break observer: ${formatCount(2 * EMIT_PAIRS)} tool.call/tool.result events, fsync none`);
-  await emitRate([]);
+  await emitRate('warm-up', [{ preset: 'break' }]);
   const rates = await interleave([
-    { name: 'none', run: () => emitRate([]) },
-    { name: 'break', run: () => emitRate([{ preset: 'break' }]) },
+    { name: 'none', run: () => emitRate('none', []) },
+    { name: 'break', run: () => emitRate('break', [{ preset: 'break' }]) },
   ]);
   const none = median(samplesOf(rates, 'none'));
   const withBreak = median(samplesOf(rates, 'break'));
-  console.log(`  no observer          ${describeSamples(samplesOf(rates, 'none'), 'events/s')}`);
-  console.log(`  break attached       ${describeSamples(samplesOf(rates, 'break'), 'events/s')}`);
-  console.log(`  ratio break / none: ${(withBreak / none).toFixed(2)}`);
+  const cpuNone = median(samplesOf(cpuMicros, 'none'));
+  const cpuBreak = median(samplesOf(cpuMicros, 'break'));
+  console.log(`  no observer          ${describeSamples(samplesOf(rates, 'none'), 'events/s')}; CPU ${describeSamples(samplesOf(cpuMicros, 'none'), 'µs/event')}`);
+  console.log(`  break attached       ${describeSamples(samplesOf(rates, 'break'), 'events/s')}; CPU ${describeSamples(samplesOf(cpuMicros, 'break'), 'µs/event')}`);
+  console.log(`  ratio break / none: ${(withBreak / none).toFixed(2)} (wall), ${(cpuNone / cpuBreak).toFixed(2)} (CPU time)`);
 
   const figures: Figure[] = [
     { name: 'break detector after 1k events', value: at1k, unit: 'µs/event' },
@@ -111,6 +119,7 @@ async function main(): Promise<void> {
     { name: 'emit, no observer', value: none, unit: 'events/s' },
     { name: 'emit, break attached', value: withBreak, unit: 'events/s' },
     { name: 'emit ratio break / none', value: withBreak / none, unit: 'x' },
+    { name: 'emit ratio break / none, CPU time', value: cpuNone / cpuBreak, unit: 'x' },
   ];
   printResult({ scenario: 'break', figures });
 }
