@@ -29,52 +29,31 @@ interface Preset {
   compile(config: PresetConfig, variables: Readonly<Record<string, unknown>>): (id: string) => Observer;
 }
 
+/** A preset whose config `parse` checks once, and whose observers `make` builds per session. */
+function preset<S>(
+  defaultId: string,
+  keys: readonly string[],
+  parse: (config: PresetConfig, variables: Readonly<Record<string, unknown>>) => S,
+  make: (id: string, settings: S) => Observer,
+  serviceDefaults: Readonly<Record<string, unknown>> = {},
+): Preset {
+  return {
+    defaultId,
+    keys,
+    serviceDefaults,
+    compile: (config, variables) => {
+      const settings = parse(config, variables);
+      return (id) => make(id, settings);
+    },
+  };
+}
+
 const PRESETS: Readonly<Record<PresetName, Preset>> = {
-  monitor: {
-    defaultId: 'monitor',
-    keys: MONITOR_KEYS,
-    serviceDefaults: {},
-    compile: (config) => {
-      const settings = parseMonitorConfig(config);
-      return (id) => new MonitorObserver(id, settings);
-    },
-  },
-  limit: {
-    defaultId: 'limit',
-    keys: LIMIT_KEYS,
-    serviceDefaults: { max_tool_calls_per_minute: 30, max_tokens_per_step: 8000, warn_ratio: 0.8 },
-    compile: (config) => {
-      const settings = parseLimitConfig(config);
-      return (id) => new LimitObserver(id, settings);
-    },
-  },
-  break: {
-    defaultId: 'break',
-    keys: BREAK_KEYS,
-    serviceDefaults: {},
-    compile: (config) => {
-      const settings = parseBreakConfig(config);
-      return (id) => new BreakObserver(id, settings);
-    },
-  },
-  goal_drift: {
-    defaultId: 'goal-drift',
-    keys: GOAL_DRIFT_KEYS,
-    serviceDefaults: {},
-    compile: (config, variables) => {
-      const settings = parseGoalDriftConfig(config, variables);
-      return (id) => new GoalDriftObserver(id, settings);
-    },
-  },
-  schedule_slo: {
-    defaultId: 'schedule-slo',
-    keys: SCHEDULE_SLO_KEYS,
-    serviceDefaults: {},
-    compile: (config, variables) => {
-      const settings = parseScheduleSloConfig(config, variables);
-      return (id) => new ScheduleSloObserver(id, settings);
-    },
-  },
+  monitor: preset('monitor', MONITOR_KEYS, parseMonitorConfig, (id, settings) => new MonitorObserver(id, settings)),
+  limit: preset('limit', LIMIT_KEYS, parseLimitConfig, (id, settings) => new LimitObserver(id, settings), { max_tool_calls_per_minute: 30, max_tokens_per_step: 8000, warn_ratio: 0.8 }),
+  break: preset('break', BREAK_KEYS, parseBreakConfig, (id, settings) => new BreakObserver(id, settings)),
+  goal_drift: preset('goal-drift', GOAL_DRIFT_KEYS, parseGoalDriftConfig, (id, settings) => new GoalDriftObserver(id, settings)),
+  schedule_slo: preset('schedule-slo', SCHEDULE_SLO_KEYS, parseScheduleSloConfig, (id, settings) => new ScheduleSloObserver(id, settings)),
 };
 
 /** The preset names, as a profile or a spectrum service may give them. */

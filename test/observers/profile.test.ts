@@ -1,22 +1,15 @@
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ProfileError } from '../../src/errors.js';
 import { agent } from '../../src/session/agent.js';
 import { expectAuraError } from '../helpers/errors.js';
 import { trail } from '../helpers/observers.js';
 import { openSession } from '../helpers/sessions.js';
+import { expectProfileRefused, profileFile } from '../helpers/profiles.js';
 import { tempDir } from '../helpers/temp.js';
-
-function profile(text: string): string {
-  const file = path.join(tempDir(), 'profile.yaml');
-  fs.writeFileSync(file, text);
-  return file;
-}
 
 describe('observers[] in a profile', () => {
   it('attaches presets by name with their config, from a file', async () => {
-    const file = profile('observers:\n  - preset: break\n    config: { soft: 2, hard: 4, window: 16 }\n  - { preset: goal-drift, id: goal, config: { forbidden_topics: [crypto] } }\n');
+    const file = profileFile('observers:\n  - preset: break\n    config: { soft: 2, hard: 4, window: 16 }\n  - { preset: goal-drift, id: goal, config: { forbidden_topics: [crypto] } }\n');
     const ag = agent('acme/bot', { home: tempDir(), profileFile: file });
     expect(ag.policy.observers.specs.map((s) => [s.id, s.preset, s.source])).toEqual([
       ['break', 'break', 'profile'],
@@ -52,10 +45,7 @@ describe('observers[] in a profile', () => {
   ];
   for (const [what, text, line, key, message] of bad) {
     it(`refuses ${what}, naming the file, line ${line} and ${key}`, () => {
-      const file = profile(text);
-      const error = expectAuraError(() => agent('acme/bot', { home: tempDir(), profileFile: file }), ProfileError, 'PROFILE_INVALID');
-      expect(error.data).toMatchObject({ path: file, line, key });
-      expect(error.message).toMatch(message);
+      expectProfileRefused(text, line, key, message);
     });
   }
 
