@@ -18,7 +18,7 @@
 
 import { InvalidOptionError } from '../errors.js';
 import type { RecordedEvent } from '../session/session.js';
-import { parseJsonLossless } from '../spine/json-reader.js';
+import { parseCanonicalText } from '../spine/fast-record.js';
 import type { JsonObject } from '../spine/record.js';
 
 /** An event as observers are given it: the recorded payload (redacted), its place and hash. */
@@ -137,44 +137,59 @@ export class ObserverBus {
 
   /** Lets each observer record its last events; called before `session.close`. */
   close(): void {
-    this.observers.forEach((observer, index) => {
-      if (observer.onClose === undefined) return;
-      const context = this.contexts[index] as ObserverContext;
-      this.guard(index, null, () => observer.onClose?.(context));
-    });
+    for (let index = 0; index < this.observers.length; index++) {
+      const observer = this.observers[index] as Observer;
+      if (observer.onClose === undefined) continue;
+      try {
+        this.as(index, () => observer.onClose?.(this.contexts[index] as ObserverContext));
+      } catch (error) {
+        this.recordError(index, null, error);
+      }
+    }
   }
 
+  // Plain loops and no closures per event: this runs for every event an observer listens to.
   private dispatch(item: Queued): void {
     if (item.depth > MAX_DEPTH) return;
     let observed: ObservedEvent | null = null;
     const previousDepth = this.depth;
+    const previousEmitter = this.emitter;
     this.depth = item.depth;
     try {
-      this.observers.forEach((observer, index) => {
-        if (index === item.emitter) return;
+      for (let index = 0; index < this.observers.length; index++) {
         const wanted = this.wants[index];
-        if (wanted !== null && wanted !== undefined && !wanted.has(item.event.kind)) return;
-        observed ??= { ...item.event, step_id: item.stepId, micros: item.micros, payload: parseJsonLossless(item.payloadText) as JsonObject };
-        const event = observed;
-        const context = this.contexts[index] as ObserverContext;
-        this.guard(index, item.event, () => observer.onEvent(event, context));
-      });
+        if (index === item.emitter || (wanted !== null && wanted !== undefined && !wanted.has(item.event.kind))) continue;
+        const { event } = item;
+        observed ??= {
+          event_id: event.event_id,
+          kind: event.kind,
+          timestamp: event.timestamp,
+          prev_hash: event.prev_hash,
+          content_hash: event.content_hash,
+          sequence: event.sequence,
+          step_id: item.stepId,
+          micros: item.micros,
+          payload: parseCanonicalText(item.payloadText) as JsonObject,
+        };
+        this.emitter = index;
+        try {
+          (this.observers[index] as Observer).onEvent(observed, this.contexts[index] as ObserverContext);
+        } catch (error) {
+          this.recordError(index, event, error);
+        } finally {
+          this.emitter = previousEmitter;
+        }
+      }
     } finally {
       this.depth = previousDepth;
     }
   }
 
-  /** Runs one observer's handler; what it throws is recorded as `observer.error`, as if by it. */
-  private guard(index: number, event: RecordedEvent | null, run: () => void): void {
-    try {
-      this.as(index, run);
-    } catch (error) {
-      const observer = this.observers[index] as Observer;
-      const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-      this.as(index, () =>
-        this.sink.emit('observer.error', { observer_id: observer.id, preset: observer.preset ?? 'custom', error: text, event_id: event?.event_id ?? null, kind: event?.kind ?? null }),
-      );
-    }
+  /** Records what an observer threw as `observer.error`, as if recorded by it (so it is not handed it). */
+  private recordError(index: number, event: RecordedEvent | null, error: unknown): void {
+    const observer = this.observers[index] as Observer;
+    const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    this.as(index, () => this.sink.emit('observer.error', { observer_id: observer.id, preset: observer.preset ?? 'custom', error: text, event_id: event?.event_id ?? null, kind: event?.kind ?? null }));
   }
 
   /** Runs `fn` with events recorded inside it counted as recorded by observer `index`. */
