@@ -202,6 +202,12 @@ export class Session implements AsyncDisposable {
     if (this.identity.required && this.operator === null) throw new IdentityRequiredError('no_verified_operator', this.identity.source);
     if (this.identity.required && this.operator?.verified !== true) throw new IdentityRequiredError('operator_not_verified', this.identity.source);
 
+    // Before the trail exists, like identity: a refused observer leaves no file.
+    const observers = [...policy.observers.specs.map((spec) => spec.create()), ...(options.observers ?? [])];
+    this.observers =
+      observers.length === 0
+        ? null
+        : new ObserverBus(observers, { emit: (kind, payload) => this.emit(kind, payload), stop: (request) => this.stopAtLoop(request), now: () => Math.max(this.clock(), this.lastMicros) });
     this.signer = options.sign === false ? null : KeyRing.load(paths.keys).signer();
     this.checkpointEvery = settings.checkpoint_every;
     this.agentIdsText = canonicalJson(agent.trailer(), 'agent_ids');
@@ -219,11 +225,6 @@ export class Session implements AsyncDisposable {
       },
       newRequestId: (prefix) => `${prefix}${randomBytes(5).toString('hex')}`,
     });
-    const observers = [...policy.observers.specs.map((spec) => spec.create()), ...(options.observers ?? [])];
-    this.observers =
-      observers.length === 0
-        ? null
-        : new ObserverBus(observers, { emit: (kind, payload) => this.emit(kind, payload), stop: (request) => this.stopAtLoop(request), now: () => Math.max(this.clock(), this.lastMicros) });
   }
 
   /** Opens a session of `agent`: creates its trail and records `membrane.ingress` and `session.open`. */

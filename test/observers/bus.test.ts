@@ -1,3 +1,5 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InvalidOptionError } from '../../src/errors.js';
 import { MAX_DEPTH, type ObservedEvent, type Observer, type ObserverContext } from '../../src/observers/bus.js';
@@ -5,6 +7,7 @@ import { verifyTrail } from '../../src/spine/verify.js';
 import { expectAuraError } from '../helpers/errors.js';
 import { observed, ofKind, trail } from '../helpers/observers.js';
 import { openSession } from '../helpers/sessions.js';
+import { tempDir } from '../helpers/temp.js';
 
 /** An observer that writes down what it was handed. */
 function recorder(id: string, kinds?: readonly string[]): Observer & { seen: string[] } {
@@ -94,8 +97,10 @@ describe('the observer bus', () => {
     await bare.close();
   });
 
-  it('refuses an observer it cannot call or name, and two with one id', () => {
-    expectAuraError(() => openSession({ session: { observers: [{ id: 'x' } as unknown as Observer] } }), InvalidOptionError, 'INVALID_OPTION');
+  it('refuses an observer it cannot call or name, and two with one id, before any file is written', () => {
+    const home = tempDir();
+    expectAuraError(() => openSession({ home, session: { observers: [{ id: 'x' } as unknown as Observer] } }), InvalidOptionError, 'INVALID_OPTION');
+    expect(fs.existsSync(path.join(home, 'sessions')) ? fs.readdirSync(path.join(home, 'sessions')) : []).toEqual([]);
     expectAuraError(() => openSession({ session: { observers: [recorder('')] } }), InvalidOptionError, 'INVALID_OPTION');
     const error = expectAuraError(() => openSession({ agent: { observers: [{ preset: 'monitor' }] }, session: { observers: [recorder('monitor')] } }), InvalidOptionError, 'INVALID_OPTION');
     expect(error.message).toContain('"monitor"');
