@@ -118,46 +118,32 @@ describe('the break preset', () => {
     });
   });
 
-  describe('OSCILLATION_CYCLE', () => {
-    it('alerts when two calls alternate with the same results: soft at 3 rounds, hard at 4', async () => {
-      const session = observed([{ preset: 'break' }]);
-      const ran: string[] = [];
-      for (let i = 0; i < 4; i++) {
-        await call(session, 'fs.read', { path: 'a.ts' }, 'A', ran);
-        await call(session, 'fs.read', { path: 'b.ts' }, 'B', ran);
-      }
-      const events = trail(session);
-      const steps = intents(events);
-      const [soft, hard] = ofKind(events, 'observer.alert') as [AuraEvent, AuraEvent];
-      expect(soft.payload).toMatchObject({ pattern: 'OSCILLATION_CYCLE', level: 'soft', occurrences: 3, cycle_entry_hash: steps[0]?.content_hash, cycle_recurrence_hash: steps[4]?.content_hash });
-      expect((soft.payload['cycle'] as Json[]).map((s) => s['tool'])).toEqual(['fs.read', 'fs.read']);
-      expect((soft.payload['remedial_directive'] as { avoid: unknown[] }).avoid).toHaveLength(2);
-      expect(hard.payload).toMatchObject({ pattern: 'OSCILLATION_CYCLE', level: 'hard', occurrences: 4, cycle_entry_hash: steps[0]?.content_hash, cycle_recurrence_hash: steps[6]?.content_hash });
-      await expectRefused(session, hard, 'OSCILLATION_CYCLE');
-      await session.close();
+  // A cycle of calls repeated with the same results: [pattern, what, the calls of one round, rounds
+  // at the soft and the hard threshold].
+  const cycles: [string, string, [string, Json, unknown][], number, number][] = [
+    ['OSCILLATION_CYCLE', 'two calls alternate', [['fs.read', { path: 'a.ts' }, 'A'], ['fs.read', { path: 'b.ts' }, 'B']], 3, 4],
+    ['CHOREOGRAPHY_CYCLE', 'a sequence of three calls recurs', [['plan.draft', { goal: 'trip' }, 'draft'], ['plan.review', { draft: 'draft' }, 'needs work'], ['plan.revise', { notes: 'needs work' }, 'draft']], 2, 3],
+  ];
+  for (const [pattern, what, round, softAt, hardAt] of cycles) {
+    describe(pattern, () => {
+      it(`alerts when ${what} with the same results: soft at ${softAt} rounds, hard at ${hardAt}`, async () => {
+        const session = observed([{ preset: 'break' }]);
+        const ran: string[] = [];
+        for (let i = 0; i < hardAt; i++) for (const [tool, args, result] of round) await call(session, tool, args, result, ran);
+        const events = trail(session);
+        const steps = intents(events);
+        const period = round.length;
+        const [soft, hard] = ofKind(events, 'observer.alert') as [AuraEvent, AuraEvent];
+        expect(soft.payload).toMatchObject({ pattern, level: 'soft', occurrences: softAt, cycle_entry_hash: steps[0]?.content_hash, cycle_recurrence_hash: steps[(softAt - 1) * period]?.content_hash });
+        expect((soft.payload['cycle'] as Json[]).map((s) => s['tool'])).toEqual(round.map(([tool]) => tool));
+        expect(String(soft.payload['message'])).toContain(round.map(([tool]) => tool).join(period === 2 ? ' and ' : ' → '));
+        expect((soft.payload['remedial_directive'] as { avoid: unknown[] }).avoid).toHaveLength(period);
+        expect(hard.payload).toMatchObject({ pattern, level: 'hard', occurrences: hardAt, cycle_entry_hash: steps[0]?.content_hash, cycle_recurrence_hash: steps[(hardAt - 1) * period]?.content_hash });
+        await expectRefused(session, hard, pattern);
+        await session.close();
+      });
     });
-  });
-
-  describe('CHOREOGRAPHY_CYCLE', () => {
-    it('alerts when a sequence of three calls recurs: soft at 2, hard at 3', async () => {
-      const session = observed([{ preset: 'break' }]);
-      const ran: string[] = [];
-      for (let i = 0; i < 3; i++) {
-        await call(session, 'plan.draft', { goal: 'trip' }, 'draft', ran);
-        await call(session, 'plan.review', { draft: 'draft' }, 'needs work', ran);
-        await call(session, 'plan.revise', { notes: 'needs work' }, 'draft', ran);
-      }
-      const events = trail(session);
-      const steps = intents(events);
-      const [soft, hard] = ofKind(events, 'observer.alert') as [AuraEvent, AuraEvent];
-      expect(soft.payload).toMatchObject({ pattern: 'CHOREOGRAPHY_CYCLE', level: 'soft', occurrences: 2, cycle_entry_hash: steps[0]?.content_hash, cycle_recurrence_hash: steps[3]?.content_hash });
-      expect((soft.payload['cycle'] as Json[]).map((s) => s['tool'])).toEqual(['plan.draft', 'plan.review', 'plan.revise']);
-      expect(String(soft.payload['message'])).toContain('plan.draft → plan.review → plan.revise');
-      expect(hard.payload).toMatchObject({ pattern: 'CHOREOGRAPHY_CYCLE', level: 'hard', occurrences: 3, cycle_recurrence_hash: steps[6]?.content_hash });
-      await expectRefused(session, hard, 'CHOREOGRAPHY_CYCLE');
-      await session.close();
-    });
-  });
+  }
 
   describe('ERROR_STATUS_CHURN', () => {
     it('alerts when consecutive failures keep flipping status, even with changing arguments', async () => {
