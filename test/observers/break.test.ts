@@ -5,6 +5,7 @@ import type { AuraEvent } from '../../src/spine/record.js';
 import { verifyTrail } from '../../src/spine/verify.js';
 import { expectAuraError, expectAuraRejection } from '../helpers/errors.js';
 import { byId, observed, ofKind, trail } from '../helpers/observers.js';
+import { pythonVerify } from '../helpers/python.js';
 
 type Json = Record<string, unknown>;
 
@@ -76,6 +77,8 @@ describe('the break preset', () => {
       await expectRefused(session, hard, 'ACTION_FIXATION');
       const result = await session.close();
       expect(verifyTrail(result.log_path, result.summary.chain)).toMatchObject({ hash_chain_valid: true, complete: true });
+      // Alerts, nudges and the refusal are ordinary events: CPython's hashing agrees with the chain.
+      expect(pythonVerify(result.log_path)).toMatchObject({ valid: true, events: result.chain.events });
       expect(result.audit_report.scorecard.observers).toEqual({ alerts: 2, loop_cycles: 2 });
       expect(result.audit_report.findings.filter((f) => f.kind === 'COGNITIVE_CYCLE_DETECTED').map((f) => [f.severity, f.event_ids])).toEqual([
         ['warn', [soft.event_id]],
@@ -267,6 +270,20 @@ describe('the break preset', () => {
         expect(result.audit_report.scorecard.observers).toEqual({ alerts: 0, loop_cycles: 0 });
       });
     }
+  });
+
+  describe('with an escalation playbook', () => {
+    it('triggers the observer.alert rules, in trail order after the alert', async () => {
+      const session = observed([{ preset: 'break' }], { escalations: [{ id: 'loops', on: 'observer.alert', actions: ['email:ops@acme.test'] }] });
+      const ran: string[] = [];
+      for (let i = 0; i < 3; i++) await call(session, 'same', {}, 'x', ran);
+      const events = trail(session);
+      const alert = ofKind(events, 'observer.alert')[0] as AuraEvent;
+      const fired = ofKind(events, 'escalation.fired');
+      expect(fired.map((e) => e.payload)).toMatchObject([{ trigger_kind: 'observer.alert', trigger_event_id: alert.event_id, rule_id: 'loops' }]);
+      expect(events.indexOf(fired[0] as AuraEvent)).toBeGreaterThan(events.indexOf(alert));
+      await session.close();
+    });
   });
 
   describe('config', () => {
