@@ -1,5 +1,5 @@
 /**
- * `aura demo`: a scripted session of a small trip-planning agent, with no network. In four turns
+ * `aura demo`: a scripted session of a small trip-planning agent, with no network. In five turns
  * it shows what aura records and stops: a gated tool that gets its API key injected (the key
  * appears in no file aura writes: the demo checks), a denied tool the agent recovers from, a call
  * held for approval and released for exactly that call, and arguments refused by their schema and
