@@ -1,9 +1,9 @@
 /**
- * `aura demo`: a scripted session of a small trip-planning agent, with no network. In five turns
+ * `aura demo`: a scripted session of a small trip-planning agent, with no network. In four turns
  * it shows what aura records and stops: a gated tool that gets its API key injected (the key
  * appears in no file aura writes: the demo checks), a denied tool the agent recovers from, a call
  * held for approval and released for exactly that call, and arguments refused by their schema and
- * then fixed. At the end the agent polls an invitation that never changes: the `break` observer
+ * then fixed. In a fifth, the agent polls an invitation that never changes: the `break` observer
  * nudges it at the third identical call and stops it at the fifth, and the sixth is refused.
  * It is written to the sessions folder like any session, then verified from disk.
  */
