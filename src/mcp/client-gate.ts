@@ -21,10 +21,12 @@ export class ClientGate implements Transport {
 
   /**
    * @param inner the client's transport, started by the caller after this gate is made
+   * @param answerMalformed answer unreadable lines (stdio; Streamable HTTP answers them itself with a 400)
    * @param onInitialize called once, with the client's `initialize` request
    */
   constructor(
     readonly inner: Transport,
+    answerMalformed: boolean,
     onInitialize: (request: JSONRPCRequest & InitializeRequest) => void,
   ) {
     inner.onmessage = (message, extra) => {
@@ -37,7 +39,7 @@ export class ClientGate implements Transport {
     };
     inner.onclose = () => this.onclose?.();
     inner.onerror = (error) => {
-      this.replyToMalformed(error);
+      if (answerMalformed) this.replyToMalformed(error);
       this.onerror?.(error);
     };
   }

@@ -14,7 +14,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { Protocol, RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   CallToolRequestSchema,
@@ -136,7 +136,7 @@ export class ProxyConnection {
     this.done = new Promise((resolve) => {
       this.resolveDone = resolve;
     });
-    this.gate = new ClientGate(client, (request) => {
+    this.gate = new ClientGate(client, transport === 'stdio', (request) => {
       this.building = this.build(request);
     });
     this.gate.onclose = () => void this.end('client_disconnected');
@@ -366,10 +366,11 @@ export function refusal(error: AuraError, sessionId: string): CallToolResult {
  * caller asked for is relayed under the caller's own token; cancellation follows `signal`. An
  * error from the other side keeps its code and message (the SDK prefixes its messages).
  */
-async function forward(target: Protocol<never, never, never> | Client | Server, request: Request, signal: AbortSignal, notify: (n: Notification) => Promise<void>): Promise<Result> {
+async function forward(target: Client | Server, request: Request, signal: AbortSignal, notify: (n: Notification) => Promise<void>): Promise<Result> {
   const token = objectOf(request.params?._meta)['progressToken'];
   const relay = token === undefined ? {} : { onprogress: (progress: object) => void notify({ method: 'notifications/progress', params: { ...progress, progressToken: token } }).catch(() => undefined) };
   try {
+    // Either side's request() takes any method at run time; their types name only their own.
     return await (target as Client).request({ method: request.method, params: request.params } as never, ResultSchema, { ...FORWARD, signal, ...relay });
   } catch (error) {
     if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed && error.code !== ErrorCode.RequestTimeout) {

@@ -12,7 +12,7 @@ import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CreateMessageRequestSchema, ListRootsRequestSchema, type CallToolResult, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findingsToolName } from '../../src/mcp/proxy.js';
 import { verifyTrail } from '../../src/spine/verify.js';
@@ -99,7 +99,9 @@ describe('aura proxy in front of server-everything, with the SDK client over std
 
   it('mirrors the upstream: server info, capabilities, tools plus get_session_findings, resources and prompts', async () => {
     expect(client.getServerVersion()).toEqual(direct.getServerVersion());
-    const { tasks: _tasks, ...capabilities } = direct.getServerCapabilities() ?? {};
+    const capabilities = { ...direct.getServerCapabilities() };
+    expect(capabilities.tasks).toBeDefined();
+    delete capabilities.tasks;
     expect(client.getServerCapabilities()).toEqual(capabilities);
     const through = await client.listTools();
     const upstream = await direct.listTools();
@@ -136,7 +138,7 @@ describe('aura proxy in front of server-everything, with the SDK client over std
     expect(textOf(result)).toContain('POLICY_DENIED');
     expect(textOf(result)).toContain('deny_tools');
     expect(textOf(result)).toContain('reach the goal another way');
-    const recorded = events(home, sessionId).filter((e) => JSON.stringify(e.payload).includes('get-env'));
+    const recorded = events(home, sessionId).filter((e) => /^(tool|constraint)\./.test(e.kind) && JSON.stringify(e.payload).includes('get-env'));
     expect(recorded.map((e) => e.kind)).toEqual(['tool.intent', 'constraint.violated']);
   });
 
@@ -236,6 +238,42 @@ function objectPayload(event: TrailEvent, key: string): Record<string, unknown> 
   const value = event.payload[key];
   return value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : {};
 }
+
+describe('aura proxy relays what the upstream asks of the client, and progress', () => {
+  it('forwards sampling and roots requests from server-everything to a client that offers them', async () => {
+    const home = tempDir();
+    const client = new Client({ name: 'capable-client', version: '1.0.0' }, { capabilities: { sampling: {}, roots: { listChanged: true } } });
+    const sampled: string[] = [];
+    client.setRequestHandler(CreateMessageRequestSchema, (request) => {
+      sampled.push(JSON.stringify(request.params.messages));
+      return { model: 'test-model', role: 'assistant', content: { type: 'text', text: 'sampled by the client' } };
+    });
+    client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: [{ uri: 'file:///srv/project', name: 'project' }] }));
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: proxyArgs(home, null, [process.execPath, EVERYTHING, 'stdio']), cwd: REPO, stderr: 'pipe' }));
+    // server-everything offers these tools only to a client that declared the capabilities: the proxy mirrored them.
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(['trigger-sampling-request', 'get-roots-list']));
+    const sampling = (await client.callTool({ name: 'trigger-sampling-request', arguments: { prompt: 'say hi' } })) as CallToolResult;
+    expect(JSON.stringify(sampling.content)).toContain('sampled by the client');
+    expect(sampled.join()).toContain('say hi');
+    const roots = (await client.callTool({ name: 'get-roots-list', arguments: {} })) as CallToolResult;
+    expect(JSON.stringify(roots.content)).toContain('file:///srv/project');
+
+    // Progress reaches the client under its own token, as it does without the proxy.
+    const longRun = async (through: Client): Promise<Progress[]> => {
+      const progress: Progress[] = [];
+      const result = (await through.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 0.3, steps: 3 } }, undefined, { onprogress: (p) => progress.push(p) })) as CallToolResult;
+      expect(result.isError).toBeFalsy();
+      return progress;
+    };
+    const { client: direct } = await connect([EVERYTHING, 'stdio']);
+    const progress = await longRun(client);
+    expect(progress.length).toBeGreaterThan(0);
+    expect(progress).toEqual(await longRun(direct));
+    await direct.close();
+    await client.close();
+  });
+});
 
 describe('aura proxy in front of server-filesystem', () => {
   let home: string;
