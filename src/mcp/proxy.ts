@@ -47,7 +47,7 @@ import { VERSION } from '../version.js';
 import { ClientGate } from './client-gate.js';
 import { FindingsService } from './findings-service.js';
 import { buildServer } from './server.js';
-import { upstreamEndReason, upstreamTransport, type UpstreamSpec } from './upstream.js';
+import { UpstreamProcess, upstreamEndReason, upstreamTransport, type UpstreamSpec } from './upstream.js';
 
 /** The findings tool's name, unless an upstream tool already has it. */
 export const FINDINGS_TOOL = 'get_session_findings';
@@ -165,9 +165,9 @@ export class ProxyConnection {
     let result: SessionResult | null = null;
     const session = this.session;
     if (session !== null && !session.closed) {
-      const exit = 'exit' in this.upstreamTransport ? (this.upstreamTransport as { exit: unknown }).exit : null;
+      const exit = this.upstreamTransport instanceof UpstreamProcess ? this.upstreamTransport.exit : null;
       try {
-        if ((reason === 'upstream_exited' || reason === 'upstream_crashed') && exit !== null) session.emit('mcp.upstream_exit', { ...objectOf(exit) });
+        if ((reason === 'upstream_exited' || reason === 'upstream_crashed') && exit !== null) session.emit('mcp.upstream_exit', { code: exit.code, signal: exit.signal });
         result = await session.close({ reason });
         this.settings.log(`session ${session.id} closed (${reason}); trail ${result.log_path}`);
       } catch (error) {
@@ -222,7 +222,7 @@ export class ProxyConnection {
       this.failure = error instanceof Error ? error : new Error(String(error));
       settings.log(`cannot serve this client: ${this.failure.message}`);
       await this.gate.send({ jsonrpc: '2.0', id: message.id, error: { code: ErrorCode.InternalError, message: `aura proxy: ${this.failure.message}` } }).catch(() => undefined);
-      void this.end(this.session === null ? 'connect_failed' : upstreamEndReason(this.upstreamTransport));
+      void this.end('connect_failed');
     }
   }
 

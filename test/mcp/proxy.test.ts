@@ -14,7 +14,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CreateMessageRequestSchema, ListRootsRequestSchema, type CallToolResult, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findingsToolName } from '../../src/mcp/proxy.js';
+import { SecretNotFoundError } from '../../src/errors.js';
+import { findingsToolName, refusal } from '../../src/mcp/proxy.js';
 import { verifyTrail } from '../../src/spine/verify.js';
 import { listSessionIds, sessionFiles } from '../../src/store/session-files.js';
 import { aura, AURA_BIN, auraJson } from '../helpers/cli.js';
@@ -461,6 +462,27 @@ describe('aura proxy faults', () => {
     expect(trail.some((e) => e.kind === 'tool.result')).toBe(false);
     expect(trail.at(-1)).toMatchObject({ kind: 'session.close', payload: { reason: 'client_disconnected' } });
     expect(verifyTrail(sessionFiles(path.join(home, 'sessions'), sessionId).trail)).toMatchObject({ hash_chain_valid: true, complete: true });
+  });
+});
+
+describe('aura proxy refusals and failures', () => {
+  it('maps any AuraError to a tool error by what it carries, not by its class', () => {
+    const result = refusal(new SecretNotFoundError('env:PAY_KEY', 'pay-vendor-a'), 'aura_sess_000000000001');
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toContain('SECRET_NOT_FOUND');
+    expect(textOf(result)).toContain('env:PAY_KEY');
+    expect(textOf(result)).toContain('did not run');
+    expect(result._meta).toEqual({ 'aura/refusal': { code: 'SECRET_NOT_FOUND', session_id: 'aura_sess_000000000001' } });
+  });
+
+  it('answers initialize with an error, opens no session and exits 2 when the upstream cannot start', async () => {
+    const home = tempDir();
+    const raw = new RawClient(proxyArgs(home, null, [path.join(home, 'no-such-server')]));
+    raw.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+    const reply = await raw.reply((m) => m['id'] === 1);
+    expect(reply).toMatchObject({ error: { code: -32603, message: expect.stringContaining('ENOENT') } });
+    expect(await raw.exited()).toBe(2);
+    expect(listSessionIds(path.join(home, 'sessions'))).toEqual([]);
   });
 });
 
