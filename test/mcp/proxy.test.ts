@@ -8,6 +8,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import * as net from 'node:net';
 import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -367,6 +368,41 @@ describe('aura proxy over Streamable HTTP', () => {
     expect(trail.find((e) => e.kind === 'mcp.session')?.payload).toMatchObject({ transport: 'http', network_transport: 'tcp', mcp_session_id: transport.sessionId ?? expect.any(String), client: { name: 'http-test' } });
     expect(trail.at(-1)).toMatchObject({ kind: 'session.close', payload: { reason: 'client_disconnected' } });
     expect(verifyTrail(sessionFiles(path.join(home, 'sessions'), sessionId).trail)).toMatchObject({ hash_chain_valid: true, complete: true });
+  });
+});
+
+async function freePort(): Promise<number> {
+  const probe = net.createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', () => resolve()));
+  const port = (probe.address() as net.AddressInfo).port;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
+}
+
+describe('aura proxy in front of a Streamable HTTP upstream (--upstream-url)', () => {
+  it('reaches server-everything over HTTP and records the upstream transport', async () => {
+    const port = await freePort();
+    const upstream = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], { cwd: REPO, env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        let seen = '';
+        upstream.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+          seen += chunk;
+          if (seen.includes('listening on port')) resolve();
+        });
+        upstream.once('exit', () => reject(new Error(`upstream exited: ${seen}`)));
+      });
+      const home = tempDir();
+      const { client } = await connect([AURA_BIN, '--home', home, 'proxy', '--upstream-url', `http://127.0.0.1:${port}/mcp`]);
+      expect(textOf((await client.callTool({ name: 'echo', arguments: { message: 'to an http upstream' } })) as CallToolResult)).toBe('Echo: to an http upstream');
+      await client.close();
+      const sessionId = onlySession(home);
+      const trail = await closedTrail(home, sessionId);
+      expect(trail.find((e) => e.kind === 'mcp.session')?.payload['upstream']).toMatchObject({ name: 'mcp-servers/everything', transport: 'http' });
+      expect(trail.at(-1)).toMatchObject({ kind: 'session.close', payload: { reason: 'client_disconnected' } });
+    } finally {
+      upstream.kill('SIGTERM');
+    }
   });
 });
 
