@@ -324,6 +324,7 @@ describe('aura proxy in front of server-filesystem', () => {
 
 describe('aura proxy over Streamable HTTP', () => {
   const TOKEN = 'proxy-test-token-0123456789';
+  const OTHER_TOKEN = 'proxy-other-token-0123456789';
   let home: string;
   let proxy: ChildProcess;
   let url: string;
@@ -331,7 +332,7 @@ describe('aura proxy over Streamable HTTP', () => {
   beforeAll(async () => {
     home = tempDir();
     const tokens = path.join(home, 'tokens.yaml');
-    fs.writeFileSync(tokens, `tokens:\n  - { token: ${TOKEN}, folders: [sessions] }\n`);
+    fs.writeFileSync(tokens, `tokens:\n  - { token: ${TOKEN}, folders: [sessions] }\n  - { token: ${OTHER_TOKEN}, folders: [sessions] }\n`);
     proxy = spawn(process.execPath, [AURA_BIN, '--home', home, 'proxy', '--http', '0', '--tokens', tokens, '--', process.execPath, EVERYTHING, 'stdio'], { cwd: REPO, stdio: ['ignore', 'ignore', 'pipe'] });
     url = await new Promise<string>((resolve, reject) => {
       let seen = '';
@@ -362,6 +363,13 @@ describe('aura proxy over Streamable HTTP', () => {
     expect((await client.listTools()).tools.map((t) => t.name)).toContain('echo');
     expect(textOf((await client.callTool({ name: 'echo', arguments: { message: 'over http' } })) as CallToolResult)).toBe('Echo: over http');
     const sessionId = onlySession(home);
+    // Another valid token cannot reach this MCP session.
+    const stolen = await fetch(url, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${OTHER_TOKEN}`, 'Mcp-Session-Id': transport.sessionId ?? '' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }),
+    });
+    expect(stolen.status).toBe(404);
     await transport.terminateSession();
     await client.close();
     const trail = await closedTrail(home, sessionId);
@@ -481,6 +489,19 @@ describe('aura proxy faults', () => {
     expect(trail.find((e) => e.kind === 'tool.error')?.payload['tool']).toBe('crash');
     expect(trail.find((e) => e.kind === 'mcp.upstream_exit')?.payload).toEqual({ code: 3, signal: null });
     expect(trail.at(-1)).toMatchObject({ kind: 'session.close', payload: { reason: 'upstream_crashed' } });
+    expect(verifyTrail(sessionFiles(path.join(home, 'sessions'), sessionId).trail)).toMatchObject({ hash_chain_valid: true, complete: true });
+  });
+
+  it('closes the session as proxy_stopped on SIGTERM', async () => {
+    const home = tempDir();
+    const raw = new RawClient(proxyArgs(home, null, [process.execPath, ...FAULT_UPSTREAM]));
+    await raw.initialize();
+    raw.send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+    await raw.reply((m) => m['id'] === 2);
+    raw.child.kill('SIGTERM');
+    expect(await raw.exited()).toBe(0);
+    const sessionId = onlySession(home);
+    expect(events(home, sessionId).at(-1)).toMatchObject({ kind: 'session.close', payload: { reason: 'proxy_stopped' } });
     expect(verifyTrail(sessionFiles(path.join(home, 'sessions'), sessionId).trail)).toMatchObject({ hash_chain_valid: true, complete: true });
   });
 
