@@ -75,8 +75,6 @@ export interface ConnectionEnd {
   readonly reason: CloseReason;
   /** Null when no session was opened (the client never initialized, or connecting failed). */
   readonly session: SessionResult | null;
-  /** Why connecting failed, for `connect_failed`. */
-  readonly error: Error | null;
 }
 
 // The client owns the deadline of its calls and cancels them; the proxy's own timeout only
@@ -117,7 +115,6 @@ export class ProxyConnection {
   private building: Promise<void> | null = null;
   private readonly inFlight = new Set<Promise<unknown>>();
   private ending: CloseReason | null = null;
-  private failure: Error | null = null;
   private resolveDone!: (end: ConnectionEnd) => void;
   private clientInitialized!: () => void;
   private readonly clientReady = new Promise<void>((resolve) => {
@@ -177,7 +174,7 @@ export class ProxyConnection {
     await this.upstream.close().catch(() => undefined);
     await this.findings?.close().catch(() => undefined);
     await (this.server ?? this.gate).close().catch(() => undefined);
-    const end: ConnectionEnd = { reason, session: result, error: this.failure };
+    const end: ConnectionEnd = { reason, session: result };
     this.resolveDone(end);
     return end;
   }
@@ -219,9 +216,9 @@ export class ProxyConnection {
       this.gate.open();
       if (capabilities.tools !== undefined && this.findings !== null) this.findingsName = findingsToolName(await this.upstreamToolNames(null));
     } catch (error) {
-      this.failure = error instanceof Error ? error : new Error(String(error));
-      settings.log(`cannot serve this client: ${this.failure.message}`);
-      await this.gate.send({ jsonrpc: '2.0', id: message.id, error: { code: ErrorCode.InternalError, message: `aura proxy: ${this.failure.message}` } }).catch(() => undefined);
+      const why = error instanceof Error ? error.message : String(error);
+      settings.log(`cannot serve this client: ${why}`);
+      await this.gate.send({ jsonrpc: '2.0', id: message.id, error: { code: ErrorCode.InternalError, message: `aura proxy: ${why}` } }).catch(() => undefined);
       void this.end('connect_failed');
     }
   }
