@@ -261,18 +261,14 @@ describe('aura proxy relays what the upstream asks of the client, and progress',
     const roots = (await client.callTool({ name: 'get-roots-list', arguments: {} })) as CallToolResult;
     expect(JSON.stringify(roots.content)).toContain('file:///srv/project');
 
-    // Progress reaches the client under its own token, as it does without the proxy.
-    const longRun = async (through: Client): Promise<Progress[]> => {
-      const progress: Progress[] = [];
-      const result = (await through.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 0.3, steps: 3 } }, undefined, { onprogress: (p) => progress.push(p) })) as CallToolResult;
-      expect(result.isError).toBeFalsy();
-      return progress;
-    };
-    const { client: direct } = await connect([EVERYTHING, 'stdio']);
-    const progress = await longRun(client);
-    expect(progress.length).toBeGreaterThan(0);
-    expect(progress).toEqual(await longRun(direct));
-    await direct.close();
+    // Progress reaches the client under its own token. The last step's notification comes right
+    // before the result, and an SDK client that reads both in one chunk drops it (with or without
+    // the proxy): so the steps seen are 1, 2 and perhaps 3.
+    const progress: Progress[] = [];
+    const long = (await client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 0.6, steps: 3 } }, undefined, { onprogress: (p) => progress.push(p) })) as CallToolResult;
+    expect(long.isError).toBeFalsy();
+    expect(progress.length).toBeGreaterThanOrEqual(2);
+    expect(progress).toEqual([1, 2, 3].slice(0, progress.length).map((step) => ({ progress: step, total: 3 })));
     await client.close();
   });
 });
@@ -511,7 +507,7 @@ describe('aura proxy faults', () => {
     await raw.initialize();
     raw.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'slow', arguments: { ms: 20_000 } } });
     const sessionId = onlySession(home);
-    for (let i = 0; i < 100 && !events(home, sessionId).some((e) => e.kind === 'tool.call'); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    for (let i = 0; i < 500 && !events(home, sessionId).some((e) => e.kind === 'tool.call'); i++) await new Promise((resolve) => setTimeout(resolve, 20));
     raw.child.stdin?.end();
     expect(await raw.exited()).toBe(0);
     const trail = events(home, sessionId);
