@@ -76,7 +76,7 @@ const DETECTORS: readonly Detector[] = [
   },
   {
     entity: 'payment_card',
-    pattern: new RegExp(String.raw`(?<!${GLUE}|\.)[2-6]\d{3}(?:[ -]?\d{2,7}){2,4}(?!${GLUE}|\.\d)`, 'g'),
+    pattern: new RegExp(String.raw`(?<!${GLUE}|[.+])[2-6]\d{3}(?:[ -]?\d{2,7}){2,4}(?!${GLUE}|\.\d)`, 'g'),
     valid: validCard,
   },
   {
