@@ -19,6 +19,12 @@ export type { DefaultToolPolicy } from './policy/policy.js';
 export type { SpectrumLevel } from './policy/spectrum.js';
 export type { Clock, IdSource } from './session/ids.js';
 
+// Middleware and the sequencer
+export type { PiiBoundary, PiiMaskConfig } from './middleware/middleware.js';
+export type { PiiEntity } from './middleware/pii-detectors.js';
+export type { PiiStrategy } from './middleware/pii-mask.js';
+export type { SequencerResult, SequencerRunOptions, SequencerTools } from './sequencer/runner.js';
+
 // Configuration
 export { configure, currentConfig } from './config/configure.js';
 export type { AuraConfig, AuraPaths, AuraSettings, ConfigOptions } from './config/config.js';
