@@ -2,13 +2,14 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { agent, type AgentOptions } from '../../src/session/agent.js';
-import { ProfileError, SecretNotFoundError } from '../../src/errors.js';
+import { SecretNotFoundError } from '../../src/errors.js';
 import { findPii, PII_ENTITIES, type PiiEntity } from '../../src/middleware/pii-detectors.js';
 import { PiiMasker } from '../../src/middleware/pii-mask.js';
 import { readTrail } from '../../src/spine/trail-reader.js';
 import type { SessionOptions } from '../../src/session/session.js';
 import { expectAuraError } from '../helpers/errors.js';
 import { countingIds, steppingClock } from '../helpers/sessions.js';
+import { expectProfileRefused } from '../helpers/profiles.js';
 import { tempDir } from '../helpers/temp.js';
 
 const ALL = new Set(PII_ENTITIES);
@@ -254,12 +255,6 @@ describe('pii_mask in a session', () => {
 });
 
 describe('the middleware profile block', () => {
-  function profileFile(text: string): string {
-    const file = path.join(tempDir(), 'profile.yaml');
-    fs.writeFileSync(file, text);
-    return file;
-  }
-
   const bad: [string, string, number, string, RegExp][] = [
     ['an unknown op', 'middleware:\n  pii_scrub: {}\n', 2, 'middleware.pii_scrub', /unknown middleware op/],
     ['an unknown strategy', 'middleware:\n  pii_mask:\n    strategy: scramble\n', 3, 'middleware.pii_mask.strategy', /redact, mask, pseudonymize/],
@@ -270,10 +265,5 @@ describe('the middleware profile block', () => {
     ['a typo in a key', 'middleware:\n  pii_mask:\n    stratgy: mask\n', 3, 'middleware.pii_mask.stratgy', /unknown key for pii_mask/],
   ];
 
-  it.each(bad)('refuses %s with a ProfileError naming file, line and key', (_, text, line, key, message) => {
-    const file = profileFile(text);
-    const error = expectAuraError(() => agent('acme/bot', { home: tempDir(), profileFile: file }), ProfileError, 'PROFILE_INVALID');
-    expect(error.data).toEqual({ path: file, line, key });
-    expect(error.message).toMatch(message);
-  });
+  it.each(bad)('refuses %s with a ProfileError naming file, line and key', (_, text, line, key, message) => expectProfileRefused(text, line, key, message));
 });

@@ -1,14 +1,13 @@
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { agent, type AgentOptions } from '../../src/session/agent.js';
-import { ApprovalRequiredError, InvalidOptionError, PolicyDeniedError, ProfileError } from '../../src/errors.js';
+import { ApprovalRequiredError, InvalidOptionError, PolicyDeniedError } from '../../src/errors.js';
 import { readTrail } from '../../src/spine/trail-reader.js';
 import { verifyTrail } from '../../src/spine/verify.js';
 import type { AuraEvent } from '../../src/spine/record.js';
 import type { Session } from '../../src/session/session.js';
-import { expectAuraError, expectAuraRejection } from '../helpers/errors.js';
+import { expectAuraRejection } from '../helpers/errors.js';
 import { countingIds, steppingClock } from '../helpers/sessions.js';
+import { expectProfileRefused } from '../helpers/profiles.js';
 import { tempDir } from '../helpers/temp.js';
 
 function open(sequencer: Record<string, unknown>, extra: AgentOptions = {}): Session {
@@ -266,12 +265,6 @@ describe('session.runSequencer', () => {
 });
 
 describe('the sequencer profile block', () => {
-  function profileFile(text: string): string {
-    const file = path.join(tempDir(), 'profile.yaml');
-    fs.writeFileSync(file, text);
-    return file;
-  }
-
   const bad: [string, string, number, string, RegExp][] = [
     ['an unknown step type', 'sequencer:\n  steps:\n    - id: a\n      type: lambda\n', 4, 'sequencer.steps[0].type', /unknown step type "lambda"/],
     ['a duplicate id', 'sequencer:\n  steps:\n    - { id: a, type: op }\n    - { id: a, type: op }\n', 4, 'sequencer.steps[1].id', /duplicate step id: a/],
@@ -289,10 +282,5 @@ describe('the sequencer profile block', () => {
     ['a typo in a step key', 'sequencer:\n  steps:\n    - id: a\n      type: op\n      depend_on: [x]\n', 5, 'sequencer.steps[0].depend_on', /unknown key for a step/],
   ];
 
-  it.each(bad)('refuses %s at load with a ProfileError naming file, line and key', (_, text, line, key, message) => {
-    const file = profileFile(text);
-    const error = expectAuraError(() => agent('acme/bot', { home: tempDir(), profileFile: file }), ProfileError, 'PROFILE_INVALID');
-    expect(error.data).toEqual({ path: file, line, key });
-    expect(error.message).toMatch(message);
-  });
+  it.each(bad)('refuses %s at load with a ProfileError naming file, line and key', (_, text, line, key, message) => expectProfileRefused(text, line, key, message));
 });
