@@ -272,6 +272,11 @@ export class Session implements AsyncDisposable {
   emit(kind: string, payload: Readonly<Record<string, unknown>> = {}, options: EmitOptions = {}): RecordedEvent {
     this.assertOpen(`emit ${JSON.stringify(kind)}`);
     if (RESERVED_KINDS.has(kind)) throw new InvalidOptionError('kind', kind, `a kind other than ${[...RESERVED_KINDS].join(', ')}, which the session writes itself`);
+    return this.recordEmitted(kind, payload, options);
+  }
+
+  /** A payload from the host: masked first when the profile puts `pii_mask` on the `emit` boundary, then policy, then the trail. */
+  private recordEmitted(kind: string, payload: Readonly<Record<string, unknown>>, options: EmitOptions): RecordedEvent {
     const masker = this.pii?.boundaries.has('emit') === true ? this.pii.masker : null;
     const masked = masker?.mask(payload, '') ?? null;
     if (masker === null || masked === null || masked.report === null) return this.agent.policy.applies(kind) ? this.enforce(kind, payload, options).event : this.record(kind, payload, options);
@@ -385,7 +390,7 @@ export class Session implements AsyncDisposable {
   /** Records that the session's goal was reached (`task.complete`). */
   completeGoal(result: Readonly<Record<string, unknown>> = {}): RecordedEvent {
     this.assertOpen('complete the goal');
-    const event = this.record('task.complete', result, {});
+    const event = this.recordEmitted('task.complete', result, {});
     this.goalReached = true;
     return event;
   }

@@ -188,8 +188,10 @@ describe('pii_mask in a session', () => {
   it('masks an emitted payload only with the emit boundary', async () => {
     const withEmit = openWith({ pii_mask: { boundaries: ['emit'] } });
     withEmit.emit('turn.start', { input: 'reach me at jane.doe@example.com' });
+    withEmit.completeGoal({ sent_to: 'jane.doe@example.com' });
     const masked = readTrail((await withEmit.close()).log_path).events;
     expect(masked.find((e) => e.kind === 'turn.start')?.payload).toEqual({ input: 'reach me at j***@e***.com' });
+    expect(masked.find((e) => e.kind === 'task.complete')?.payload).toEqual({ sent_to: 'j***@e***.com' });
     expect(masked.find((e) => e.kind === 'middleware.applied')?.payload).toMatchObject({ boundary: 'emit', fields: ['input'], redactions: 1 });
 
     const plain = openWith({ pii_mask: { boundaries: ['tool.args'] } });
