@@ -179,6 +179,8 @@ export class Session implements AsyncDisposable {
   /** The default masker of calls that ask for `pii_mask` when the profile declares none. */
   private callMasker: PiiMasker | null = null;
   private readonly sequencerState = new SequencerState();
+  // Never recorded: it keeps the approval digest of a call with masked arguments from being brute-forced.
+  private readonly digestSalt = randomBytes(16).toString('hex');
   private readonly signer: Signer | null;
   private readonly checkpointEvery: number;
   private sinceCheckpoint = 0;
@@ -649,7 +651,7 @@ export class Session implements AsyncDisposable {
       }
     }
     if (decision.approval === null) return null;
-    const digest = callDigest(this.id, tool, payload['args']);
+    const digest = callDigest(this.id, tool, payload['args'], shown['args'] === payload['args'] ? undefined : this.digestSalt);
     const open = this.approvals.open(digest);
     if (open?.state === 'approved') {
       this.approvals.use(open);

@@ -2,12 +2,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { agent, type AgentOptions } from '../../src/session/agent.js';
-import { SecretNotFoundError } from '../../src/errors.js';
+import { ApprovalRequiredError, SecretNotFoundError } from '../../src/errors.js';
+import { callDigest } from '../../src/policy/approvals.js';
 import { findPii, PII_ENTITIES, type PiiEntity } from '../../src/middleware/pii-detectors.js';
 import { PiiMasker } from '../../src/middleware/pii-mask.js';
 import { readTrail } from '../../src/spine/trail-reader.js';
 import type { SessionOptions } from '../../src/session/session.js';
-import { expectAuraError } from '../helpers/errors.js';
+import { expectAuraError, expectAuraRejection } from '../helpers/errors.js';
 import { countingIds, steppingClock } from '../helpers/sessions.js';
 import { expectProfileRefused } from '../helpers/profiles.js';
 import { tempDir } from '../helpers/temp.js';
@@ -215,6 +216,17 @@ describe('pii_mask in a session', () => {
     const events = readTrail(closed.log_path).events;
     expect(events.find((e) => e.kind === 'constraint.violated')?.payload['message']).toMatch(/scope mismatch: email="\[email\]"/);
     expect(events.find((e) => e.kind === 'tool.error')?.payload['error']).toEqual({ name: 'Error', message: 'bounced: [email]' });
+  });
+
+  it('binds an approval to the real arguments, with a digest the trail cannot be brute-forced from', async () => {
+    const session = openWith({ pii_mask: { strategy: 'redact' } }, {}, { rules: [{ type: 'confirm_before', tools: ['mail.send'] }] });
+    const held = await expectAuraRejection(() => session.tool('mail.send', { to: 'jane.doe@example.com' }, () => 'sent'), ApprovalRequiredError, 'APPROVAL_REQUIRED');
+    session.approve(held.data?.request_id ?? '');
+    // Another address redacts to the same '[email]', and still is another call.
+    await expectAuraRejection(() => session.tool('mail.send', { to: 'john@example.com' }, () => 'sent'), ApprovalRequiredError, 'APPROVAL_REQUIRED');
+    expect(await session.tool('mail.send', { to: 'jane.doe@example.com' }, () => 'sent')).toBe('sent');
+    expect(held.data?.digest).not.toBe(callDigest(session.id, 'mail.send', { to: 'jane.doe@example.com' }));
+    await session.close();
   });
 
   it('pseudonymizes to the same token in two sessions with one key, and to another with another key', async () => {
