@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { agent, type AgentOptions } from '../../src/session/agent.js';
-import { ApprovalRequiredError, SecretNotFoundError } from '../../src/errors.js';
+import { ApprovalRequiredError, PolicyDeniedError, SecretNotFoundError } from '../../src/errors.js';
 import { callDigest } from '../../src/policy/approvals.js';
 import { findPii, PII_ENTITIES, type PiiEntity } from '../../src/middleware/pii-detectors.js';
 import { PiiMasker } from '../../src/middleware/pii-mask.js';
@@ -200,6 +200,16 @@ describe('pii_mask in a session', () => {
     const unmasked = readTrail((await plain.close()).log_path).events;
     expect(unmasked.find((e) => e.kind === 'turn.start')?.payload).toEqual({ input: 'reach me at jane.doe@example.com' });
     expect(unmasked.some((e) => e.kind === 'middleware.applied')).toBe(false);
+  });
+
+  it('points middleware.applied at the denial when policy stops a masked emitted event', async () => {
+    const session = openWith({ pii_mask: { strategy: 'redact', boundaries: ['emit'] } }, {}, { rules: [{ type: 'deny_tools', tools: ['mail.*'] }] });
+    const denied = await expectAuraRejection(async () => session.emit('tool.call', { tool: 'mail.send', args: { to: 'jane.doe@example.com' } }), PolicyDeniedError, 'POLICY_DENIED');
+    const events = readTrail((await session.close()).log_path).events;
+    const violation = events.find((e) => e.kind === 'constraint.violated');
+    expect(violation?.event_id).toBe(denied.data?.event_id);
+    expect(violation?.payload['event']).toEqual({ kind: 'tool.call', payload: { tool: 'mail.send', args: { to: '[email]' } } });
+    expect(events.find((e) => e.kind === 'middleware.applied')?.payload).toMatchObject({ boundary: 'emit', fields: ['args.to'], for_event: violation?.event_id });
   });
 
   it('masks a tool error message and the values a policy message quotes', async () => {
