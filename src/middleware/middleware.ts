@@ -52,10 +52,26 @@ export const DEFAULT_PII_MASK: PiiMaskConfig = { strategy: 'mask', entities: PII
 const PII_KEYS = ['strategy', 'entities', 'boundaries', 'key'];
 
 /**
+ * The config key `pii_key`: the secret ref of the pseudonymization key for every profile that
+ * pseudonymizes without naming its own, so one deployment key can live outside the profiles.
+ * @throws InvalidOptionError (never quoting the value: it may be the key itself) when it is not a ref
+ */
+export function configKeyRef(value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  if (!isSecretRef(value)) throw new InvalidOptionError('pii_key', '(not shown)', `a secret ref such as env:AURA_PII_KEY (${REF_SCHEMES.join(', ')}), never the key itself`);
+  return value;
+}
+
+function isSecretRef(value: unknown): value is string {
+  return typeof value === 'string' && REF_SCHEMES.some((scheme) => value.startsWith(scheme) && value.length > scheme.length);
+}
+
+/**
  * Parses the `middleware` block.
+ * @param configKey the config's `pii_key` ref, used when `pseudonymize` names no key of its own.
  * @throws ProfileError naming the file, line and key of the first problem
  */
-export function parseMiddleware(value: unknown, source: ProfileSource, keys: KeyPath): MiddlewareConfig {
+export function parseMiddleware(value: unknown, source: ProfileSource, keys: KeyPath, configKey: string | null = null): MiddlewareConfig {
   if (value === undefined || value === null) return NO_MIDDLEWARE;
   if (typeof value !== 'object' || Array.isArray(value)) throw profileError(source, keys, 'expected a mapping of middleware ops (pii_mask)');
   const block = value as Record<string, unknown>;
@@ -63,10 +79,10 @@ export function parseMiddleware(value: unknown, source: ProfileSource, keys: Key
     if (!(MIDDLEWARE_OPS as readonly string[]).includes(key)) throw profileError(source, [...keys, key], `unknown middleware op; expected one of ${MIDDLEWARE_OPS.join(', ')}`);
   }
   const pii = block['pii_mask'];
-  return pii === undefined ? NO_MIDDLEWARE : { pii_mask: parsePiiMask(pii, source, [...keys, 'pii_mask']) };
+  return pii === undefined ? NO_MIDDLEWARE : { pii_mask: parsePiiMask(pii, source, [...keys, 'pii_mask'], configKey) };
 }
 
-function parsePiiMask(value: unknown, source: ProfileSource, keys: KeyPath): PiiMaskConfig {
+function parsePiiMask(value: unknown, source: ProfileSource, keys: KeyPath, configKey: string | null): PiiMaskConfig {
   if (value === null || value === true) return DEFAULT_PII_MASK;
   if (typeof value !== 'object' || Array.isArray(value)) throw profileError(source, keys, 'expected a mapping with strategy, entities, boundaries, key');
   const entry = value as Record<string, unknown>;
@@ -75,14 +91,13 @@ function parsePiiMask(value: unknown, source: ProfileSource, keys: KeyPath): Pii
   if (!(PII_STRATEGIES as readonly unknown[]).includes(strategy)) throw profileError(source, [...keys, 'strategy'], `expected one of ${PII_STRATEGIES.join(', ')}`);
   const entities = listOf(entry['entities'], PII_ENTITIES, source, [...keys, 'entities']);
   const boundaries = listOf(entry['boundaries'], DEFAULT_PII_MASK.boundaries, source, [...keys, 'boundaries'], PII_BOUNDARIES);
-  const key = entry['key'] ?? null;
-  if (key !== null) {
-    if (typeof key !== 'string' || !REF_SCHEMES.some((scheme) => key.startsWith(scheme) && key.length > scheme.length)) {
-      throw profileError(source, [...keys, 'key'], `expected a secret ref such as env:AURA_PII_KEY (${REF_SCHEMES.join(', ')}), never the key itself`);
-    }
+  const declared = entry['key'] ?? null;
+  if (declared !== null) {
+    if (!isSecretRef(declared)) throw profileError(source, [...keys, 'key'], `expected a secret ref such as env:AURA_PII_KEY (${REF_SCHEMES.join(', ')}), never the key itself`);
     if (strategy !== 'pseudonymize') throw profileError(source, [...keys, 'key'], 'a key is only used by strategy pseudonymize');
   }
-  if (strategy === 'pseudonymize' && key === null) throw profileError(source, [...keys, 'key'], 'strategy pseudonymize needs a key: a secret ref such as env:AURA_PII_KEY');
+  const key = strategy === 'pseudonymize' ? (declared ?? configKey) : null;
+  if (strategy === 'pseudonymize' && key === null) throw profileError(source, [...keys, 'key'], 'strategy pseudonymize needs a key: a secret ref such as env:AURA_PII_KEY, here or as the config key pii_key');
   return { strategy: strategy as PiiStrategy, entities, boundaries, key };
 }
 

@@ -15,7 +15,7 @@ import { newUlid } from './ids.js';
 import { Policy, type DefaultToolPolicy } from '../policy/policy.js';
 import { codeSource, profileError, type ProfileSource } from '../policy/profile-source.js';
 import { readProfileFile, type ProfileKey } from './profile-file.js';
-import { NO_MIDDLEWARE, parseMiddleware, type MiddlewareConfig } from '../middleware/middleware.js';
+import { configKeyRef, NO_MIDDLEWARE, parseMiddleware, type MiddlewareConfig } from '../middleware/middleware.js';
 import { parseSequencer, type SequencerSpec } from '../sequencer/spec.js';
 import { Session, type SessionOptions } from './session.js';
 
@@ -187,7 +187,7 @@ export function agent(ref: string, options: AgentOptions = {}): Agent {
     skills: value<readonly string[]>(options.skills, 'skills', []),
   });
   const middlewarePart = part(options.middleware, 'middleware');
-  const middleware = parseMiddleware(middlewarePart.value, middlewarePart.source, ['middleware']);
+  const middleware = parseMiddleware(middlewarePart.value, middlewarePart.source, ['middleware'], configKeyRef(config.values['pii_key']));
   const sequencerPart = part(options.sequencer, 'sequencer');
   const sequencer = parseSequencer(sequencerPart.value, sequencerPart.source, ['sequencer']);
   const profile: AgentProfile = {

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { agent, type AgentOptions } from '../../src/session/agent.js';
-import { ApprovalRequiredError, PolicyDeniedError, SecretNotFoundError } from '../../src/errors.js';
+import { ApprovalRequiredError, InvalidOptionError, PolicyDeniedError, SecretNotFoundError } from '../../src/errors.js';
 import { callDigest } from '../../src/policy/approvals.js';
 import { findPii, PII_ENTITIES, type PiiEntity } from '../../src/middleware/pii-detectors.js';
 import { PiiMasker } from '../../src/middleware/pii-mask.js';
@@ -261,6 +261,16 @@ describe('pii_mask in a session', () => {
     expect(fs.existsSync(ag.config.paths.sessions)).toBe(false);
   });
 
+  it('takes the key ref from the config key pii_key when the profile names none, and refuses a plaintext one without quoting it', async () => {
+    const session = openWith({ pii_mask: { strategy: 'pseudonymize' } }, { secretBroker: keyBroker(PII_KEY) }, { overrides: { pii_key: 'env:AURA_PII_KEY' } });
+    expect(await session.tool('crm.lookup', { email: 'x' }, () => ({ email: 'jane.doe@example.com' }))).toEqual({ email: new PiiMasker('pseudonymize', ['email'], PII_KEY).maskText('jane.doe@example.com', new Map()) });
+    await session.close();
+    const plaintext = 'hunter2-plaintext-key';
+    const error = expectAuraError(() => agent('acme/crm-bot', { home: tempDir(), middleware: { pii_mask: { strategy: 'pseudonymize' } }, overrides: { pii_key: plaintext } }), InvalidOptionError, 'INVALID_OPTION');
+    expect(error.message).not.toContain(plaintext);
+    expect(JSON.stringify(error.data)).not.toContain(plaintext);
+  });
+
   it('records the profile\'s middleware without the key itself in session.open', async () => {
     const session = openWith({ pii_mask: { strategy: 'pseudonymize', key: 'env:AURA_PII_KEY', entities: ['email'] } }, { secretBroker: keyBroker(PII_KEY) });
     const closed = await session.close();
@@ -285,7 +295,7 @@ describe('the middleware profile block', () => {
     ['an unknown entity', 'middleware:\n  pii_mask:\n    entities: [email, passport]\n', 3, 'middleware.pii_mask.entities[1]', /expected one of email/],
     ['an unknown boundary', 'middleware:\n  pii_mask:\n    boundaries: [tool.args, model]\n', 3, 'middleware.pii_mask.boundaries[1]', /tool.args, tool.result, emit/],
     ['a key in plaintext', 'middleware:\n  pii_mask:\n    strategy: pseudonymize\n    key: hunter2-super-secret\n', 4, 'middleware.pii_mask.key', /secret ref/],
-    ['pseudonymize without a key', 'middleware:\n  pii_mask:\n    strategy: pseudonymize\n', 2, 'middleware.pii_mask.key', /needs a key/],
+    ['pseudonymize without a key here or in the config', 'middleware:\n  pii_mask:\n    strategy: pseudonymize\n', 2, 'middleware.pii_mask.key', /needs a key/],
     ['a typo in a key', 'middleware:\n  pii_mask:\n    stratgy: mask\n', 3, 'middleware.pii_mask.stratgy', /unknown key for pii_mask/],
   ];
 
