@@ -259,6 +259,9 @@ describe('pii_mask in a session', () => {
     const error = expectAuraError(() => ag.session({ secretBroker: { resolve: () => undefined } }), SecretNotFoundError, 'SECRET_NOT_FOUND');
     expect(error.data).toEqual({ ref: 'env:AURA_PII_KEY_MISSING', capability_id: null, used_for: 'middleware.pii_mask.key' });
     expect(fs.existsSync(ag.config.paths.sessions)).toBe(false);
+    // A session opens synchronously: a broker that answers later cannot supply the key in time.
+    expectAuraError(() => ag.session({ secretBroker: { resolve: async () => PII_KEY } }), InvalidOptionError, 'INVALID_OPTION');
+    expect(fs.existsSync(ag.config.paths.sessions)).toBe(false);
   });
 
   it('takes the key ref from the config key pii_key when the profile names none, and refuses a plaintext one without quoting it', async () => {
