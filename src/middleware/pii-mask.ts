@@ -76,8 +76,9 @@ export class PiiMasker {
   }
 
   /**
-   * Masks every string inside `value` (not object keys: a changed key could merge two). The
-   * values of secret-like keys are skipped: the canonical walk records them as `[redacted]`.
+   * Masks every string inside `value`, object keys included (two keys that mask alike stay apart
+   * as `[email]` and `[email]~2`). The values of secret-like keys are skipped: the canonical walk
+   * records them as `[redacted]`.
    * @param root the name of the value in the report's paths (`args`, `result`; '' for a whole payload).
    */
   mask<T>(value: T, root: string): Masked<T> {
@@ -111,13 +112,21 @@ export class PiiMasker {
       return copy ?? value;
     }
     if (Object.getPrototypeOf(value) !== Object.prototype && Object.getPrototypeOf(value) !== null) return value;
-    let copy: Record<string, unknown> | null = null;
-    for (const [key, item] of Object.entries(value)) {
-      if (isSecretLikeKey(key)) continue;
-      const masked = this.walk(item, path === '' ? key : `${path}.${key}`, depth + 1, counts, fields);
-      if (masked !== item) (copy ??= { ...(value as Record<string, unknown>) })[key] = masked;
+    const entries = Object.entries(value);
+    // The entries as recorded, made on the first change (most objects have none).
+    let copy: [string, unknown][] | null = null;
+    for (let i = 0; i < entries.length; i++) {
+      const [key, item] = entries[i] as [string, unknown];
+      // A key can be personal data too (a map by e-mail); masked keys that collide get a suffix, so no entry is lost.
+      const maskedKey = this.maskText(key, counts);
+      const name = maskedKey === key ? key : freeKey(maskedKey, value, copy ?? entries.slice(0, i));
+      const at = path === '' ? name : `${path}.${name}`;
+      if (name !== key) fields.push(`${at} (key)`);
+      const masked = isSecretLikeKey(key) ? item : this.walk(item, at, depth + 1, counts, fields);
+      if (copy === null && (name !== key || masked !== item)) copy = entries.slice(0, i);
+      copy?.push([name, masked]);
     }
-    return copy ?? value;
+    return copy === null ? value : Object.fromEntries(copy);
   }
 
   private replacement(match: PiiMatch): string {
@@ -130,6 +139,14 @@ export class PiiMasker {
         return partial(match);
     }
   }
+}
+
+/** `name`, or `name~2`, `name~3`, … : the first that is neither a key of `original` nor one already taken. */
+function freeKey(name: string, original: object, taken: readonly [string, unknown][]): string {
+  const used = (candidate: string): boolean => Object.hasOwn(original, candidate) || taken.some(([key]) => key === candidate);
+  let candidate = name;
+  for (let n = 2; used(candidate); n++) candidate = `${name}~${n}`;
+  return candidate;
 }
 
 /** The form of a value that makes two spellings of it one pseudonym. */

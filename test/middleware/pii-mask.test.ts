@@ -118,12 +118,15 @@ describe('PiiMasker strategies', () => {
     expect(a.maskText('+351 912 345 678', new Map())).toBe(a.maskText('+351912345678', new Map()));
   });
 
-  it('masks a copy, reports the JSON paths changed, and leaves values without personal data as they were', () => {
+  it('masks a copy, keys included, reports the JSON paths changed, and leaves values without personal data as they were', () => {
     const value = { contact: { email: 'jane.doe@example.com', name: 'Jane' }, rows: [{ note: 'call 415-555-2671' }, { note: 'none' }], count: 3 };
     const masked = new PiiMasker('redact', PII_ENTITIES).mask(value, 'args');
     expect(masked.value).toEqual({ contact: { email: '[email]', name: 'Jane' }, rows: [{ note: 'call [phone]' }, { note: 'none' }], count: 3 });
     expect(masked.report).toEqual({ entities_detected: { email: 1, phone: 1 }, redactions: 2, fields: ['args.contact.email', 'args.rows[0].note'] });
     expect(value.contact.email).toBe('jane.doe@example.com');
+    const byAddress = new PiiMasker('redact', PII_ENTITIES).mask({ 'jane.doe@example.com': 1, 'john@example.com': 2, '[email]': 3 }, 'args');
+    expect(byAddress.value).toEqual({ '[email]~2': 1, '[email]~3': 2, '[email]': 3 });
+    expect(byAddress.report?.fields).toEqual(['args.[email]~2 (key)', 'args.[email]~3 (key)']);
     const clean = { a: ['x', { b: 'y' }] };
     expect(new PiiMasker('redact', PII_ENTITIES).mask(clean, 'args')).toEqual({ value: clean, report: null });
   });
@@ -146,7 +149,7 @@ describe('pii_mask in a session', () => {
     let seen: unknown = null;
     const result = await session.tool('crm.update', { contacts: values.map((value) => ({ value })) }, (live) => {
       seen = live;
-      return { echoed: values.join(' | ') };
+      return { echoed: values.join(' | '), by_value: Object.fromEntries(values.map((value, i) => [value, i])) };
     });
     session.emit('turn.end', { output: `Done for ${values.join(' and ')}` });
     const closed = await session.close();
