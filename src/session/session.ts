@@ -527,14 +527,18 @@ export class Session implements AsyncDisposable {
     throw new ApprovalRequiredError(`step ${step.id}`, request.request_id, digest, required.event_id);
   }
 
-  /** `sequencer.step.end` for a failed attempt; the error text is masked when the step's results are. */
+  /**
+   * `sequencer.step.end` for a failed attempt. The error text is masked when the step's calls are:
+   * a tool's error quotes its output, a policy message its arguments.
+   */
   private stepFailed(step: StepSpec, attempt: number, error: unknown): void {
     const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
     const masker = this.maskerFor(step.middleware.length > 0 ? { middleware: step.middleware } : {});
-    const masked = masker?.boundaries.has('tool.result') === true ? masker.masker.mask({ error: text }, '') : null;
+    const boundary = CALL_BOUNDARIES.find((b) => masker?.boundaries.has(b) === true) ?? null;
+    const masked = masker === null || boundary === null ? null : masker.masker.mask({ error: text }, '');
     const end = this.record('sequencer.step.end', { status: 'error', attempt, error: masked?.value.error ?? text }, { stepId: step.id });
     const report = masked?.report ?? null;
-    if (report !== null) this.applied(report, 'tool.result', end.event_id, step.id, step.tool);
+    if (report !== null && boundary !== null) this.applied(report, boundary, end.event_id, step.id, step.tool);
   }
 
   private recordOpen(): void {

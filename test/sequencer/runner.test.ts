@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { agent, type AgentOptions } from '../../src/session/agent.js';
 import { ApprovalRequiredError, InvalidOptionError, PolicyDeniedError } from '../../src/errors.js';
@@ -249,6 +250,15 @@ describe('session.runSequencer', () => {
       ['lookup', 'tool.result', ['result.phone']],
     ]);
     expect(events.find((e) => e.kind === 'tool.call' && e.step_id === 'log')?.payload['args']).toEqual({ note: 'ops@example.org' });
+  });
+
+  it('masks the error a masked step records, so a failure quoting personal data leaks nothing', async () => {
+    const session = open({ steps: [{ id: 'mail', type: 'tool', ref: 'mail.send', middleware: ['pii_mask'], config: { args: { to: 'jane.doe@example.com' } } }] });
+    await expect(session.runSequencer({ 'mail.send': () => { throw new Error('bounced: jane.doe@example.com'); } })).rejects.toThrow('bounced');
+    const closed = await session.close();
+    expect(fs.readFileSync(closed.log_path, 'utf8')).not.toContain('jane.doe@example.com');
+    const end = readTrail(closed.log_path).events.find((e) => e.kind === 'sequencer.step.end');
+    expect(end?.payload).toEqual({ status: 'error', attempt: 1, error: 'Error: bounced: j***@e***.com' });
   });
 
   it('refuses tools missing from the host before recording anything, and a session without a sequencer', async () => {
