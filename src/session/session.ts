@@ -534,7 +534,7 @@ export class Session implements AsyncDisposable {
   private stepFailed(step: StepSpec, attempt: number, error: unknown): void {
     const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
     const masker = this.maskerFor(step.middleware.length > 0 ? { middleware: step.middleware } : {});
-    const boundary = CALL_BOUNDARIES.find((b) => masker?.boundaries.has(b) === true) ?? null;
+    const boundary = (['tool.result', 'tool.args'] as const).find((b) => masker?.boundaries.has(b) === true) ?? null;
     const masked = masker === null || boundary === null ? null : masker.masker.mask({ error: text }, '');
     const end = this.record('sequencer.step.end', { status: 'error', attempt, error: masked?.value.error ?? text }, { stepId: step.id });
     const report = masked?.report ?? null;
