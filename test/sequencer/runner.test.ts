@@ -209,6 +209,23 @@ describe('session.runSequencer', () => {
     expect([verified.hash_chain_valid, verified.complete, verified.reason]).toEqual([true, true, undefined]);
   });
 
+  it('resumes a step whose call policy held for approval, once approved, and conformance passes', async () => {
+    const session = open(
+      { steps: [{ id: 'fetch', type: 'tool', ref: 'crm.lookup' }, { id: 'pay', type: 'tool', ref: 'payment.pay', config: { args: { amount: 120 } } }] },
+      { rules: [{ type: 'confirm_before', tools: ['payment.pay'] }] },
+    );
+    const { calls, tool } = counter();
+    const tools = { 'crm.lookup': tool('crm.lookup', 1), 'payment.pay': tool('payment.pay', 'paid') };
+    const held = await expectAuraRejection(() => session.runSequencer(tools), ApprovalRequiredError, 'APPROVAL_REQUIRED');
+    session.approve(held.data?.request_id ?? '');
+    await session.runSequencer(tools);
+    expect(calls).toEqual({ 'crm.lookup': 1, 'payment.pay': 1 });
+    const result = await session.close();
+    expect(steps(readTrail(result.log_path).events)).toEqual(['step.start fetch #1', 'step.end fetch ok', 'step.start pay #1', 'step.start pay #1', 'step.end pay ok', 'complete - fetch,pay']);
+    expect(sequencerCheck(result)).toMatchObject({ passed: true });
+    expect(result.conformance.passed).toBe(true);
+  });
+
   it('asks again, under the same request, at a gate that was not approved', async () => {
     const session = open({ steps: [{ id: 'confirm', type: 'gate', ref: 'human_confirm' }] });
     await expectAuraRejection(() => session.runSequencer({}), ApprovalRequiredError, 'APPROVAL_REQUIRED');
