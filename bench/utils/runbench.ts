@@ -30,6 +30,7 @@ const SCENARIOS: Readonly<Record<string, string>> = {
   detector: 'detector.bench.ts',
   'findings-channel': 'findings-channel.bench.ts',
   'pii-mask': 'pii-mask.bench.ts',
+  proxy: 'proxy.bench.ts',
 };
 
 /** The machine line printed first, and copied into docs/benchmarks.md. */
