@@ -232,10 +232,12 @@ export class ApprovalError extends AuraError<'APPROVAL_INVALID', { readonly requ
 }
 
 /** A secret ref did not resolve. The message names the ref, never a value. */
-export class SecretNotFoundError extends AuraError<'SECRET_NOT_FOUND', { readonly ref: string; readonly capability_id: string | null }> {
-  constructor(ref: string, capabilityId: string | null) {
-    super('SECRET_NOT_FOUND', `secret ref ${ref} did not resolve${capabilityId === null ? '' : ` (capability ${capabilityId})`}`, {
-      data: { ref, capability_id: capabilityId },
+export class SecretNotFoundError extends AuraError<'SECRET_NOT_FOUND', { readonly ref: string; readonly capability_id: string | null; readonly used_for?: string }> {
+  /** @param usedFor what needed the secret when it is not a capability (`middleware.pii_mask.key`). */
+  constructor(ref: string, capabilityId: string | null, usedFor?: string) {
+    const what = capabilityId !== null ? ` (capability ${capabilityId})` : usedFor === undefined ? '' : ` (${usedFor})`;
+    super('SECRET_NOT_FOUND', `secret ref ${ref} did not resolve${what}`, {
+      data: { ref, capability_id: capabilityId, ...(usedFor === undefined ? {} : { used_for: usedFor }) },
     });
   }
 }

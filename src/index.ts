@@ -23,6 +23,12 @@ export type { Clock, IdSource } from './session/ids.js';
 export type { ObservedEvent, Observer, ObserverContext, StopRequest } from './observers/bus.js';
 export type { LoopPattern, RemedialDirective } from './observers/break.js';
 
+// Middleware and the sequencer
+export type { PiiBoundary, PiiMaskConfig } from './middleware/middleware.js';
+export type { PiiEntity } from './middleware/pii-detectors.js';
+export type { PiiStrategy } from './middleware/pii-mask.js';
+export type { SequencerResult, SequencerRunOptions, SequencerTools } from './sequencer/runner.js';
+
 // Configuration
 export { configure, currentConfig } from './config/configure.js';
 export type { AuraConfig, AuraPaths, AuraSettings, ConfigOptions } from './config/config.js';

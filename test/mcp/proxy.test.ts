@@ -565,3 +565,24 @@ describe('the findings tool name', () => {
     expect(run.stderr).toContain('proxy.findings');
   });
 });
+
+describe('aura proxy with pii_mask in the profile', () => {
+  it('records the arguments masked and hands the client the masked result; no raw value reaches a written file', async () => {
+    const home = tempDir();
+    const profile = writeProfile(home, 'middleware: {pii_mask: {strategy: mask}}\n');
+    const { client } = await connect(proxyArgs(home, profile, [process.execPath, EVERYTHING, 'stdio']));
+    const sessionId = onlySession(home);
+    const result = (await client.callTool({ name: 'echo', arguments: { message: 'reach jane.doe@example.com or +351 912 345 678' } })) as CallToolResult;
+    expect(textOf(result)).toBe('Echo: reach j***@e***.com or +*** *** *** *78');
+    await client.close();
+    const trail = await closedTrail(home, sessionId);
+    expect(trail.find((e) => e.kind === 'tool.call')?.payload['args']).toEqual({ message: 'reach j***@e***.com or +*** *** *** *78' });
+    expect(trail.filter((e) => e.kind === 'middleware.applied').map((e) => e.payload['boundary'])).toEqual(['tool.args', 'tool.result']);
+    const files = sessionFiles(path.join(home, 'sessions'), sessionId);
+    for (const file of [files.trail, files.summary, files.otel]) {
+      const text = fs.readFileSync(file, 'utf8');
+      expect(text, file).not.toContain('jane.doe@example.com');
+      expect(text, file).not.toContain('+351 912 345 678');
+    }
+  });
+});

@@ -4,12 +4,12 @@ import { agent } from '../../src/session/agent.js';
 import { expectAuraError } from '../helpers/errors.js';
 import { trail } from '../helpers/observers.js';
 import { openSession } from '../helpers/sessions.js';
-import { expectProfileRefused, profileFile } from '../helpers/profiles.js';
+import { expectProfileRefused, writeProfile } from '../helpers/profiles.js';
 import { tempDir } from '../helpers/temp.js';
 
 describe('observers[] in a profile', () => {
   it('attaches presets by name with their config, from a file', async () => {
-    const file = profileFile('observers:\n  - preset: break\n    config: { soft: 2, hard: 4, window: 16 }\n  - { preset: goal-drift, id: goal, config: { forbidden_topics: [crypto] } }\n');
+    const file = writeProfile('observers:\n  - preset: break\n    config: { soft: 2, hard: 4, window: 16 }\n  - { preset: goal-drift, id: goal, config: { forbidden_topics: [crypto] } }\n');
     const ag = agent('acme/bot', { home: tempDir(), profileFile: file });
     expect(ag.policy.observers.specs.map((s) => [s.id, s.preset, s.source])).toEqual([
       ['break', 'break', 'profile'],
