@@ -344,12 +344,15 @@ export function refusal(error: AuraError, sessionId: string): CallToolResult {
   const data = objectOf(error.data);
   const requestId = stringOf(data['request_id']);
   const rule = data['rule'];
+  // A request bound to a call digest releases that call only; one without (a stopped session) releases the session.
   const next =
-    requestId !== null
+    requestId !== null && data['digest'] !== undefined
       ? `The tool did not run. A person must approve this exact call: aura approve ${sessionId} ${requestId} --principal <their name>. Then call the tool again with exactly the same arguments (changed arguments make a new request).`
-      : rule !== undefined
-        ? 'The tool did not run, and the same call will be refused again: reach the goal another way, or ask the user to change the policy.'
-        : 'The tool did not run: fix what the message names, or ask the user for help.';
+      : requestId !== null
+        ? `The tool did not run, and no tool will until a person lets the session go on: aura approve ${sessionId} ${requestId} --principal <their name>. Meanwhile, change strategy: repeating the same calls will be stopped again.`
+        : rule !== undefined
+          ? 'The tool did not run, and the same call will be refused again: reach the goal another way, or ask the user to change the policy.'
+          : 'The tool did not run: fix what the message names, or ask the user for help.';
   const text = `aura refused this call (${error.code}): ${error.message}${rule === undefined ? '' : ` [rule: ${JSON.stringify(rule)}]`}. ${next}`;
   return {
     isError: true,

@@ -148,6 +148,12 @@ function requestState(trail: string, requestId: string): RequestState {
       case 'constraint.approval_required':
         if (payload['request_id'] === requestId) state.requested = { tool: stringOf(objectOf(objectOf(payload['pending_event'])['payload'])['tool']), digest: stringOf(payload['digest']) };
         break;
+      case 'constraint.violated': {
+        // A session an observer stopped waits for the approval of the stop's own request.
+        const rule = objectOf(payload['rule']);
+        if (rule['type'] === 'observer_break' && rule['request_id'] === requestId) state.requested = { tool: stringOf(objectOf(objectOf(payload['event'])['payload'])['tool']), digest: null };
+        break;
+      }
       case 'constraint.approved':
         if (payload['request_id'] === requestId) state.approved = true;
         break;

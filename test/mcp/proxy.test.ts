@@ -586,3 +586,49 @@ describe('aura proxy with pii_mask in the profile', () => {
     }
   });
 });
+
+describe('aura proxy with the break observer in the profile', () => {
+  it('stops an agent that repeats a call: nudged, then refused before the upstream, until aura approve lets the session go on', async () => {
+    const home = tempDir();
+    const profile = writeProfile(home, 'observers:\n  - { preset: break, config: { soft: 2, hard: 3 } }\n');
+    const { client } = await connect(proxyArgs(home, profile, [process.execPath, EVERYTHING, 'stdio']));
+    const sessionId = onlySession(home);
+    const poll = { name: 'echo', arguments: { message: 'is the build done?' } };
+    for (let i = 1; i <= 3; i++) {
+      const answered = (await client.callTool(poll)) as CallToolResult;
+      expect(answered.isError, `call ${i}`).toBeFalsy();
+      expect(textOf(answered)).toBe('Echo: is the build done?');
+    }
+    const refused = (await client.callTool(poll)) as CallToolResult;
+    expect(refused.isError).toBe(true);
+    const meta = refused._meta?.['aura/refusal'] as { code: string; request_id: string };
+    expect(meta.code).toBe('LOOP_BROKEN');
+    expect(textOf(refused)).toContain('ACTION_FIXATION');
+    expect(textOf(refused)).toContain(`aura approve ${sessionId} ${meta.request_id} --principal`);
+    // Another call is held too: the session is stopped, not one call.
+    const other = (await client.callTool({ name: 'echo', arguments: { message: 'something else' } })) as CallToolResult;
+    expect(other.isError).toBe(true);
+
+    let trail = events(home, sessionId);
+    expect(trail.filter((e) => e.kind === 'tool.call')).toHaveLength(3);
+    const alerts = trail.filter((e) => e.kind === 'observer.alert').map((e) => e.payload);
+    expect(alerts.map((a) => a['pattern'])).toEqual(['ACTION_FIXATION', 'ACTION_FIXATION']);
+    expect(trail.some((e) => e.kind === 'membrane.nudge')).toBe(true);
+
+    const approved = auraJson(['approve', sessionId, meta.request_id, '--principal', 'oncall@example.test'], { home });
+    expect(approved.status, approved.stderr).toBe(0);
+    expect(approved.json).toMatchObject({ request_id: meta.request_id, tool: 'echo' });
+    const resumed = (await client.callTool({ name: 'echo', arguments: { message: 'a new plan' } })) as CallToolResult;
+    expect(resumed.isError).toBeFalsy();
+    expect(textOf(resumed)).toBe('Echo: a new plan');
+    await client.close();
+
+    trail = await closedTrail(home, sessionId);
+    expect(trail.filter((e) => e.kind === 'tool.call')).toHaveLength(4);
+    expect(trail.find((e) => e.kind === 'constraint.approved')?.payload).toMatchObject({ request_id: meta.request_id, principal: 'oncall@example.test' });
+    const files = sessionFiles(path.join(home, 'sessions'), sessionId);
+    expect(verifyTrail(files.trail).hash_chain_valid).toBe(true);
+    const summary = JSON.parse(fs.readFileSync(files.summary, 'utf8')) as { audit_report: { findings: { kind: string }[] } };
+    expect(summary.audit_report.findings.map((f) => f.kind)).toContain('COGNITIVE_CYCLE_DETECTED');
+  });
+});
