@@ -39,7 +39,9 @@ export type AuraErrorCode =
   /** A secret ref could not be resolved by the broker (`data.ref`; never a value). */
   | 'SECRET_NOT_FOUND'
   /** The session needs a verified operator and has none (`data.reason`, `data.source`). */
-  | 'IDENTITY_REQUIRED';
+  | 'IDENTITY_REQUIRED'
+  /** An OTLP export setting is invalid (`data.source` names the flag, variable or config key; never a header value). */
+  | 'OTLP_CONFIG_INVALID';
 
 /** Why a trail failed verification (DESIGN §2.3). Integrity and completeness are apart. */
 export type ChainFailureReason =
@@ -174,6 +176,13 @@ export class NotFoundError extends AuraError<'NOT_FOUND', { readonly path: strin
 export class ReadError extends AuraError<'READ_FAILED', { readonly path: string }> {
   constructor(path: string, cause: unknown) {
     super('READ_FAILED', `cannot read ${path}: ${describeCause(cause)}`, { data: { path }, cause });
+  }
+}
+
+/** An OTLP export setting is wrong. The message never repeats a header value or an endpoint's credentials. */
+export class OtlpConfigError extends AuraError<'OTLP_CONFIG_INVALID', { readonly source: string }> {
+  constructor(source: string, why: string) {
+    super('OTLP_CONFIG_INVALID', `invalid OTLP export setting ${source}: ${why}`, { data: { source } });
   }
 }
 

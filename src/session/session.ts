@@ -25,6 +25,7 @@ import {
   SessionLockedError,
   TrailWriteError,
 } from '../errors.js';
+import { LiveExport } from '../export/live-export.js';
 import { exportSession } from '../export/session-export.js';
 import type { SessionSummary } from '../export/summary.js';
 import type { AuditReport } from '../audit/report.js';
@@ -148,6 +149,8 @@ export class Session implements AsyncDisposable {
   readonly operator: Operator | null;
 
   private readonly writer: TrailWriter;
+  /** Pushes spans to a collector as they end (config `otel.endpoint`), or null. */
+  private readonly live: LiveExport | null;
   private agentIdsText: string;
   private readonly exportOnClose: boolean;
   private readonly taskId: string | null;
@@ -196,6 +199,7 @@ export class Session implements AsyncDisposable {
     if (this.identity.required && this.operator?.verified !== true) throw new IdentityRequiredError('operator_not_verified', this.identity.source);
 
     this.signer = options.sign === false ? null : KeyRing.load(paths.keys).signer();
+    this.live = LiveExport.fromSettings(settings.otel);
     this.checkpointEvery = settings.checkpoint_every;
     this.agentIdsText = canonicalJson(agent.trailer(), 'agent_ids');
     makeFolder(paths.sessions);
@@ -352,10 +356,13 @@ export class Session implements AsyncDisposable {
     } finally {
       this.writer.close();
     }
+    const otel = this.live === null ? undefined : await this.live.close();
     const { paths } = this.agent.config;
     const signer = this.signer;
     const exported = exportSession(this.files, this.exportOnClose, {
       exportPii: this.agent.config.values['identity_export_pii'] === true,
+      spans: { captureToolContent: this.agent.config.settings.otel.capture_tool_content },
+      ...(otel === undefined ? {} : { otel }),
       seal: (extent) => {
         const unsigned = { session_id: this.id, ...extent };
         return { ...unsigned, key_id: signer?.keyId ?? null, signature: signer === null ? null : signer.sign(sealText(unsigned)) };
@@ -536,7 +543,7 @@ export class Session implements AsyncDisposable {
     const micros = Math.max(this.clock(), this.lastMicros);
     const eventId = this.ids.eventId();
     const timestamp = isoTimestamp(micros);
-    const encoded = encodeEvent({
+    const fields = {
       event_id: eventId,
       parent_id: options.parentId ?? this.lastEventId,
       trace_id: this.traceId,
@@ -551,8 +558,10 @@ export class Session implements AsyncDisposable {
       payload: payloadText,
       telemetry: telemetryText,
       prev_hash: this.headHash,
-    });
+    };
+    const encoded = encodeEvent(fields);
     this.writer.append(encoded.line);
+    this.live?.add(fields, encoded.content_hash);
     const prevHash = this.headHash;
     this.lastMicros = micros;
     this.lastEventId = eventId;
