@@ -42,6 +42,7 @@ export class LiveExport {
   private source: SpanSource | null = null;
   private agentIds: { text: string; value: JsonObject } | null = null;
   private timer: NodeJS.Timeout | null = null;
+  private settleScheduled = false;
   private sending: Promise<void> | null = null;
   private exported = 0;
   private dropped = 0;
@@ -78,6 +79,13 @@ export class LiveExport {
         content_hash: contentHash,
       };
       this.builder.add(event);
+      if (this.builder.settling && !this.settleScheduled) {
+        this.settleScheduled = true;
+        queueMicrotask(() => {
+          this.settleScheduled = false;
+          this.builder.settle();
+        });
+      }
     } catch {
       // A span that cannot be built is one dropped, never a failed event.
       this.dropped++;

@@ -151,6 +151,21 @@ export class SpanBuilder {
     this.addEvent(call ?? null, event);
   }
 
+  /** True while a call's result is recorded but its after-the-fact checks may still come. */
+  get settling(): boolean {
+    return this.calls.some((call) => call.resultEventId !== null);
+  }
+
+  /**
+   * Ends a call waiting on checks of its result. A session records a result and its checks in one
+   * synchronous step, so a live exporter settles once that step is over; fed a whole trail, the
+   * next event does the same at the same point.
+   */
+  settle(): void {
+    const pending = this.calls.find((call) => call.resultEventId !== null);
+    if (pending !== undefined) this.endCall(pending);
+  }
+
   /** Ends every open span and the root. Later events are ignored. */
   finish(): void {
     if (this.finished || this.root === null || this.last === null) return;
@@ -287,6 +302,8 @@ export class SpanBuilder {
       call = this.calls.find((c) => c.tool === tool && (decidedKind !== 'tool.result' || c.resultEventId !== null)) ?? (event.kind === 'constraint.approved' ? undefined : this.openCall(event));
     }
     const parent = call?.spanId ?? (this.root as { spanId: string }).spanId;
+    // A check of a result extends the call to the decision.
+    if (call !== undefined && call.resultEventId !== null) call.end = nanos(event);
     if (event.kind === 'constraint.passed') {
       const source = call === undefined ? null : call.resultEventId === p['for_event'] ? 'tool_output' : 'tool_input';
       const results = Array.isArray(p['results']) ? p['results'] : [];
