@@ -127,7 +127,7 @@ export class SpanBuilder {
         const call = this.calls.find((c) => c.tool === tool && !c.sawCall && c.resultEventId === null) ?? this.openCall(event);
         call.sawCall = true;
         addPromoted(call.attributes, event, [AURA.principal, AURA.attempt]);
-        this.addEvent(call, event);
+        if (call.opening !== event) this.addEvent(call, event);
         return;
       }
       case 'tool.result':
@@ -227,8 +227,7 @@ export class SpanBuilder {
     }
   }
 
-  private openCall(event: AuraEvent): OpenCall {
-    const tool = stringOf(event.payload['tool']) ?? stringOf(event.payload['skill_id']) ?? '(no tool)';
+  private openCall(event: AuraEvent, tool = stringOf(event.payload['tool']) ?? stringOf(event.payload['skill_id']) ?? '(no tool)'): OpenCall {
     const attributes: Attribute[] = [
       { key: GEN_AI.operationName, value: OPERATION.executeTool },
       { key: GEN_AI.toolName, value: tool },
@@ -285,21 +284,20 @@ export class SpanBuilder {
   private checksResult(event: AuraEvent, call: OpenCall): boolean {
     if (event.kind === 'constraint.passed') return event.payload['for_event'] === call.resultEventId;
     if (event.kind !== 'constraint.violated') return false;
-    const decided = objectOf(event.payload['event']);
-    return decided['kind'] === 'tool.result' && stringOf(objectOf(decided['payload'])['tool']) === call.tool;
+    const decided = decidedEvent(event.payload);
+    return decided.kind === 'tool.result' && stringOf(decided.payload['tool']) === call.tool;
   }
 
   private decision(event: AuraEvent): void {
     const p = event.payload;
-    const decided = objectOf(p['event'] ?? p['pending_event']);
-    const decidedKind = stringOf(decided['kind']);
-    const tool = stringOf(p['tool']) ?? stringOf(objectOf(decided['payload'])['tool']) ?? stringOf(objectOf(decided['payload'])['skill_id']);
+    const { kind: decidedKind, payload: decided } = decidedEvent(p);
+    const tool = stringOf(p['tool']) ?? stringOf(decided['tool']) ?? stringOf(decided['skill_id']);
     let call: OpenCall | undefined;
     if (event.kind === 'constraint.passed') {
       const target = stringOf(p['for_event']);
       call = this.calls.find((c) => target !== null && c.members.has(target));
     } else if (tool !== null && (event.kind === 'constraint.approved' || decidedKind === 'tool.call' || decidedKind === 'tool.result')) {
-      call = this.calls.find((c) => c.tool === tool && (decidedKind !== 'tool.result' || c.resultEventId !== null)) ?? (event.kind === 'constraint.approved' ? undefined : this.openCall(event));
+      call = this.calls.find((c) => c.tool === tool && (decidedKind !== 'tool.result' || c.resultEventId !== null)) ?? (event.kind === 'constraint.approved' ? undefined : this.openCall(event, tool));
     }
     const parent = call?.spanId ?? (this.root as { spanId: string }).spanId;
     // A check of a result extends the call to the decision.
@@ -436,6 +434,16 @@ function nanos(event: AuraEvent): bigint {
 
 function maxOf(a: bigint, b: bigint): bigint {
   return b > a ? b : a;
+}
+
+/**
+ * The event a decision is about: aura records `{kind, payload}`; Python Aura records the denied
+ * call's payload itself, which is a tool call when it names a tool.
+ */
+function decidedEvent(payload: JsonObject): { kind: string | null; payload: JsonObject } {
+  const wrapped = objectOf(payload['event'] ?? payload['pending_event']);
+  if (typeof wrapped['kind'] === 'string' && 'payload' in wrapped) return { kind: wrapped['kind'], payload: objectOf(wrapped['payload']) };
+  return { kind: stringOf(wrapped['tool']) === null ? null : 'tool.call', payload: wrapped };
 }
 
 function promotedPolicyVersion(event: AuraEvent): string | null {
