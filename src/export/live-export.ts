@@ -47,6 +47,13 @@ export class LiveExport {
   private exported = 0;
   private dropped = 0;
 
+  /**
+   * How a recorded text is read back. Spans use strings, booleans and the session's own integers,
+   * which the native parser reads as the trail reader does; captured tool content is written out
+   * again, so it needs the lossless reader (`1.0` stays `1.0`, big integers stay exact).
+   */
+  private readonly parse: (text: string) => unknown;
+
   private constructor(
     private readonly target: OtlpTarget,
     private readonly closeTimeoutMs: number,
@@ -54,6 +61,7 @@ export class LiveExport {
     captureToolContent: boolean,
   ) {
     this.builder = new SpanBuilder((span) => this.enqueue(span), { captureToolContent });
+    this.parse = captureToolContent ? parseJsonLossless : JSON.parse;
   }
 
   /**
@@ -74,8 +82,8 @@ export class LiveExport {
       const event: AuraEvent = {
         ...fields,
         agent_ids: this.agentIds.value,
-        payload: parseJsonLossless(fields.payload) as JsonObject,
-        telemetry: fields.telemetry === '{}' ? {} : (parseJsonLossless(fields.telemetry) as JsonObject),
+        payload: this.parse(fields.payload) as JsonObject,
+        telemetry: fields.telemetry === '{}' ? {} : (this.parse(fields.telemetry) as JsonObject),
         content_hash: contentHash,
       };
       this.builder.add(event);

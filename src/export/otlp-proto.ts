@@ -1,86 +1,180 @@
 /**
  * Spans as OTLP protobuf (`http/protobuf`): an `ExportTraceServiceRequest` encoded by hand from
  * the field numbers of opentelemetry-proto's `trace/v1/trace.proto` and `common/v1/common.proto`.
- * The messages are few and fixed, so a dozen lines of wire format replace a protobuf runtime.
+ * The messages are few and fixed, so a small writer replaces a protobuf runtime.
+ *
+ * One growing buffer: a nested message is written after room for the longest length prefix it
+ * can need, and moved back once its length is known, so nothing is copied per field.
  */
 
 import type { SpanSource } from './otel.js';
-import type { Attribute, AttributeValue, Span, SpanEvent } from './spans.js';
+import type { Attribute, Span } from './spans.js';
 
 const VARINT = 0;
 const FIXED64 = 1;
 const LENGTH_DELIMITED = 2;
+// A length prefix of up to 2^35 bytes: more than any request.
+const MAX_PREFIX = 5;
 
 /** The bytes of an `ExportTraceServiceRequest` with one resource and scope. */
 export function otlpProto(source: SpanSource, spans: readonly Span[]): Uint8Array {
-  const resource = message(source.resource.map((a) => bytesField(1, keyValue(a))));
-  const scope = message([stringField(1, source.scope.name), stringField(2, source.scope.version)]);
-  const scopeSpans = message([bytesField(1, scope), ...spans.map((span) => bytesField(2, spanMessage(span)))]);
-  const resourceSpans = message([bytesField(1, resource), bytesField(2, scopeSpans)]);
-  return message([bytesField(1, resourceSpans)]);
+  const w = new ProtoWriter();
+  const resourceSpans = w.fork(1);
+  const resource = w.fork(1);
+  for (const attribute of source.resource) keyValue(w, 1, attribute);
+  w.join(resource);
+  const scopeSpans = w.fork(2);
+  const scope = w.fork(1);
+  w.string(1, source.scope.name);
+  w.string(2, source.scope.version);
+  w.join(scope);
+  for (const span of spans) spanMessage(w, span);
+  w.join(scopeSpans);
+  w.join(resourceSpans);
+  return w.finish();
 }
 
-function spanMessage(span: Span): Uint8Array {
-  const fields: Uint8Array[] = [bytesField(1, Buffer.from(span.traceId, 'hex')), bytesField(2, Buffer.from(span.spanId, 'hex'))];
-  if (span.parentSpanId !== null) fields.push(bytesField(4, Buffer.from(span.parentSpanId, 'hex')));
-  fields.push(stringField(5, span.name), varintField(6, BigInt(span.kind)), fixed64Field(7, span.startTimeUnixNano), fixed64Field(8, span.endTimeUnixNano));
-  for (const attribute of span.attributes) fields.push(bytesField(9, keyValue(attribute)));
-  for (const event of span.events) fields.push(bytesField(11, eventMessage(event)));
-  if (span.droppedEventsCount > 0) fields.push(varintField(12, BigInt(span.droppedEventsCount)));
-  if (span.status !== null) fields.push(bytesField(15, message([stringField(2, span.status.message), varintField(3, BigInt(span.status.code))])));
-  return message(fields);
-}
-
-function eventMessage(event: SpanEvent): Uint8Array {
-  return message([fixed64Field(1, event.timeUnixNano), stringField(2, event.name), ...event.attributes.map((a) => bytesField(3, keyValue(a)))]);
-}
-
-function keyValue(attribute: Attribute): Uint8Array {
-  return message([stringField(1, attribute.key), bytesField(2, anyValue(attribute.value))]);
-}
-
-function anyValue(value: AttributeValue): Uint8Array {
-  if (typeof value === 'string') return stringField(1, value);
-  if (typeof value === 'boolean') return varintField(2, value ? 1n : 0n);
-  if (typeof value === 'bigint') return varintField(3, BigInt.asUintN(64, value));
-  const double = Buffer.alloc(8);
-  double.writeDoubleLE(value);
-  return Buffer.concat([tag(4, FIXED64), double]);
-}
-
-function message(fields: readonly Uint8Array[]): Uint8Array {
-  return Buffer.concat(fields);
-}
-
-function tag(field: number, wireType: number): Uint8Array {
-  return varint(BigInt((field << 3) | wireType));
-}
-
-function varint(value: bigint): Uint8Array {
-  const bytes: number[] = [];
-  let rest = value;
-  while (rest > 0x7fn) {
-    bytes.push(Number(rest & 0x7fn) | 0x80);
-    rest >>= 7n;
+function spanMessage(w: ProtoWriter, span: Span): void {
+  const start = w.fork(2);
+  w.hex(1, span.traceId);
+  w.hex(2, span.spanId);
+  if (span.parentSpanId !== null) w.hex(4, span.parentSpanId);
+  w.string(5, span.name);
+  w.uint(6, span.kind);
+  w.fixed64(7, span.startTimeUnixNano);
+  w.fixed64(8, span.endTimeUnixNano);
+  for (const attribute of span.attributes) keyValue(w, 9, attribute);
+  for (const event of span.events) {
+    const at = w.fork(11);
+    w.fixed64(1, event.timeUnixNano);
+    w.string(2, event.name);
+    for (const attribute of event.attributes) keyValue(w, 3, attribute);
+    w.join(at);
   }
-  bytes.push(Number(rest));
-  return Uint8Array.from(bytes);
+  if (span.droppedEventsCount > 0) w.uint(12, span.droppedEventsCount);
+  if (span.status !== null) {
+    const status = w.fork(15);
+    w.string(2, span.status.message);
+    w.uint(3, span.status.code);
+    w.join(status);
+  }
+  w.join(start);
 }
 
-function varintField(field: number, value: bigint): Uint8Array {
-  return Buffer.concat([tag(field, VARINT), varint(value)]);
+function keyValue(w: ProtoWriter, field: number, attribute: Attribute): void {
+  const at = w.fork(field);
+  w.string(1, attribute.key);
+  const value = w.fork(2);
+  const v = attribute.value;
+  if (typeof v === 'string') w.string(1, v);
+  else if (typeof v === 'boolean') w.uint(2, v ? 1 : 0);
+  else if (typeof v === 'bigint') w.int64(3, v);
+  else w.double(4, v);
+  w.join(value);
+  w.join(at);
 }
 
-function fixed64Field(field: number, value: bigint): Uint8Array {
-  const bytes = Buffer.alloc(8);
-  bytes.writeBigUInt64LE(BigInt.asUintN(64, value));
-  return Buffer.concat([tag(field, FIXED64), bytes]);
-}
+/** The protobuf wire format, written into one buffer. */
+class ProtoWriter {
+  private buf = Buffer.allocUnsafe(64 * 1024);
+  private pos = 0;
 
-function bytesField(field: number, bytes: Uint8Array): Uint8Array {
-  return Buffer.concat([tag(field, LENGTH_DELIMITED), varint(BigInt(bytes.length)), bytes]);
-}
+  /** Starts a length-delimited field; returns where its room for the length begins. */
+  fork(field: number): number {
+    this.tag(field, LENGTH_DELIMITED);
+    this.ensure(MAX_PREFIX);
+    const start = this.pos;
+    this.pos += MAX_PREFIX;
+    return start;
+  }
 
-function stringField(field: number, text: string): Uint8Array {
-  return bytesField(field, Buffer.from(text, 'utf8'));
+  /** Ends the field begun at `start`: writes its length and moves its bytes up against it. */
+  join(start: number): void {
+    const bodyStart = start + MAX_PREFIX;
+    const length = this.pos - bodyStart;
+    let at = start;
+    let rest = length;
+    while (rest > 0x7f) {
+      this.buf[at++] = (rest & 0x7f) | 0x80;
+      rest = Math.floor(rest / 128);
+    }
+    this.buf[at++] = rest;
+    if (at < bodyStart) {
+      this.buf.copyWithin(at, bodyStart, this.pos);
+      this.pos -= bodyStart - at;
+    }
+  }
+
+  string(field: number, text: string): void {
+    const length = Buffer.byteLength(text, 'utf8');
+    this.tag(field, LENGTH_DELIMITED);
+    this.varint(length);
+    this.ensure(length);
+    this.pos += this.buf.write(text, this.pos, 'utf8');
+  }
+
+  /** Bytes given as hex (trace and span ids). */
+  hex(field: number, text: string): void {
+    const length = text.length / 2;
+    this.tag(field, LENGTH_DELIMITED);
+    this.varint(length);
+    this.ensure(length);
+    this.pos += this.buf.write(text, this.pos, 'hex');
+  }
+
+  uint(field: number, value: number): void {
+    this.tag(field, VARINT);
+    this.varint(value);
+  }
+
+  int64(field: number, value: bigint): void {
+    this.tag(field, VARINT);
+    let rest = BigInt.asUintN(64, value);
+    this.ensure(10);
+    while (rest > 0x7fn) {
+      this.buf[this.pos++] = Number(rest & 0x7fn) | 0x80;
+      rest >>= 7n;
+    }
+    this.buf[this.pos++] = Number(rest);
+  }
+
+  fixed64(field: number, value: bigint): void {
+    this.tag(field, FIXED64);
+    this.ensure(8);
+    this.buf.writeBigUInt64LE(BigInt.asUintN(64, value), this.pos);
+    this.pos += 8;
+  }
+
+  double(field: number, value: number): void {
+    this.tag(field, FIXED64);
+    this.ensure(8);
+    this.buf.writeDoubleLE(value, this.pos);
+    this.pos += 8;
+  }
+
+  finish(): Uint8Array {
+    return this.buf.subarray(0, this.pos);
+  }
+
+  private tag(field: number, wireType: number): void {
+    this.varint(field * 8 + wireType);
+  }
+
+  /** A non-negative integer below 2^53. */
+  private varint(value: number): void {
+    this.ensure(8);
+    let rest = value;
+    while (rest > 0x7f) {
+      this.buf[this.pos++] = (rest & 0x7f) | 0x80;
+      rest = Math.floor(rest / 128);
+    }
+    this.buf[this.pos++] = rest;
+  }
+
+  private ensure(bytes: number): void {
+    if (this.pos + bytes <= this.buf.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.pos + bytes));
+    this.buf.copy(grown, 0, 0, this.pos);
+    this.buf = grown;
+  }
 }

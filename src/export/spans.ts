@@ -67,6 +67,8 @@ export interface SpanOptions {
 
 // A continuous session can run for days; its root span must not grow without end.
 const MAX_SPAN_EVENTS = 1000;
+// Calls emitted without results would otherwise stay open until close, each making the next lookup slower.
+const MAX_OPEN_CALLS = 64;
 const HEX32 = /^[0-9a-f]{32}$/;
 const ZERO_ID = /^0+$/;
 
@@ -253,6 +255,7 @@ export class SpanBuilder {
     const start = typeof latency === 'number' && latency > 0 && event.kind !== 'tool.intent' ? maxOf(rootStart, end - BigInt(Math.round(latency * 1e6))) : end;
     const call: OpenCall = { spanId: spanIdOf(event.event_id), tool, start, opening: event, attributes, events: [], members: new Set(), dropped: 0, sawCall: false, resultEventId: null, end, error: null };
     if (event.kind !== 'tool.intent') this.addEvent(call, event);
+    if (this.calls.length >= MAX_OPEN_CALLS) this.endCall(this.calls[0] as OpenCall);
     this.calls.push(call);
     return call;
   }
@@ -407,8 +410,13 @@ export function buildSpans(events: readonly AuraEvent[], options: SpanOptions = 
   return spans;
 }
 
-/** A valid span id (16 hex, not all zero) derived from an event id. */
+/**
+ * A valid span id (16 hex, not all zero) derived from an event id: the random half of aura's
+ * 32-hex event ids as they are (cheap, and easy to match by eye), else a hash of the id.
+ */
 export function spanIdOf(eventId: string): string {
+  const tail = eventId.slice(16);
+  if (HEX32.test(eventId) && !ZERO_ID.test(tail)) return tail;
   const id = sha256(`span:${eventId}`).slice(0, 16);
   return ZERO_ID.test(id) ? '0000000000000001' : id;
 }
@@ -419,13 +427,20 @@ function traceIdOf(event: AuraEvent): string {
 
 const TIMESTAMP = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})$/;
 
+// Events come many to a second: the whole seconds of the last one are kept.
+let lastSecond: { readonly text: string; readonly zone: string; readonly nanos: bigint } = { text: '', zone: '', nanos: 0n };
+
 /** Nanoseconds since the epoch of an ISO 8601 timestamp with up to nanosecond digits; 0 if unreadable. */
 export function unixNanos(timestamp: string): bigint {
   const match = TIMESTAMP.exec(timestamp);
   if (match === null) return 0n;
-  const seconds = Date.parse(`${match[1] as string}${match[3] as string}`);
-  if (Number.isNaN(seconds)) return 0n;
-  return BigInt(seconds) * 1_000_000n + BigInt((match[2] ?? '').padEnd(9, '0'));
+  const [, second = '', fraction = '', zone = ''] = match;
+  if (second !== lastSecond.text || zone !== lastSecond.zone) {
+    const millis = Date.parse(`${second}${zone}`);
+    if (Number.isNaN(millis)) return 0n;
+    lastSecond = { text: second, zone, nanos: BigInt(millis) * 1_000_000n };
+  }
+  return fraction === '' ? lastSecond.nanos : lastSecond.nanos + BigInt(fraction.padEnd(9, '0'));
 }
 
 function nanos(event: AuraEvent): bigint {
