@@ -5,7 +5,6 @@ import type { AuraConfig } from '../config/config.js';
 import { spanSourceOf } from '../export/otel.js';
 import { resolveOtlpTarget, sendSpans, type OtlpFlags } from '../export/otlp-http.js';
 import { exportSession, exportSpans } from '../export/session-export.js';
-import { buildSpans } from '../export/spans.js';
 import { summaryText } from '../export/summary.js';
 import { readJsonFile } from '../store/json-file.js';
 import { readSealLog } from '../store/seal-log.js';
@@ -44,8 +43,7 @@ export async function exportOtelCommand(sessionKey: string, flags: OtlpFlags, co
   // Settle the target first: a bad flag is a usage error before anything is written.
   const target = resolveOtlpTarget(config.settings.otel, env, flags);
   const options = { captureToolContent: config.settings.otel.capture_tool_content };
-  const trail = exportSpans(files, options);
-  const spans = buildSpans(trail.events, options);
+  const { trail, spans } = exportSpans(files, options);
   const written = { session_id: files.sessionId, spans: spans.length, path: files.otel };
   const first = trail.events[0];
   if (target === null || first === undefined) return { exitCode: EXIT.ok, json: written, human: `wrote ${spans.length} spans to ${files.otel}` };

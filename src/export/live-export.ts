@@ -1,67 +1,50 @@
 /**
- * Live export: spans pushed to a collector while the session runs. Each recorded event goes into
- * the span builder; each span that ends (a call, a policy decision) joins a bounded queue that is
- * sent in batches in the background, and the root span joins at close.
+ * Live export: spans pushed to a collector while the session runs (config `otel.endpoint`).
  *
- * Nothing here may slow or fail the session: `add` is synchronous and cheap (a full queue drops
- * the span and counts it), every failure is counted rather than thrown, and `close` waits for the
- * collector at most `close_timeout_ms`, then gives up on what is left and counts it as dropped.
+ * The session's thread does only what `emit` can afford: it keeps each written trail line and,
+ * once the current synchronous step is over, hands the lines to a worker thread, which builds the
+ * spans, batches them and sends them (live-queue.ts). So a slow collector, span building and
+ * protobuf encoding never cost `emit` more than a string append; `close` waits for the worker at
+ * most the configured `close_timeout_ms` (plus a margin to stop the thread).
  */
 
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import type { OtelSettings } from '../config/otel.js';
-import { parseJsonLossless } from '../spine/json-reader.js';
-import type { AuraEvent, EventFields, JsonObject } from '../spine/record.js';
-import { spanSourceOf, type SpanSource } from './otel.js';
-import { resolveOtlpTarget, sendSpans, type OtlpTarget } from './otlp-http.js';
-import { SpanBuilder, type Span } from './spans.js';
+import type { LiveExportLimits, LiveQueueOptions, OtelExportStats } from './live-queue.js';
+import type { LiveWorkerMessage, LiveWorkerReport } from './live-worker.js';
+import { resolveOtlpTarget, type OtlpTarget } from './otlp-http.js';
 
-/** What live export did, as the summary reports it (never a header). */
-export interface OtelExportStats {
-  readonly endpoint: string;
-  readonly protocol: string;
-  /** Spans the collector accepted. */
-  readonly exported: number;
-  /** Spans given up on: queue full, refused, or not delivered by the close deadline. */
-  readonly dropped: number;
-}
-
-/** Queue and batch sizes (tests and benchmarks shrink them). */
-export interface LiveExportLimits {
-  readonly maxQueue: number;
-  readonly maxBatch: number;
-  readonly delayMs: number;
-}
+export type { OtelExportStats } from './live-queue.js';
 
 const DEFAULT_LIMITS: LiveExportLimits = { maxQueue: 2048, maxBatch: 512, delayMs: 200 };
+// Lines kept before they go to the worker even mid-step: a long synchronous loop stays bounded.
+const MAX_PENDING_LINES = 4096;
+// Time for the worker to answer after its own deadline.
+const STOP_MARGIN_MS = 500;
 
 /** The live exporter of one session. */
 export class LiveExport {
-  private readonly builder: SpanBuilder;
-  private readonly queue: Span[] = [];
-  private readonly abort = new AbortController();
-  private source: SpanSource | null = null;
-  private agentIds: { text: string; value: JsonObject } | null = null;
-  private timer: NodeJS.Timeout | null = null;
-  private settleScheduled = false;
-  private sending: Promise<void> | null = null;
-  private exported = 0;
-  private dropped = 0;
-
-  /**
-   * How a recorded text is read back. Spans use strings, booleans and the session's own integers,
-   * which the native parser reads as the trail reader does; captured tool content is written out
-   * again, so it needs the lossless reader (`1.0` stays `1.0`, big integers stay exact).
-   */
-  private readonly parse: (text: string) => unknown;
+  private readonly worker: Worker;
+  private pending = '';
+  private pendingLines = 0;
+  private flushScheduled = false;
+  private failed = false;
+  /** The worker's last account, what close reports if the worker does not answer in time. */
+  private latest: OtelExportStats;
 
   private constructor(
-    private readonly target: OtlpTarget,
+    target: OtlpTarget,
     private readonly closeTimeoutMs: number,
-    private readonly limits: LiveExportLimits,
-    captureToolContent: boolean,
+    options: LiveQueueOptions,
   ) {
-    this.builder = new SpanBuilder((span) => this.enqueue(span), { captureToolContent });
-    this.parse = captureToolContent ? parseJsonLossless : JSON.parse;
+    this.worker = startWorker(options);
+    // A session left open must not keep the process alive for its spans.
+    this.worker.unref();
+    this.worker.on('error', () => (this.failed = true));
+    this.latest = { endpoint: target.endpoint, protocol: target.protocol, exported: 0, dropped: 0 };
+    this.worker.on('message', (report: LiveWorkerReport) => (this.latest = report.stats));
   }
 
   /**
@@ -71,82 +54,69 @@ export class LiveExport {
   static fromSettings(settings: OtelSettings, env: Readonly<Record<string, string | undefined>> = process.env, limits: LiveExportLimits = DEFAULT_LIMITS): LiveExport | null {
     if (settings.endpoint === null) return null;
     const target = resolveOtlpTarget(settings, env);
-    return target === null ? null : new LiveExport(target, settings.close_timeout_ms, limits, settings.capture_tool_content);
+    if (target === null) return null;
+    return new LiveExport(target, settings.close_timeout_ms, { target, closeTimeoutMs: settings.close_timeout_ms, limits, captureToolContent: settings.capture_tool_content });
   }
 
-  /** Takes a recorded event (its fields as written). Never throws. */
-  add(fields: EventFields, contentHash: string): void {
-    try {
-      this.source ??= spanSourceOf(fields.session_id, fields.aura_id);
-      if (this.agentIds?.text !== fields.agent_ids) this.agentIds = { text: fields.agent_ids, value: parseJsonLossless(fields.agent_ids) as JsonObject };
-      const event: AuraEvent = {
-        ...fields,
-        agent_ids: this.agentIds.value,
-        payload: this.parse(fields.payload) as JsonObject,
-        telemetry: fields.telemetry === '{}' ? {} : (this.parse(fields.telemetry) as JsonObject),
-        content_hash: contentHash,
-      };
-      this.builder.add(event);
-      if (this.builder.settling && !this.settleScheduled) {
-        this.settleScheduled = true;
-        queueMicrotask(() => {
-          this.settleScheduled = false;
-          this.builder.settle();
-        });
-      }
-    } catch {
-      // A span that cannot be built is one dropped, never a failed event.
-      this.dropped++;
-    }
+  /** Takes a trail line as written. Never throws, never waits. */
+  add(line: string): void {
+    this.pending += line;
+    if (++this.pendingLines >= MAX_PENDING_LINES) this.flush(false);
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    // After the current synchronous step: a result and the policy checks of it travel together.
+    queueMicrotask(() => {
+      this.flushScheduled = false;
+      this.flush(true);
+    });
   }
 
-  /** Ends the root span and waits (at most the close timeout) for the queue to drain. */
+  /** Sends the rest and waits for the worker's account, at most the close timeout (and a margin). */
   async close(): Promise<OtelExportStats> {
-    this.builder.finish();
-    if (this.timer !== null) clearTimeout(this.timer);
-    const deadline = setTimeout(() => this.abort.abort(), this.closeTimeoutMs);
+    this.flush(true);
+    if (this.failed) return this.latest;
+    this.worker.ref();
+    let timer: NodeJS.Timeout | undefined;
     try {
-      while (this.queue.length > 0 || this.sending !== null) {
-        if (this.abort.signal.aborted) break;
-        await (this.sending ?? this.send());
-      }
+      return await Promise.race([
+        new Promise<OtelExportStats>((resolve) => {
+          this.worker.on('message', (report: LiveWorkerReport) => report.final && resolve(report.stats));
+          this.worker.once('error', () => resolve(this.latest));
+          this.post({ close: true });
+        }),
+        new Promise<OtelExportStats>((resolve) => (timer = setTimeout(() => resolve(this.latest), this.closeTimeoutMs + STOP_MARGIN_MS))),
+      ]);
     } finally {
-      clearTimeout(deadline);
-      this.abort.abort();
+      clearTimeout(timer);
+      await this.worker.terminate();
     }
-    this.dropped += this.queue.splice(0).length;
-    return { endpoint: this.target.endpoint, protocol: this.target.protocol, exported: this.exported, dropped: this.dropped };
   }
 
-  private enqueue(span: Span): void {
-    if (this.queue.length >= this.limits.maxQueue) {
-      this.dropped++;
-      return;
-    }
-    this.queue.push(span);
-    if (this.sending !== null || this.timer !== null) return;
-    this.timer = setTimeout(() => void this.send(), this.queue.length >= this.limits.maxBatch ? 0 : this.limits.delayMs);
-    // A session left open must not keep the process alive for its spans.
-    this.timer.unref();
+  private flush(stepEnd: boolean): void {
+    if (this.pending === '' && !stepEnd) return;
+    this.post({ lines: this.pending, stepEnd });
+    this.pending = '';
+    this.pendingLines = 0;
   }
 
-  /** Sends batches until the queue is empty; one request at a time, in order. */
-  private send(): Promise<void> {
-    this.timer = null;
-    this.sending ??= (async () => {
-      while (this.queue.length > 0 && !this.abort.signal.aborted && this.source !== null) {
-        const batch = this.queue.splice(0, this.limits.maxBatch);
-        const outcome = await sendSpans(this.target, this.source, batch, this.abort.signal);
-        if (outcome.delivered) this.exported += batch.length;
-        else this.dropped += batch.length;
-      }
-    })()
-      .catch(() => undefined)
-      .finally(() => {
-        this.sending = null;
-        // A span that came in as the loop was ending still gets its turn.
-        if (this.queue.length > 0 && !this.abort.signal.aborted) void this.send();
-      });
-    return this.sending;
+  private post(message: LiveWorkerMessage): void {
+    try {
+      this.worker.postMessage(message);
+    } catch {
+      this.failed = true;
+    }
   }
+}
+
+/**
+ * The worker thread. Built, it is live-worker.js beside this file; run from the TypeScript sources
+ * (tests, benchmarks), it registers the tsx loader first (a worker's `--import` comes too late on
+ * Node 20 for the entry itself).
+ */
+function startWorker(options: LiveQueueOptions): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./live-worker.js', import.meta.url), { workerData: options });
+  const entry = new URL('./live-worker.ts', import.meta.url).href;
+  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/index\.cjs$/, 'index.mjs')).href;
+  const code = `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(entry)}); });`;
+  return new Worker(code, { eval: true, workerData: options });
 }

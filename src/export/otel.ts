@@ -32,12 +32,15 @@ export function spanSourceOf(sessionId: string, auraId: string): SpanSource {
 
 /** The `{id}.otel.jsonl` text of a session's events: one request line per span. */
 export function otelLines(events: readonly AuraEvent[], options: SpanOptions = {}): string {
+  return spanLines(events, buildSpans(events, options));
+}
+
+/** The `{id}.otel.jsonl` text of spans already built from `events`. */
+export function spanLines(events: readonly AuraEvent[], spans: readonly Span[]): string {
   const first = events[0];
   if (first === undefined) return '';
   const source = spanSourceOf(first.session_id, first.aura_id);
-  return buildSpans(events, options)
-    .map((span) => `${otlpJson(source, [span])}\n`)
-    .join('');
+  return spans.map((span) => `${otlpJson(source, [span])}\n`).join('');
 }
 
 /** An `ExportTraceServiceRequest` as OTLP/JSON text. */

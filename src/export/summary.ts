@@ -12,7 +12,7 @@ import { escapeNonAscii } from '../spine/canonical.js';
 import type { TrailRead } from '../spine/trail-reader.js';
 import type { Seal } from '../store/seal-log.js';
 import type { AuraEvent, JsonObject } from '../spine/record.js';
-import type { OtelExportStats } from './live-export.js';
+import type { OtelExportStats } from './live-queue.js';
 import { PACKAGE_NAME, VERSION } from '../version.js';
 
 /** The summary of one session. */

@@ -362,7 +362,7 @@ export class Session implements AsyncDisposable {
     const exported = exportSession(this.files, this.exportOnClose, {
       exportPii: this.agent.config.values['identity_export_pii'] === true,
       spans: { captureToolContent: this.agent.config.settings.otel.capture_tool_content },
-      ...(otel === undefined ? {} : { otel }),
+      ...(otel === undefined ? {} : { live: otel }),
       seal: (extent) => {
         const unsigned = { session_id: this.id, ...extent };
         return { ...unsigned, key_id: signer?.keyId ?? null, signature: signer === null ? null : signer.sign(sealText(unsigned)) };
@@ -543,7 +543,7 @@ export class Session implements AsyncDisposable {
     const micros = Math.max(this.clock(), this.lastMicros);
     const eventId = this.ids.eventId();
     const timestamp = isoTimestamp(micros);
-    const fields = {
+    const encoded = encodeEvent({
       event_id: eventId,
       parent_id: options.parentId ?? this.lastEventId,
       trace_id: this.traceId,
@@ -558,10 +558,9 @@ export class Session implements AsyncDisposable {
       payload: payloadText,
       telemetry: telemetryText,
       prev_hash: this.headHash,
-    };
-    const encoded = encodeEvent(fields);
+    });
     this.writer.append(encoded.line);
-    this.live?.add(fields, encoded.content_hash);
+    this.live?.add(encoded.line);
     const prevHash = this.headHash;
     this.lastMicros = micros;
     this.lastEventId = eventId;
