@@ -2,10 +2,11 @@
  * Live export: spans pushed to a collector while the session runs (config `otel.endpoint`).
  *
  * The session's thread does only what `emit` can afford: it keeps each written trail line and,
- * once the current synchronous step is over, hands the lines to a worker thread, which builds the
- * spans, batches them and sends them (live-queue.ts). So a slow collector, span building and
+ * once the current synchronous step is over, hands the lines to a worker thread (one for the
+ * process, shared by its sessions), which builds the spans, batches them and sends them
+ * (live-queue.ts). So a slow collector, span building and
  * protobuf encoding never cost `emit` more than a string append; `close` waits for the worker at
- * most the configured `close_timeout_ms` (plus a margin to stop the thread).
+ * most the configured `close_timeout_ms` (plus a margin for the thread to answer).
  */
 
 import { createRequire } from 'node:module';
@@ -14,7 +15,7 @@ import { Worker } from 'node:worker_threads';
 import type { OtelSettings } from '../config/otel.js';
 import type { LiveExportLimits, LiveQueueOptions, OtelExportStats } from './live-queue.js';
 import type { LiveWorkerMessage, LiveWorkerReport } from './live-worker.js';
-import { resolveOtlpTarget, type OtlpTarget } from './otlp-http.js';
+import { resolveOtlpTarget } from './otlp-http.js';
 
 export type { OtelExportStats } from './live-queue.js';
 
@@ -26,25 +27,24 @@ const STOP_MARGIN_MS = 500;
 
 /** The live exporter of one session. */
 export class LiveExport {
-  private readonly worker: Worker;
+  private readonly session = ++sessionCount;
   private pending = '';
   private pendingLines = 0;
   private flushScheduled = false;
-  private failed = false;
   /** The worker's last account, what close reports if the worker does not answer in time. */
   private latest: OtelExportStats;
+  private readonly onReport = (report: LiveWorkerReport): void => {
+    if (report.session === this.session) this.latest = report.stats;
+  };
 
   private constructor(
-    target: OtlpTarget,
     private readonly closeTimeoutMs: number,
     options: LiveQueueOptions,
   ) {
-    this.worker = startWorker(options);
-    // A session left open must not keep the process alive for its spans.
-    this.worker.unref();
-    this.worker.on('error', () => (this.failed = true));
-    this.latest = { endpoint: target.endpoint, protocol: target.protocol, exported: 0, dropped: 0 };
-    this.worker.on('message', (report: LiveWorkerReport) => (this.latest = report.stats));
+    this.latest = { endpoint: options.target.endpoint, protocol: options.target.protocol, exported: 0, dropped: 0 };
+    openSessions++;
+    liveWorker().on('message', this.onReport);
+    this.post({ session: this.session, open: options });
   }
 
   /**
@@ -55,7 +55,7 @@ export class LiveExport {
     if (settings.endpoint === null) return null;
     const target = resolveOtlpTarget(settings, env);
     if (target === null) return null;
-    return new LiveExport(target, settings.close_timeout_ms, { target, closeTimeoutMs: settings.close_timeout_ms, limits, captureToolContent: settings.capture_tool_content });
+    return new LiveExport(settings.close_timeout_ms, { target, closeTimeoutMs: settings.close_timeout_ms, limits, captureToolContent: settings.capture_tool_content });
   }
 
   /** Takes a trail line as written. Never throws, never waits. */
@@ -74,38 +74,63 @@ export class LiveExport {
   /** Sends the rest and waits for the worker's account, at most the close timeout (and a margin). */
   async close(): Promise<OtelExportStats> {
     this.flush(true);
-    if (this.failed) return this.latest;
-    this.worker.ref();
+    const worker = liveWorker();
+    // Keep the process alive while the collector gets its last chance.
+    worker.ref();
     let timer: NodeJS.Timeout | undefined;
+    let onFinal: ((report: LiveWorkerReport) => void) | undefined;
     try {
       return await Promise.race([
         new Promise<OtelExportStats>((resolve) => {
-          this.worker.on('message', (report: LiveWorkerReport) => report.final && resolve(report.stats));
-          this.worker.once('error', () => resolve(this.latest));
-          this.post({ close: true });
+          onFinal = (report) => {
+            if (report.session === this.session && report.final) resolve(report.stats);
+          };
+          worker.on('message', onFinal);
+          this.post({ session: this.session, close: true });
         }),
         new Promise<OtelExportStats>((resolve) => (timer = setTimeout(() => resolve(this.latest), this.closeTimeoutMs + STOP_MARGIN_MS))),
       ]);
     } finally {
       clearTimeout(timer);
-      await this.worker.terminate();
+      if (onFinal !== undefined) worker.off('message', onFinal);
+      worker.off('message', this.onReport);
+      if (--openSessions === 0) worker.unref();
     }
   }
 
   private flush(stepEnd: boolean): void {
     if (this.pending === '' && !stepEnd) return;
-    this.post({ lines: this.pending, stepEnd });
+    this.post({ session: this.session, lines: this.pending, stepEnd });
     this.pending = '';
     this.pendingLines = 0;
   }
 
   private post(message: LiveWorkerMessage): void {
     try {
-      this.worker.postMessage(message);
+      liveWorker().postMessage(message);
     } catch {
-      this.failed = true;
+      // A worker that is gone takes nothing: close reports what it last said.
     }
   }
+}
+
+let sessionCount = 0;
+let openSessions = 0;
+let worker: Worker | null = null;
+
+/** The process's live-export thread, started with the first session that needs it. */
+function liveWorker(): Worker {
+  if (worker === null) {
+    const started = startWorker();
+    // Only a closing session keeps the process alive for it.
+    started.unref();
+    started.on('error', () => undefined);
+    started.on('exit', () => {
+      if (worker === started) worker = null;
+    });
+    worker = started;
+  }
+  return worker;
 }
 
 /**
@@ -113,10 +138,10 @@ export class LiveExport {
  * (tests, benchmarks), it registers the tsx loader first (a worker's `--import` comes too late on
  * Node 20 for the entry itself).
  */
-function startWorker(options: LiveQueueOptions): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./live-worker.js', import.meta.url), { workerData: options });
+function startWorker(): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./live-worker.js', import.meta.url));
   const entry = new URL('./live-worker.ts', import.meta.url).href;
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/index\.cjs$/, 'index.mjs')).href;
   const code = `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(entry)}); });`;
-  return new Worker(code, { eval: true, workerData: options });
+  return new Worker(code, { eval: true });
 }

@@ -51,6 +51,12 @@ export class LiveSpanQueue {
   private sending: Promise<void> | null = null;
   private exported = 0;
   private dropped = 0;
+  /**
+   * How a line is read. Spans use strings, booleans and the session's own integers, which the
+   * native parser reads as the trail reader does; captured tool content is written out again, so
+   * it needs the lossless reader (`1.0` stays `1.0`, big integers stay exact).
+   */
+  private readonly parse: (text: string) => unknown;
 
   /** `onSent` hears the counts after each batch. */
   constructor(
@@ -60,6 +66,7 @@ export class LiveSpanQueue {
     this.target = options.target;
     this.limits = options.limits;
     this.builder = new SpanBuilder((span) => this.enqueue(span), { captureToolContent: options.captureToolContent });
+    this.parse = options.captureToolContent ? parseJsonLossless : JSON.parse;
   }
 
   /**
@@ -71,7 +78,7 @@ export class LiveSpanQueue {
     for (const line of text.split('\n')) {
       if (line === '') continue;
       try {
-        const event = parseJsonLossless(line) as unknown as AuraEvent;
+        const event = this.parse(line) as AuraEvent;
         this.source ??= spanSourceOf(event.session_id, event.aura_id);
         this.builder.add(event);
       } catch {

@@ -1,27 +1,39 @@
 /**
- * The thread of one session's live export: takes trail lines from the session's thread, builds
- * and sends spans, and answers `close` with what it exported and dropped.
+ * The live-export thread, one for a process: takes the trail lines of each session with live
+ * export on, builds and sends their spans, and answers a session's `close` with what it exported
+ * and dropped.
  */
 
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort } from 'node:worker_threads';
 import { LiveSpanQueue, type LiveQueueOptions, type OtelExportStats } from './live-queue.js';
 
-/** A message from the session's thread. */
-export type LiveWorkerMessage = { readonly lines: string; readonly stepEnd: boolean } | { readonly close: true };
+/** A message from a session's thread. */
+export type LiveWorkerMessage =
+  | { readonly session: number; readonly open: LiveQueueOptions }
+  | { readonly session: number; readonly lines: string; readonly stepEnd: boolean }
+  | { readonly session: number; readonly close: true };
 
 /** A message to it: the counts so far, and at the end the final ones. */
 export interface LiveWorkerReport {
+  readonly session: number;
   readonly stats: OtelExportStats;
   readonly final: boolean;
 }
 
 const port = parentPort;
 if (port !== null) {
-  const report = (stats: OtelExportStats, final: boolean): void => port.postMessage({ stats, final } satisfies LiveWorkerReport);
-  const queue = new LiveSpanQueue(workerData as LiveQueueOptions, (stats) => report(stats, false));
+  const queues = new Map<number, LiveSpanQueue>();
+  const report = (session: number, stats: OtelExportStats, final: boolean): void => port.postMessage({ session, stats, final } satisfies LiveWorkerReport);
   port.on('message', (message: LiveWorkerMessage) => {
+    if ('open' in message) {
+      queues.set(message.session, new LiveSpanQueue(message.open, (stats) => report(message.session, stats, false)));
+      return;
+    }
+    const queue = queues.get(message.session);
+    if (queue === undefined) return;
     if ('close' in message) {
-      void queue.close().then((stats) => report(stats, true));
+      queues.delete(message.session);
+      void queue.close().then((stats) => report(message.session, stats, true));
       return;
     }
     queue.addLines(message.lines, message.stepEnd);
