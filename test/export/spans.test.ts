@@ -5,6 +5,7 @@ import { otelLines } from '../../src/export/otel.js';
 import { buildSpans, type Span } from '../../src/export/spans.js';
 import type { AuraEvent, JsonObject } from '../../src/spine/record.js';
 import { readTrail } from '../../src/spine/trail-reader.js';
+import { expectAuraRejection } from '../helpers/errors.js';
 import { expectNested, spansOnDisk, type ReceivedSpan } from '../helpers/otlp-receiver.js';
 import { lines, openSession } from '../helpers/sessions.js';
 
@@ -19,30 +20,19 @@ function childrenOf(spans: readonly ReceivedSpan[], parent: ReceivedSpan): Recei
   return spans.filter((span) => span.parentSpanId === parent.spanId);
 }
 
-async function rejects(action: () => Promise<unknown>): Promise<unknown> {
-  try {
-    await action();
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a rejection');
-}
-
 describe('the span tree of a session', () => {
   it('is an invoke_agent root with an execute_tool span per guarded call and an apply_guardrail span per decision', async () => {
     const { session } = openSession({ agent: { rules: [{ type: 'deny_tools', tools: ['shell.*'] }, { type: 'confirm_before', tools: ['mail.*'] }] } });
     session.emit('turn.start', { input: 'PAYLOAD-MARKER-turn' });
     await session.tool('search.web', { q: 'PAYLOAD-MARKER-args' }, () => ({ hits: 'PAYLOAD-MARKER-result' }));
-    expect(await rejects(() => session.tool('shell.exec', { cmd: 'ls' }, () => 'ran'))).toBeInstanceOf(PolicyDeniedError);
-    const held = await rejects(() => session.tool('mail.send', { to: 'ops' }, () => 'sent'));
-    expect(held).toBeInstanceOf(ApprovalRequiredError);
-    session.approve((held as ApprovalRequiredError).data?.request_id ?? '', { principal: 'ops-lead' });
+    await expectAuraRejection(() => session.tool('shell.exec', { cmd: 'ls' }, () => 'ran'), PolicyDeniedError, 'POLICY_DENIED');
+    const held = await expectAuraRejection(() => session.tool('mail.send', { to: 'ops' }, () => 'sent'), ApprovalRequiredError, 'APPROVAL_REQUIRED');
+    session.approve(held.data?.request_id ?? '', { principal: 'ops-lead' });
     await session.tool('mail.send', { to: 'ops' }, () => 'sent');
-    await rejects(() =>
-      session.tool('flaky.fetch', {}, () => {
-        throw new TypeError('upstream went away');
-      }),
-    );
+    const failure = session.tool('flaky.fetch', {}, () => {
+      throw new TypeError('upstream went away');
+    });
+    await expect(failure).rejects.toThrow(TypeError);
     const result = await session.close();
     const trail = lines(result.log_path).map((line) => JSON.parse(line) as { event_id: string; kind: string; payload: Record<string, unknown> });
     const spans = spansOnDisk(result.exports.otel ?? '');
@@ -128,7 +118,7 @@ describe('the span tree of a session', () => {
   it('gives the same spans, byte for byte, every time it is built from the trail', async () => {
     const { session } = openSession({ agent: { rules: [{ type: 'deny_tools', tools: ['rm'] }] } });
     await session.tool('ls', {}, () => []);
-    await rejects(() => session.tool('rm', {}, () => 'gone'));
+    await expectAuraRejection(() => session.tool('rm', {}, () => 'gone'), PolicyDeniedError, 'POLICY_DENIED');
     const result = await session.close();
     const again = otelLines(readTrail(result.log_path).events);
     expect(again).toBe(fs.readFileSync(result.exports.otel ?? '', 'utf8'));
