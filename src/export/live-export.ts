@@ -22,6 +22,9 @@ export type { OtelExportStats } from './live-queue.js';
 const DEFAULT_LIMITS: LiveExportLimits = { maxQueue: 2048, maxBatch: 512, delayMs: 200 };
 // Lines kept before they go to the worker even mid-step: a long synchronous loop stays bounded.
 const MAX_PENDING_LINES = 4096;
+// Text handed to the worker and not yet taken: past this the worker is behind, and lines are left
+// out (their spans then count as dropped) rather than piling up in memory.
+const MAX_BACKLOG_CHARS = 64 * 1024 * 1024;
 // Time for the worker to answer after its own deadline.
 const STOP_MARGIN_MS = 500;
 
@@ -31,10 +34,14 @@ export class LiveExport {
   private pending = '';
   private pendingLines = 0;
   private flushScheduled = false;
+  /** Characters posted to the worker that it has not yet taken. */
+  private backlog = 0;
   /** The worker's last account, what close reports if the worker does not answer in time. */
   private latest: OtelExportStats;
   private readonly onReport = (report: LiveWorkerReport): void => {
-    if (report.session === this.session) this.latest = report.stats;
+    if (report.session !== this.session) return;
+    if ('taken' in report) this.backlog -= report.taken;
+    else this.latest = report.stats;
   };
 
   private constructor(
@@ -60,6 +67,7 @@ export class LiveExport {
 
   /** Takes a trail line as written. Never throws, never waits. */
   add(line: string): void {
+    if (this.backlog > MAX_BACKLOG_CHARS) return;
     this.pending += line;
     if (++this.pendingLines >= MAX_PENDING_LINES) this.flush(false);
     if (this.flushScheduled) return;
@@ -83,7 +91,7 @@ export class LiveExport {
       return await Promise.race([
         new Promise<OtelExportStats>((resolve) => {
           onFinal = (report) => {
-            if (report.session === this.session && report.final) resolve(report.stats);
+            if (report.session === this.session && 'final' in report && report.final) resolve(report.stats);
           };
           worker.on('message', onFinal);
           this.post({ session: this.session, close: true });
@@ -101,6 +109,7 @@ export class LiveExport {
   private flush(stepEnd: boolean): void {
     if (this.pending === '' && !stepEnd) return;
     this.post({ session: this.session, lines: this.pending, stepEnd });
+    this.backlog += this.pending.length;
     this.pending = '';
     this.pendingLines = 0;
   }
@@ -124,6 +133,8 @@ function liveWorker(): Worker {
     const started = startWorker();
     // Only a closing session keeps the process alive for it.
     started.unref();
+    // Each open session listens for its own reports.
+    started.setMaxListeners(0);
     started.on('error', () => undefined);
     started.on('exit', () => {
       if (worker === started) worker = null;

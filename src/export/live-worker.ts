@@ -13,12 +13,10 @@ export type LiveWorkerMessage =
   | { readonly session: number; readonly lines: string; readonly stepEnd: boolean }
   | { readonly session: number; readonly close: true };
 
-/** A message to it: the counts so far, and at the end the final ones. */
-export interface LiveWorkerReport {
-  readonly session: number;
-  readonly stats: OtelExportStats;
-  readonly final: boolean;
-}
+/** A message to it: the counts so far, and at the end the final ones; or how many lines were taken. */
+export type LiveWorkerReport =
+  | { readonly session: number; readonly stats: OtelExportStats; readonly final: boolean }
+  | { readonly session: number; readonly taken: number };
 
 const port = parentPort;
 if (port !== null) {
@@ -37,5 +35,6 @@ if (port !== null) {
       return;
     }
     queue.addLines(message.lines, message.stepEnd);
+    port.postMessage({ session: message.session, taken: message.lines.length } satisfies LiveWorkerReport);
   });
 }
