@@ -29,6 +29,7 @@ const SCENARIOS: Readonly<Record<string, string>> = {
   'verify-store': 'verify-store.bench.ts',
   detector: 'detector.bench.ts',
   'findings-channel': 'findings-channel.bench.ts',
+  proxy: 'proxy.bench.ts',
   'otel-live': 'otel-live.bench.ts',
 };
 
