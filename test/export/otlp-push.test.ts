@@ -10,7 +10,7 @@ import type { SessionResult } from '../../src/session/session.js';
 import { auraAsync } from '../helpers/cli.js';
 import { expectAuraError } from '../helpers/errors.js';
 import { expectNested, OtlpReceiver, RECEIVER_TOKEN, spansOnDisk, type Answer, type ReceivedSpan } from '../helpers/otlp-receiver.js';
-import { openSession } from '../helpers/sessions.js';
+import { countingIds, openSession } from '../helpers/sessions.js';
 
 const AUTH = `authorization=Bearer ${RECEIVER_TOKEN}`;
 const receivers: OtlpReceiver[] = [];
@@ -159,6 +159,23 @@ describe('live export while a session runs', () => {
     expectNested(collector.spans);
     expect(result.summary.otel).toEqual({ endpoint: `${collector.endpoint}/v1/traces`, protocol: 'http/json', exported: onDisk.length, dropped: 0 });
     expect(JSON.parse(fs.readFileSync(result.exports.summary ?? '', 'utf8')).otel).toEqual(result.summary.otel);
+  });
+
+  it('keeps sessions apart that export at the same time through the one export thread', async () => {
+    const collector = await receiver();
+    const open = (seed: number): ReturnType<typeof openSession>['session'] => openSession({ agent: liveConfig(collector.endpoint), session: { ids: countingIds(seed) } }).session;
+    const [a, b] = [open(1), open(1000)];
+    await a.tool('search.web', {}, () => 'a');
+    await b.tool('fs.read', {}, () => 'b');
+    await b.tool('fs.read', {}, () => 'b again');
+    const [closedA, closedB] = await Promise.all([a.close(), b.close()]);
+    for (const closed of [closedA, closedB]) {
+      const onDisk = spansOnDisk(closed.exports.otel ?? '');
+      expect(closed.summary.otel).toMatchObject({ exported: onDisk.length, dropped: 0 });
+      const pushed = collector.spans.filter((span) => span.traceId === onDisk[0]?.traceId);
+      expect(sorted(pushed)).toEqual(sorted(onDisk));
+    }
+    expect(closedA.summary.otel?.exported).not.toBe(closedB.summary.otel?.exported);
   });
 
   it('retries a 503 after its Retry-After and drops nothing', async () => {
