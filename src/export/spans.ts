@@ -97,9 +97,18 @@ interface McpSession {
   readonly networkTransport: string | null;
 }
 
+/** The session's span while it is open: known from the first event on. */
+interface OpenRoot {
+  readonly first: AuraEvent;
+  readonly spanId: string;
+  readonly traceId: string;
+  readonly events: SpanEvent[];
+  dropped: number;
+}
+
 /** Builds spans from events, handing each to `onSpan` when it ends. */
 export class SpanBuilder {
-  private root: { readonly first: AuraEvent; readonly spanId: string; readonly traceId: string; readonly events: SpanEvent[]; dropped: number } | null = null;
+  private root: OpenRoot | null = null;
   private last: AuraEvent | null = null;
   private readonly calls: OpenCall[] = [];
   private readonly rootFacts = new Map<string, AttributeValue>();
@@ -114,7 +123,7 @@ export class SpanBuilder {
   /** Takes the next event of the trail. */
   add(event: AuraEvent): void {
     if (this.finished) return;
-    if (this.root === null) this.root = { first: event, spanId: spanIdOf(event.event_id), traceId: traceIdOf(event), events: [], dropped: 0 };
+    this.root ??= { first: event, spanId: spanIdOf(event.event_id), traceId: traceIdOf(event), events: [], dropped: 0 };
     this.last = event;
     this.noteRootFacts(event);
     const pending = this.calls.find((call) => call.resultEventId !== null);
@@ -151,6 +160,12 @@ export class SpanBuilder {
     const tool = stringOf(event.payload['tool']);
     const call = tool === null ? undefined : this.openCallOf(tool);
     this.addEvent(call ?? null, event);
+  }
+
+  /** The root span: set by the first event, before any other span can start. */
+  private get openRoot(): OpenRoot {
+    if (this.root === null) throw new Error('no event yet');
+    return this.root;
   }
 
   /** True while a call's result is recorded but its after-the-fact checks may still come. */
@@ -251,7 +266,7 @@ export class SpanBuilder {
     const end = nanos(event);
     // A result with nothing before it: the call began its latency earlier, but not before the session.
     const latency = event.telemetry['latency_ms'];
-    const rootStart = nanos((this.root as { first: AuraEvent }).first);
+    const rootStart = nanos(this.openRoot.first);
     const start = typeof latency === 'number' && latency > 0 && event.kind !== 'tool.intent' ? maxOf(rootStart, end - BigInt(Math.round(latency * 1e6))) : end;
     const call: OpenCall = { spanId: spanIdOf(event.event_id), tool, start, opening: event, attributes, events: [], members: new Set(), dropped: 0, sawCall: false, resultEventId: null, end, error: null };
     if (event.kind !== 'tool.intent') this.addEvent(call, event);
@@ -302,7 +317,7 @@ export class SpanBuilder {
     } else if (tool !== null && (event.kind === 'constraint.approved' || decidedKind === 'tool.call' || decidedKind === 'tool.result')) {
       call = this.calls.find((c) => c.tool === tool && (decidedKind !== 'tool.result' || c.resultEventId !== null)) ?? (event.kind === 'constraint.approved' ? undefined : this.openCall(event, tool));
     }
-    const parent = call?.spanId ?? (this.root as { spanId: string }).spanId;
+    const parent = call?.spanId ?? this.openRoot.spanId;
     // A check of a result extends the call to the decision.
     if (call !== undefined && call.resultEventId !== null) call.end = nanos(event);
     if (event.kind === 'constraint.passed') {
@@ -357,7 +372,7 @@ export class SpanBuilder {
     addPromoted(attributes, event, [AURA.principal, AURA.tool]);
     const time = nanos(event);
     this.onSpan({
-      traceId: (this.root as { traceId: string }).traceId,
+      traceId: this.openRoot.traceId,
       spanId: spanIdOf(index === 0 ? event.event_id : `${event.event_id}#${index}`),
       parentSpanId: parent,
       name: `${OPERATION.applyGuardrail} ${ruleType}`,
@@ -376,9 +391,9 @@ export class SpanBuilder {
     const attributes = call.attributes;
     if (call.error !== null) attributes.push({ key: GENERAL.errorType, value: call.error.type });
     this.onSpan({
-      traceId: (this.root as { traceId: string }).traceId,
+      traceId: this.openRoot.traceId,
       spanId: call.spanId,
-      parentSpanId: (this.root as { spanId: string }).spanId,
+      parentSpanId: this.openRoot.spanId,
       name: `${OPERATION.executeTool} ${call.tool}`,
       kind: this.mcp === null ? SPAN_KIND.internal : SPAN_KIND.client,
       startTimeUnixNano: call.start,
@@ -392,7 +407,7 @@ export class SpanBuilder {
 
   private addEvent(call: OpenCall | null, event: AuraEvent): void {
     call?.members.add(event.event_id);
-    const holder = call ?? (this.root as { events: SpanEvent[]; dropped: number });
+    const holder = call ?? this.openRoot;
     if (holder.events.length >= MAX_SPAN_EVENTS) {
       holder.dropped++;
       return;
