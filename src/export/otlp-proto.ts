@@ -61,9 +61,24 @@ function spanMessage(w: ProtoWriter, span: Span): void {
   w.join(start);
 }
 
+// Attribute keys come from a short list: each is encoded once, as its whole `key` field.
+const KEY_FIELDS = new Map<string, Buffer>();
+const MAX_KEY_FIELDS = 1024;
+
+function keyField(key: string): Buffer {
+  let bytes = KEY_FIELDS.get(key);
+  if (bytes === undefined) {
+    const w = new ProtoWriter(key.length * 3 + 8);
+    w.string(1, key);
+    bytes = Buffer.from(w.finish());
+    if (KEY_FIELDS.size < MAX_KEY_FIELDS) KEY_FIELDS.set(key, bytes);
+  }
+  return bytes;
+}
+
 function keyValue(w: ProtoWriter, field: number, attribute: Attribute): void {
   const at = w.fork(field);
-  w.string(1, attribute.key);
+  w.raw(keyField(attribute.key));
   const value = w.fork(2);
   const v = attribute.value;
   if (typeof v === 'string') w.string(1, v);
@@ -76,8 +91,12 @@ function keyValue(w: ProtoWriter, field: number, attribute: Attribute): void {
 
 /** The protobuf wire format, written into one buffer. */
 class ProtoWriter {
-  private buf = Buffer.allocUnsafe(64 * 1024);
+  private buf: Buffer;
   private pos = 0;
+
+  constructor(size = 64 * 1024) {
+    this.buf = Buffer.allocUnsafe(size);
+  }
 
   /** Starts a length-delimited field; returns where its room for the length begins. */
   fork(field: number): number {
@@ -120,6 +139,12 @@ class ProtoWriter {
     this.varint(length);
     this.ensure(length);
     this.pos += this.buf.write(text, this.pos, 'hex');
+  }
+
+  /** Bytes already in wire format. */
+  raw(bytes: Buffer): void {
+    this.ensure(bytes.length);
+    this.pos += bytes.copy(this.buf, this.pos);
   }
 
   uint(field: number, value: number): void {
