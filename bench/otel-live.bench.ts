@@ -7,7 +7,7 @@
  * of being left for after it. Target: export on at least 0.85× the rate of export off.
  */
 
-import { fork } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { agent } from '../src/index.js';
 import { describeSamples, formatCount, interleave, median, medianPairedRatio, samplesOf, since, withTempDir } from './utils/measure.js';
 import { KIND, toolCallPayload } from './utils/payload.js';
@@ -32,7 +32,7 @@ process.on('message', () => process.send(bytes));
 
 /** A loopback receiver in a child process that reads each request to the end and answers 200. */
 async function startReceiver(): Promise<{ endpoint: string; received: () => Promise<number>; stop: () => void }> {
-  const child = fork('-e', [RECEIVER], { execArgv: ['-e', RECEIVER], stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+  const child = spawn(process.execPath, ['-e', RECEIVER], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
   const port = await new Promise<string>((resolve, reject) => {
     child.stdout?.once('data', (chunk: Buffer) => resolve(chunk.toString('utf8').trim()));
     child.once('error', reject);
