@@ -44,7 +44,9 @@ export type AuraErrorCode =
    * An observer stopped the session at a loop (`data.pattern`, `data.alert_event_id`); the tool did
    * not run. Approving `data.request_id` lets the next call through.
    */
-  | 'LOOP_BROKEN';
+  | 'LOOP_BROKEN'
+  /** An OTLP export setting is invalid (`data.source` names the flag, variable or config key; never a header value). */
+  | 'OTLP_CONFIG_INVALID';
 
 /** Why a trail failed verification (DESIGN §2.3). Integrity and completeness are apart. */
 export type ChainFailureReason =
@@ -179,6 +181,13 @@ export class NotFoundError extends AuraError<'NOT_FOUND', { readonly path: strin
 export class ReadError extends AuraError<'READ_FAILED', { readonly path: string }> {
   constructor(path: string, cause: unknown) {
     super('READ_FAILED', `cannot read ${path}: ${describeCause(cause)}`, { data: { path }, cause });
+  }
+}
+
+/** An OTLP export setting is wrong. The message never repeats a header value or an endpoint's credentials. */
+export class OtlpConfigError extends AuraError<'OTLP_CONFIG_INVALID', { readonly source: string }> {
+  constructor(source: string, why: string) {
+    super('OTLP_CONFIG_INVALID', `invalid OTLP export setting ${source}: ${why}`, { data: { source } });
   }
 }
 

@@ -32,6 +32,7 @@ const SCENARIOS: Readonly<Record<string, string>> = {
   'pii-mask': 'pii-mask.bench.ts',
   proxy: 'proxy.bench.ts',
   break: 'break.bench.ts',
+  'otel-live': 'otel-live.bench.ts',
 };
 
 /** The machine line printed first, and copied into docs/benchmarks.md. */

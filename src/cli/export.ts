@@ -2,6 +2,8 @@
 
 import * as fs from 'node:fs';
 import type { AuraConfig } from '../config/config.js';
+import { spanSourceOf } from '../export/otel.js';
+import { resolveOtlpTarget, sendSpans, type OtlpFlags } from '../export/otlp-http.js';
 import { exportSession, exportSpans } from '../export/session-export.js';
 import { summaryText } from '../export/summary.js';
 import { readJsonFile } from '../store/json-file.js';
@@ -31,13 +33,28 @@ export function exportCommand(sessionKey: string, options: ExportOptions, config
   return { exitCode: EXIT.ok, json: exported.summary, human: summaryText(exported.summary).trimEnd() };
 }
 
-/** Writes the session's `otel.jsonl` from its trail. */
-export function exportOtelCommand(sessionKey: string, config: AuraConfig): CommandResult {
+/**
+ * Writes the session's `otel.jsonl` from its trail and, when an endpoint is set (flag, the
+ * `OTEL_EXPORTER_OTLP_*` variables or config), pushes the same spans to it. Exit 1 when the
+ * collector did not take them all.
+ */
+export async function exportOtelCommand(sessionKey: string, flags: OtlpFlags, config: AuraConfig, env: Readonly<Record<string, string | undefined>> = process.env): Promise<CommandResult> {
   const files = resolveSessionKey(config.paths.sessions, sessionKey);
-  const spans = exportSpans(files);
+  // Settle the target first: a bad flag is a usage error before anything is written.
+  const target = resolveOtlpTarget(config.settings.otel, env, flags);
+  const options = { captureToolContent: config.settings.otel.capture_tool_content };
+  const { trail, spans } = exportSpans(files, options);
+  const written = { session_id: files.sessionId, spans: spans.length, path: files.otel };
+  const first = trail.events[0];
+  if (target === null || first === undefined) return { exitCode: EXIT.ok, json: written, human: `wrote ${spans.length} spans to ${files.otel}` };
+  const outcome = await sendSpans(target, spanSourceOf(first.session_id, first.aura_id), spans);
+  const pushed = { endpoint: target.endpoint, protocol: target.protocol, exported: outcome.delivered ? spans.length : 0, dropped: outcome.delivered ? 0 : spans.length, attempts: outcome.attempts, error: outcome.reason };
   return {
-    exitCode: EXIT.ok,
-    json: { session_id: files.sessionId, spans, path: files.otel },
-    human: `wrote ${spans} spans to ${files.otel}`,
+    exitCode: outcome.delivered ? EXIT.ok : EXIT.checkFailed,
+    json: { ...written, pushed },
+    human: [
+      `wrote ${spans.length} spans to ${files.otel}`,
+      outcome.delivered ? `pushed ${spans.length} spans to ${target.endpoint} (${target.protocol})` : `could not push to ${target.endpoint}: ${outcome.reason ?? 'unknown'} after ${outcome.attempts} attempts`,
+    ].join('\n'),
   };
 }

@@ -108,10 +108,21 @@ function buildProgram(invocation: Invocation): Command {
 
   program
     .command('export-otel')
-    .description("write a session's spans (OTLP/JSON, one span per event) to {id}.otel.jsonl")
+    .description("write a session's spans (OTLP/JSON) to {id}.otel.jsonl and push them to a collector when an endpoint is set")
     .argument('<session_id>', 'aura_sess_ + 12 hex')
+    .option('--endpoint <url>', 'OTLP/HTTP endpoint (/v1/traces is added unless there); default $OTEL_EXPORTER_OTLP_ENDPOINT, else config otel.endpoint')
+    .option('--protocol <protocol>', 'http/protobuf (default) or http/json')
+    .option('--header <name=value>', 'a request header (repeatable)', (value: string, previous: string[] = []) => [...previous, value])
     .addOption(json)
-    .action((id: string, flags: JsonFlag) => run(flags, () => exportOtelCommand(id, configFor(global()))));
+    .action((id: string, flags: JsonFlag & { endpoint?: string; protocol?: string; header?: string[] }) =>
+      run(flags, () =>
+        exportOtelCommand(
+          id,
+          { ...(flags.endpoint === undefined ? {} : { endpoint: flags.endpoint }), ...(flags.protocol === undefined ? {} : { protocol: flags.protocol }), headers: flags.header ?? [] },
+          configFor(global()),
+        ),
+      ),
+    );
 
   const report = program.command('report').description("a session's audit report");
   report

@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import { parseDocument } from 'yaml';
 import { ConfigError, InvalidOptionError } from '../errors.js';
 import { parseFsyncPolicy, type FsyncPolicy } from '../spine/writer.js';
+import { parseOtelSettings, type OtelSettings } from './otel.js';
 
 /** Where aura keeps its files. */
 export interface AuraPaths {
@@ -44,6 +45,8 @@ export interface AuraSettings {
   readonly checkpoint_every: number;
   /** A folder for a second copy of every seal, off the system ideally (default none). */
   readonly anchor_dir: string | null;
+  /** OTLP export: live push, protocol, headers, what spans carry (default: files only). */
+  readonly otel: OtelSettings;
 }
 
 /** A config file and whether it was there. */
@@ -81,6 +84,7 @@ const DEFAULTS: AuraSettings = {
   project_dir: null,
   checkpoint_every: 1000,
   anchor_dir: null,
+  otel: parseOtelSettings(undefined),
 };
 
 /** Resolves the configuration and paths; reads config files, writes nothing. */
@@ -152,6 +156,7 @@ function checkSettings(values: Record<string, unknown>, projectDir: string | nul
     project_dir: projectDir,
     checkpoint_every: every,
     anchor_dir: anchor === null ? null : path.resolve(anchor),
+    otel: parseOtelSettings(values['otel']),
   };
 }
 

@@ -6,7 +6,9 @@
 import { readTrail, type TrailRead } from '../spine/trail-reader.js';
 import type { SessionFiles } from '../store/session-files.js';
 import { commitFiles } from './commit.js';
-import { otelLines } from './otel.js';
+import type { OtelExportStats } from './live-queue.js';
+import { spanLines } from './otel.js';
+import { buildSpans, type Span, type SpanOptions } from './spans.js';
 import { buildSummary, summaryText, type SessionSummary, type SummaryOptions } from './summary.js';
 
 /** What exporting a session produced. */
@@ -21,24 +23,32 @@ export interface SessionExport {
  * Reads the session's trail and builds its summary and spans; with `write`, commits both files.
  * @throws NotFoundError (no trail), ReadError, ExportError (nothing was committed)
  */
-export function exportSession(files: SessionFiles, write: boolean, options: SummaryOptions & { readonly beforeCommit?: (summary: SessionSummary) => void } = {}): SessionExport {
+export function exportSession(
+  files: SessionFiles,
+  write: boolean,
+  options: Omit<SummaryOptions, 'otel'> & { readonly beforeCommit?: (summary: SessionSummary) => void; readonly spans?: SpanOptions; readonly live?: OtelExportStats } = {},
+): SessionExport {
   const trail = readTrail(files.trail);
-  const summary = buildSummary(files.sessionId, trail, files.trail, options);
+  const spans = write || options.live !== undefined ? buildSpans(trail.events, options.spans) : [];
+  // Whatever the collector did not take is dropped: the file has every span, so the count is exact.
+  const otel = options.live === undefined ? undefined : { ...options.live, dropped: Math.max(0, spans.length - options.live.exported) };
+  const summary = buildSummary(files.sessionId, trail, files.trail, { ...options, ...(otel === undefined ? {} : { otel }) });
   options.beforeCommit?.(summary);
   if (!write) return { summary, trail, written: null };
   commitFiles(files.sessionId, [
     { path: files.summary, content: summaryText(summary) },
-    { path: files.otel, content: otelLines(trail.events) },
+    { path: files.otel, content: spanLines(trail.events, spans) },
   ]);
   return { summary, trail, written: { summary: files.summary, otel: files.otel } };
 }
 
 /**
  * Writes only the spans of a session (`aura export-otel`).
- * @returns the number of spans written.
+ * @returns the trail read and the spans written.
  */
-export function exportSpans(files: SessionFiles): number {
+export function exportSpans(files: SessionFiles, options: SpanOptions = {}): { trail: TrailRead; spans: Span[] } {
   const trail = readTrail(files.trail);
-  commitFiles(files.sessionId, [{ path: files.otel, content: otelLines(trail.events) }]);
-  return trail.events.length;
+  const spans = buildSpans(trail.events, options);
+  commitFiles(files.sessionId, [{ path: files.otel, content: spanLines(trail.events, spans) }]);
+  return { trail, spans };
 }

@@ -12,6 +12,7 @@ import { escapeNonAscii } from '../spine/canonical.js';
 import type { TrailRead } from '../spine/trail-reader.js';
 import type { Seal } from '../store/seal-log.js';
 import type { AuraEvent, JsonObject } from '../spine/record.js';
+import type { OtelExportStats } from './live-queue.js';
 import { PACKAGE_NAME, VERSION } from '../version.js';
 
 /** The summary of one session. */
@@ -43,6 +44,8 @@ export interface SessionSummary {
   readonly generator: { readonly name: string; readonly version: string };
   /** The format of this file; a reader refuses a newer one. */
   readonly summary_version: 1;
+  /** Live OTLP export, when it was on: spans the collector took and spans dropped. */
+  readonly otel?: OtelExportStats;
 }
 
 /** How a summary is built. */
@@ -51,6 +54,8 @@ export interface SummaryOptions {
   readonly exportPii?: boolean;
   /** Seals the trail as read: given the chain's extent and close time, returns the seal. */
   readonly seal?: (extent: { events: number; first_hash: string | null; head_hash: string | null; closed_at: string | null }) => Seal | null;
+  /** What live export did (a closing session only). */
+  readonly otel?: OtelExportStats;
 }
 
 /** Builds the summary of the trail at `logPath` from what was read of it. */
@@ -91,6 +96,7 @@ export function buildSummary(sessionId: string, trail: TrailRead, logPath: strin
     close_reason: stringOf(close['reason']),
     generator: { name: PACKAGE_NAME, version: VERSION },
     summary_version: 1,
+    ...(options.otel === undefined ? {} : { otel: options.otel }),
   };
 }
 

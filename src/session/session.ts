@@ -26,6 +26,7 @@ import {
   SessionLockedError,
   TrailWriteError,
 } from '../errors.js';
+import { LiveExport } from '../export/live-export.js';
 import { exportSession } from '../export/session-export.js';
 import type { SessionSummary } from '../export/summary.js';
 import type { AuditReport } from '../audit/report.js';
@@ -167,6 +168,8 @@ export class Session implements AsyncDisposable {
   readonly operator: Operator | null;
 
   private readonly writer: TrailWriter;
+  /** Pushes spans to a collector as they end (config `otel.endpoint`), or null. */
+  private readonly live: LiveExport | null;
   private agentIdsText: string;
   private readonly exportOnClose: boolean;
   private readonly taskId: string | null;
@@ -234,6 +237,7 @@ export class Session implements AsyncDisposable {
         ? null
         : new ObserverBus(observers, { emit: (kind, payload) => this.emit(kind, payload), stop: (request) => this.stopAtLoop(request), now: () => Math.max(this.clock(), this.lastMicros) });
     this.signer = options.sign === false ? null : KeyRing.load(paths.keys).signer();
+    this.live = LiveExport.fromSettings(settings.otel);
     this.checkpointEvery = settings.checkpoint_every;
     this.agentIdsText = canonicalJson(agent.trailer(), 'agent_ids');
     makeFolder(paths.sessions);
@@ -444,10 +448,13 @@ export class Session implements AsyncDisposable {
     } finally {
       this.writer.close();
     }
+    const otel = this.live === null ? undefined : await this.live.close();
     const { paths } = this.agent.config;
     const signer = this.signer;
     const exported = exportSession(this.files, this.exportOnClose, {
       exportPii: this.agent.config.values['identity_export_pii'] === true,
+      spans: { captureToolContent: this.agent.config.settings.otel.capture_tool_content },
+      ...(otel === undefined ? {} : { live: otel }),
       seal: (extent) => {
         const unsigned = { session_id: this.id, ...extent };
         return { ...unsigned, key_id: signer?.keyId ?? null, signature: signer === null ? null : signer.sign(sealText(unsigned)) };
@@ -747,6 +754,7 @@ export class Session implements AsyncDisposable {
       prev_hash: this.headHash,
     });
     this.writer.append(encoded.line);
+    this.live?.add(encoded.line);
     const prevHash = this.headHash;
     this.lastMicros = micros;
     this.lastEventId = eventId;

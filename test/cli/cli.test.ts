@@ -167,15 +167,20 @@ describe('aura export and export-otel', () => {
     expect(fs.existsSync(path.join(home, 'sessions', `${id}.otel.jsonl`))).toBe(true);
   });
 
-  it('export-otel writes one span per event', () => {
+  it('export-otel writes the same spans again from the trail, one OTLP/JSON request a line', () => {
     const home = tempDir();
     const id = String(auraJson(['demo'], { home }).json['session_id']);
     const otel = path.join(home, 'sessions', `${id}.otel.jsonl`);
+    const atClose = fs.readFileSync(otel, 'utf8');
     fs.rmSync(otel);
     const run = auraJson(['export-otel', id], { home });
     expect(run.status).toBe(0);
-    expect(run.json).toMatchObject({ session_id: id, path: otel });
-    expect(lines(otel)).toHaveLength(lines(path.join(home, 'sessions', `${id}.jsonl`)).length);
+    expect(run.json).toMatchObject({ session_id: id, path: otel, spans: lines(otel).length });
+    expect(run.json['pushed']).toBeUndefined();
+    expect(fs.readFileSync(otel, 'utf8')).toBe(atClose);
+    const names = lines(otel).map((line) => (JSON.parse(line) as { resourceSpans: { scopeSpans: { spans: { name: string }[] }[] }[] }).resourceSpans[0]?.scopeSpans[0]?.spans[0]?.name);
+    expect(names.at(-1)).toMatch(/^invoke_agent /);
+    expect(names.filter((name) => name?.startsWith('execute_tool ')).length).toBeGreaterThan(0);
   });
 });
 

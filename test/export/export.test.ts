@@ -8,6 +8,7 @@ import { resolveSessionKey } from '../../src/store/session-files.js';
 import { expectAuraError, expectAuraRejection } from '../helpers/errors.js';
 import { AURA_PY, interopIndex } from '../helpers/fixtures.js';
 import { lines, openSession } from '../helpers/sessions.js';
+import { expectNested, spansOnDisk, type ReceivedSpan } from '../helpers/otlp-receiver.js';
 import { tempDir } from '../helpers/temp.js';
 
 const AURA_SUMMARY_KEYS = ['session_id', 'aura_id', 'agent_ref', 'agent_name', 'policy_version', 'mode', 'snapshot_hash', 'agent_ids', 'purpose', 'conformance', 'audit_report', 'event_count', 'log'];
@@ -90,46 +91,43 @@ describe('session export at close', () => {
 });
 
 describe('otel.jsonl', () => {
-  it('holds one valid OTLP/JSON span per event, children of the session root', async () => {
+  it('holds one OTLP/JSON request a line, spans built from emitted calls with the promoted aura.* attributes', async () => {
     const { session } = openSession({ agent: { rules: [{ type: 'confirm_before', tools: ['mail.*'] }] } });
     session.emit('tool.call', { tool: 'search', skill_id: 'web' }, { stepId: 's1' });
     session.emit('tool.result', { tool: 'search', result: 'RESULT-MARKER-7f' }, { telemetry: { latency_ms: 12.5 } });
-    session.emit('tool.error', { tool: 'search', error: 'timeout' });
+    session.emit('tool.error', { tool: 'search', error: 'timeout' }, { telemetry: { latency_ms: 2 } });
     const call = { tool: 'mail.send', args: { to: 'ops@example.test' } };
     const pending = expectAuraError(() => session.emit('tool.call', call), ApprovalRequiredError, 'APPROVAL_REQUIRED');
     session.approve(pending.data?.request_id ?? '', { principal: 'ops' });
     session.emit('tool.call', call);
     const result = await session.close();
     const spanLines = lines(result.exports.otel ?? '');
-    const trail = lines(result.log_path).map((l) => JSON.parse(l) as Record<string, string>);
-    expect(spanLines).toHaveLength(trail.length);
-    const spans = spanLines.map((line) => {
-      const data = JSON.parse(line) as { resourceSpans: { resource: { attributes: unknown[] }; scopeSpans: { scope: { name: string }; spans: Record<string, unknown>[] }[] }[] };
+    const trail = lines(result.log_path).map((l) => JSON.parse(l) as { event_id: string; kind: string; timestamp: string });
+    for (const line of spanLines) {
+      const data = JSON.parse(line) as { resourceSpans: { resource: { attributes: unknown[] }; scopeSpans: { scope: { name: string }; spans: unknown[] }[] }[] };
       expect(data.resourceSpans[0]?.scopeSpans[0]?.scope.name).toBe('aura-harness');
-      return data.resourceSpans[0]?.scopeSpans[0]?.spans[0] as Record<string, unknown>;
-    });
-    const root = spans[0] as Record<string, unknown>;
-    for (const [i, span] of spans.entries()) {
-      expect(span['traceId']).toMatch(/^[0-9a-f]{32}$/);
-      expect(span['spanId']).toMatch(/^[0-9a-f]{16}$/);
-      expect(span['name']).toBe(trail[i]?.['kind']);
-      expect(span['startTimeUnixNano']).toMatch(/^\d{19}$/);
-      expect(BigInt(span['endTimeUnixNano'] as string) >= BigInt(span['startTimeUnixNano'] as string)).toBe(true);
-      if (i > 0) expect(span['parentSpanId']).toBe(root['spanId']);
+      expect(data.resourceSpans[0]?.scopeSpans[0]?.spans).toHaveLength(1);
     }
-    expect(root['parentSpanId']).toBeUndefined();
-    expect(root['endTimeUnixNano']).toBe(spans.at(-1)?.['startTimeUnixNano']);
-    expect(new Set(spans.map((s) => s['spanId'])).size).toBe(spans.length);
-    const named = (name: string): Record<string, unknown>[] => spans.filter((s) => s['name'] === name);
-    const resultSpan = named('tool.result')[0] as { startTimeUnixNano: string; endTimeUnixNano: string };
-    expect(BigInt(resultSpan.endTimeUnixNano) - BigInt(resultSpan.startTimeUnixNano)).toBe(12_500_000n);
-    expect(named('tool.error')[0]?.['status']).toEqual({ code: 2, message: 'timeout' });
-    const attrs = (span: Record<string, unknown> | undefined): Record<string, unknown> =>
-      Object.fromEntries(((span?.['attributes'] ?? []) as { key: string; value: Record<string, unknown> }[]).map((a) => [a.key, Object.values(a.value)[0]]));
-    expect(attrs(named('tool.call')[0])).toMatchObject({ 'aura.agent_ref': 'acme/tester', 'aura.policy_version': '1', 'aura.step_id': 's1', 'aura.skill_id': 'web', 'aura.tool': 'search' });
-    // The approved call carries its approver.
-    expect(attrs(named('tool.call')[1])).toMatchObject({ 'aura.principal': 'ops', 'aura.tool': 'mail.send' });
-    expect(attrs(named('constraint.approved')[0])).toMatchObject({ 'aura.principal': 'ops' });
+    const spans = spansOnDisk(result.exports.otel ?? '');
+    expect(spans).toHaveLength(spanLines.length);
+    expectNested(spans);
+    const named = (name: string): ReceivedSpan[] => spans.filter((s) => s.name === name);
+    const root = named('invoke_agent acme/tester')[0];
+    // Recorded as 2026-01-01T00:00:00.001500+00:00: microseconds after the second.
+    const [seconds, fraction] = (trail[0]?.timestamp ?? '').replace('+00:00', '').split('.') as [string, string];
+    expect(root?.start).toBe(BigInt(Date.parse(`${seconds}Z`)) * 1_000_000n + BigInt(fraction.padEnd(9, '0')));
+    const [searched, failed] = named('execute_tool search') as [ReceivedSpan, ReceivedSpan];
+    // Emitted without tool(): the span runs from the call to its result.
+    expect(searched.attributes).toMatchObject({ 'aura.agent_ref': 'acme/tester', 'aura.policy_version': '1', 'aura.step_id': 's1', 'aura.skill_id': 'web', 'aura.tool': 'search' });
+    expect(searched.events.map((e) => e.name)).toEqual(['tool.call', 'tool.result']);
+    expect(failed.end - failed.start).toBe(2_000_000n);
+    expect(failed.attributes['error.type']).toBe('timeout');
+    expect(failed.status).toEqual({ code: 2, message: 'timeout' });
+    // The approved call carries its approver; the approval is a guardrail span.
+    const [held, released] = named('execute_tool mail.send') as [ReceivedSpan, ReceivedSpan];
+    expect(held.attributes['error.type']).toBe('approval_required');
+    expect(released.attributes).toMatchObject({ 'aura.principal': 'ops', 'aura.tool': 'mail.send' });
+    expect(spans.find((s) => s.attributes['gen_ai.guardrail.result.value'] === 'approved')?.attributes).toMatchObject({ 'aura.principal': 'ops' });
     // Payloads stay in the trail: no span carries one.
     expect(fs.readFileSync(result.log_path, 'utf8')).toContain('RESULT-MARKER-7f');
     expect(spanLines.join('\n')).not.toContain('RESULT-MARKER-7f');
@@ -146,6 +144,12 @@ describe('otel.jsonl', () => {
     expect(exported.summary).toMatchObject({ session_id: id, agent_ref: 'acme/deny-bot', audit_report: { verdict: 'fail', hash_chain_valid: true } });
     expect(exported.summary.audit_report.findings.map((f) => f.kind)).toContain('POLICY_VIOLATION');
     expect(fs.readFileSync(path.join(sessions, `${id}.jsonl`))).toEqual(before);
-    expect(lines(path.join(sessions, `${id}.otel.jsonl`))).toHaveLength(12);
+    const spans = spansOnDisk(path.join(sessions, `${id}.otel.jsonl`));
+    expectNested(spans);
+    expect(spans.at(-1)?.name).toBe('invoke_agent acme/deny-bot');
+    // Python Aura records the denied call's payload as the decided event: the denial still ends its call.
+    const denied = spans.find((s) => s.name === 'execute_tool shell.exec');
+    expect(denied?.attributes['error.type']).toBe('policy_denied');
+    expect(spans.find((s) => s.name === 'apply_guardrail deny_tools')?.parentSpanId).toBe(denied?.spanId);
   });
 });

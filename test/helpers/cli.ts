@@ -1,6 +1,6 @@
 /** Runs the built `aura` binary as a user would, and captures what it prints. */
 
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { REPO } from './fixtures.js';
 
@@ -26,4 +26,19 @@ export function aura(args: readonly string[], options: { readonly home?: string;
 export function auraJson(args: readonly string[], options: { readonly home?: string; readonly cwd?: string } = {}): { status: number; json: Record<string, unknown>; stderr: string } {
   const run = aura([...args, '--json'], options);
   return { status: run.status, json: JSON.parse(run.stdout) as Record<string, unknown>, stderr: run.stderr };
+}
+
+/** Runs `aura ...args` without blocking the test's event loop (for servers in the same process). */
+export function auraAsync(args: readonly string[], options: { readonly home?: string; readonly env?: Readonly<Record<string, string>> } = {}): Promise<CliRun> {
+  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', ...options.env };
+  if (options.home !== undefined) env['AURA_HOME'] = options.home;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [AURA_BIN, ...args], { env, cwd: REPO });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ status: code ?? -1, stdout, stderr }));
+  });
 }

@@ -21,6 +21,7 @@ import { verifyTrail } from '../../src/spine/verify.js';
 import { listSessionIds, sessionFiles } from '../../src/store/session-files.js';
 import { aura, AURA_BIN, auraJson } from '../helpers/cli.js';
 import { REPO } from '../helpers/fixtures.js';
+import { spansOnDisk } from '../helpers/otlp-receiver.js';
 import { tempDir } from '../helpers/temp.js';
 
 const EVERYTHING = path.join(REPO, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
@@ -230,6 +231,11 @@ describe('aura proxy in front of server-everything, with the SDK client over std
     expect(verifyTrail(files.trail)).toMatchObject({ hash_chain_valid: true, complete: true });
     const verified = auraJson(['verify', 'chain', sessionId, '--summary', files.summary], { home });
     expect(verified.status).toBe(0);
+    // Its spans are MCP tool calls: the attributes of the mcp.session event, and tool_error for isError.
+    const tools = spansOnDisk(files.otel).filter((span) => span.name.startsWith('execute_tool '));
+    expect(tools.length).toBeGreaterThan(0);
+    for (const span of tools) expect(span.attributes).toMatchObject({ 'mcp.method.name': 'tools/call', 'network.transport': 'pipe', 'mcp.protocol.version': opened?.payload['protocol_version'] });
+    expect(tools.some((span) => span.name === 'execute_tool echo' && span.attributes['error.type'] === 'tool_error')).toBe(true);
     const closedApprove = aura(['approve', sessionId, 'req_0000000000', '--principal', 'alice'], { home });
     expect(closedApprove.status).toBe(2);
     expect(closedApprove.stderr).toContain('is closed');

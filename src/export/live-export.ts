@@ -1,0 +1,158 @@
+/**
+ * Live export: spans pushed to a collector while the session runs (config `otel.endpoint`).
+ *
+ * The session's thread does only what `emit` can afford: it keeps each written trail line and,
+ * once the current synchronous step is over, hands the lines to a worker thread (one for the
+ * process, shared by its sessions), which builds the spans, batches them and sends them
+ * (live-queue.ts). So a slow collector, span building and
+ * protobuf encoding never cost `emit` more than a string append; `close` waits for the worker at
+ * most the configured `close_timeout_ms` (plus a margin for the thread to answer).
+ */
+
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { OtelSettings } from '../config/otel.js';
+import type { LiveExportLimits, LiveQueueOptions, OtelExportStats } from './live-queue.js';
+import type { LiveWorkerMessage, LiveWorkerReport } from './live-worker.js';
+import { resolveOtlpTarget } from './otlp-http.js';
+
+export type { OtelExportStats } from './live-queue.js';
+
+const DEFAULT_LIMITS: LiveExportLimits = { maxQueue: 2048, maxBatch: 512, delayMs: 200 };
+// Lines kept before they go to the worker even mid-step: a long synchronous loop stays bounded.
+const MAX_PENDING_LINES = 4096;
+// Text handed to the worker and not yet taken: past this the worker is behind, and lines are left
+// out (their spans then count as dropped) rather than piling up in memory.
+const MAX_BACKLOG_CHARS = 64 * 1024 * 1024;
+// Time for the worker to answer after its own deadline.
+const STOP_MARGIN_MS = 500;
+
+/** The live exporter of one session. */
+export class LiveExport {
+  private readonly session = ++sessionCount;
+  private pending = '';
+  private pendingLines = 0;
+  private flushScheduled = false;
+  /** Characters posted to the worker that it has not yet taken. */
+  private backlog = 0;
+  /** The worker's last account, what close reports if the worker does not answer in time. */
+  private latest: OtelExportStats;
+  private readonly onReport = (report: LiveWorkerReport): void => {
+    if (report.session !== this.session) return;
+    if ('taken' in report) this.backlog -= report.taken;
+    else this.latest = report.stats;
+  };
+
+  private constructor(
+    private readonly closeTimeoutMs: number,
+    options: LiveQueueOptions,
+  ) {
+    this.latest = { endpoint: options.target.endpoint, protocol: options.target.protocol, exported: 0, dropped: 0 };
+    openSessions++;
+    liveWorker().on('message', this.onReport);
+    this.post({ session: this.session, open: options });
+  }
+
+  /**
+   * The live exporter the config asks for (`otel.endpoint`), or null when live export is off.
+   * @throws OtlpConfigError (at open, before the trail exists)
+   */
+  static fromSettings(settings: OtelSettings, env: Readonly<Record<string, string | undefined>> = process.env, limits: LiveExportLimits = DEFAULT_LIMITS): LiveExport | null {
+    if (settings.endpoint === null) return null;
+    const target = resolveOtlpTarget(settings, env);
+    if (target === null) return null;
+    return new LiveExport(settings.close_timeout_ms, { target, closeTimeoutMs: settings.close_timeout_ms, limits, captureToolContent: settings.capture_tool_content });
+  }
+
+  /** Takes a trail line as written. Never throws, never waits. */
+  add(line: string): void {
+    if (this.backlog > MAX_BACKLOG_CHARS) return;
+    this.pending += line;
+    if (++this.pendingLines >= MAX_PENDING_LINES) this.flush(false);
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    // After the current synchronous step: a result and the policy checks of it travel together.
+    queueMicrotask(() => {
+      this.flushScheduled = false;
+      this.flush(true);
+    });
+  }
+
+  /** Sends the rest and waits for the worker's account, at most the close timeout (and a margin). */
+  async close(): Promise<OtelExportStats> {
+    this.flush(true);
+    const worker = liveWorker();
+    // Keep the process alive while the collector gets its last chance.
+    worker.ref();
+    let timer: NodeJS.Timeout | undefined;
+    let onFinal: ((report: LiveWorkerReport) => void) | undefined;
+    try {
+      return await Promise.race([
+        new Promise<OtelExportStats>((resolve) => {
+          onFinal = (report) => {
+            if (report.session === this.session && 'final' in report && report.final) resolve(report.stats);
+          };
+          worker.on('message', onFinal);
+          this.post({ session: this.session, close: true });
+        }),
+        new Promise<OtelExportStats>((resolve) => (timer = setTimeout(() => resolve(this.latest), this.closeTimeoutMs + STOP_MARGIN_MS))),
+      ]);
+    } finally {
+      clearTimeout(timer);
+      if (onFinal !== undefined) worker.off('message', onFinal);
+      worker.off('message', this.onReport);
+      if (--openSessions === 0) worker.unref();
+    }
+  }
+
+  private flush(stepEnd: boolean): void {
+    if (this.pending === '' && !stepEnd) return;
+    this.post({ session: this.session, lines: this.pending, stepEnd });
+    this.backlog += this.pending.length;
+    this.pending = '';
+    this.pendingLines = 0;
+  }
+
+  private post(message: LiveWorkerMessage): void {
+    try {
+      liveWorker().postMessage(message);
+    } catch {
+      // A worker that is gone takes nothing: close reports what it last said.
+    }
+  }
+}
+
+let sessionCount = 0;
+let openSessions = 0;
+let worker: Worker | null = null;
+
+/** The process's live-export thread, started with the first session that needs it. */
+function liveWorker(): Worker {
+  if (worker === null) {
+    const started = startWorker();
+    // Only a closing session keeps the process alive for it.
+    started.unref();
+    // Each open session listens for its own reports.
+    started.setMaxListeners(0);
+    started.on('error', () => undefined);
+    started.on('exit', () => {
+      if (worker === started) worker = null;
+    });
+    worker = started;
+  }
+  return worker;
+}
+
+/**
+ * The worker thread. Built, it is live-worker.js beside this file; run from the TypeScript sources
+ * (tests, benchmarks), it registers the tsx loader first (a worker's `--import` comes too late on
+ * Node 20 for the entry itself).
+ */
+function startWorker(): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./live-worker.js', import.meta.url));
+  const entry = new URL('./live-worker.ts', import.meta.url).href;
+  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/index\.cjs$/, 'index.mjs')).href;
+  const code = `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(entry)}); });`;
+  return new Worker(code, { eval: true });
+}
