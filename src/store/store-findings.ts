@@ -7,7 +7,9 @@
  *
  * Results are computed from the files at each call. Work is reused only for a session whose files
  * have the same fingerprint (size, mtime, ctime, inode) as when last read: any write, even one
- * that restores the mtime, changes the ctime, so a reused result is never stale.
+ * that restores the mtime, changes the ctime, so a reused result is never stale. A ctime younger
+ * than the coarsest clock tick is not trusted (a later write could share it), and a session with a
+ * lock also rests on whether its writer lives, which is checked at every call.
  */
 
 import * as fs from 'node:fs';
@@ -33,6 +35,9 @@ export const STORE_KINDS: ReadonlySet<string> = new Set<FindingKind>([
   'TRAIL_INCOMPLETE',
   'CHECK_CRASHED',
 ]);
+
+/** How recent a ctime may be and still be trusted as a fingerprint: above any filesystem's tick. */
+const RACY_WINDOW_MS = 2000;
 
 /**
  * One session as the current listing holds it, with what was last computed for it. `stamps`
@@ -195,13 +200,18 @@ function isCurrent(entry: SessionEntry): boolean {
 
 /**
  * The fingerprint of DESIGN §6 (size, mtime, ctime, inode), as numbers: comparing them needs no
- * string per file, and ten thousand sessions a call make that show. A missing file stamps NaN,
- * which equals nothing, so it is never taken as unchanged.
+ * string per file, and ten thousand sessions a call make that show. A missing file, or a ctime
+ * too recent to trust, stamps NaN, which equals nothing, so it is never taken as unchanged.
  */
 function stampOf(file: string): number[] {
+  const now = Date.now();
   const s = fs.statSync(file, { throwIfNoEntry: false });
+  if (s === undefined) return [NaN, NaN, NaN, NaN];
+  // A ctime within a clock tick of now could be shared by a write still to come (a kernel that
+  // stamps coarsely, FAT's 2 s): such a file is read again until its ctime is safely past.
+  const ctime = now - s.ctimeMs < RACY_WINDOW_MS ? NaN : s.ctimeMs;
   // Milliseconds as doubles keep the nanoseconds Linux records to well under a microsecond.
-  return s === undefined ? [NaN, NaN, NaN, NaN] : [s.size, s.mtimeMs, s.ctimeMs, s.ino];
+  return [s.size, s.mtimeMs, ctime, s.ino];
 }
 
 /** True when `file` has the fingerprint stored at `stamps[at..at + 3]`. */
