@@ -36,7 +36,7 @@ export const STORE_KINDS: ReadonlySet<string> = new Set<FindingKind>([
   'CHECK_CRASHED',
 ]);
 
-/** How recent a ctime may be and still be trusted as a fingerprint: above any filesystem's tick. */
+/** How old a ctime must be to be trusted as a fingerprint: no filesystem ticks coarser (FAT: 2 s). */
 const RACY_WINDOW_MS = 2000;
 
 /**
