@@ -130,6 +130,6 @@ export class FindingsService {
   }
 
   private storeOf(id: string): StoreFindings | null {
-    return this.stores.find((store) => store.sessionIds().includes(id)) ?? null;
+    return this.stores.find((store) => store.hasSession(id)) ?? null;
   }
 }

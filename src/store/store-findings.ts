@@ -7,7 +7,9 @@
  *
  * Results are computed from the files at each call. Work is reused only for a session whose files
  * have the same fingerprint (size, mtime, ctime, inode) as when last read: any write, even one
- * that restores the mtime, changes the ctime, so a reused result is never stale.
+ * that restores the mtime, changes the ctime, so a reused result is never stale. A ctime younger
+ * than the coarsest clock tick is not trusted (a later write could share it), and a session with a
+ * lock also rests on whether its writer lives, which is checked at every call.
  */
 
 import * as fs from 'node:fs';
@@ -34,16 +36,38 @@ export const STORE_KINDS: ReadonlySet<string> = new Set<FindingKind>([
   'CHECK_CRASHED',
 ]);
 
-interface Cached {
-  readonly fingerprint: string;
-  readonly findings: readonly Finding[];
+/** How old a ctime must be to be trusted as a fingerprint: no filesystem ticks coarser (FAT: 2 s). */
+const RACY_WINDOW_MS = 2000;
+
+/**
+ * One session as the current listing holds it, with what was last computed for it. `stamps`
+ * holds the fingerprint of each of `files` taken before that computation (four numbers a file),
+ * so a write during it shows at the next call.
+ */
+interface SessionEntry {
+  readonly id: string;
+  /** The session's files that a result rests on and the listing holds: trail, summary, lock. */
+  readonly files: readonly string[];
+  /** The trail's path when the session has a lock: its writer's liveness is checked every call. */
+  readonly lockedTrail: string | null;
+  stamps: number[] | null;
+  writerAlive: boolean | null;
+  findings: readonly Finding[];
+}
+
+interface Listing {
+  readonly stamp: number[];
+  /** In session id order: findings come in session order. */
+  readonly entries: readonly SessionEntry[];
+  readonly ids: ReadonlySet<string>;
 }
 
 /** The findings of one sessions folder, with the fingerprint cache of a long-running server. */
 export class StoreFindings {
-  private readonly cache = new Map<string, Cached>();
-  // path.join normalises on every call; ten thousand sessions a call make that show.
+  // path.join normalises on every call; ten thousand sessions a listing make that show.
   private readonly prefix: string;
+  private listingCache: Listing | null = null;
+  private sealLogCache: { readonly stamp: number[]; readonly findings: readonly Finding[] } | null = null;
 
   constructor(
     readonly sessionsDir: string,
@@ -52,32 +76,45 @@ export class StoreFindings {
     this.prefix = path.join(sessionsDir, path.sep);
   }
 
-  /** The ids of the sessions in the folder (any of their files), sorted. */
-  sessionIds(): string[] {
-    return [...this.listing().ids].sort();
+  /** True when the folder holds a file of session `id`. */
+  hasSession(id: string): boolean {
+    return this.listing().ids.has(id);
   }
-
-  private listingCache: { readonly fingerprint: string; readonly ids: Set<string>; readonly names: Set<string> } | null = null;
 
   /**
-   * One read of the folder: its session ids, and which of their files exist. Creating, removing
-   * or renaming an entry changes the folder's own mtime and ctime, so an unchanged folder
-   * fingerprint means an unchanged listing (file contents are checked per file, below).
+   * Every finding of the folder: store-level ones for every session, session ones for `sessionKey`
+   * (or all when it is null), each naming its `session_id`, in session then detector order.
    */
-  private listing(): { ids: Set<string>; names: Set<string> } {
-    const fingerprint = fingerprintOf(this.sessionsDir);
-    if (this.listingCache?.fingerprint === fingerprint) return this.listingCache;
-    const listed = this.readListing();
-    this.listingCache = { fingerprint, ...listed };
-    return listed;
+  findings(sessionKey: string | null): Finding[] {
+    const out: Finding[] = [...this.sealLogFindings()];
+    for (const entry of this.listing().entries) {
+      if (!isCurrent(entry)) this.recompute(entry);
+      if (entry.findings.length === 0) continue;
+      out.push(...(sessionKey === null || sessionKey === entry.id ? entry.findings : entry.findings.filter((f) => STORE_KINDS.has(f.kind))));
+    }
+    return out;
   }
 
-  private readListing(): { ids: Set<string>; names: Set<string> } {
+  /**
+   * One read of the folder: its sessions and which of their files exist. Creating, removing or
+   * renaming an entry changes the folder's own mtime and ctime, so an unchanged folder
+   * fingerprint means an unchanged listing (file contents are checked per file, at every call).
+   */
+  private listing(): Listing {
+    const cached = this.listingCache;
+    if (cached !== null && unchanged(this.sessionsDir, cached.stamp, 0)) return cached;
+    const stamp = stampOf(this.sessionsDir);
+    const listing = this.readListing(stamp, cached);
+    this.listingCache = listing;
+    return listing;
+  }
+
+  private readListing(stamp: number[], previous: Listing | null): Listing {
     let names: string[];
     try {
       names = fs.readdirSync(this.sessionsDir);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { ids: new Set(), names: new Set() };
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { stamp, entries: [], ids: new Set() };
       throw error;
     }
     const ids = new Set<string>();
@@ -88,53 +125,36 @@ export class StoreFindings {
       const rest = name.slice(22);
       if ((rest === '.jsonl' || rest === '.summary.json' || rest === '.otel.jsonl') && SESSION_ID_PATTERN.test(id)) ids.add(id);
     }
-    // Sorted once a listing: findings come in session order.
-    return { ids: new Set([...ids].sort()), names: new Set(names) };
+    const present = new Set(names);
+    const before = new Map(previous?.entries.map((entry) => [entry.id, entry]));
+    const entries = [...ids].sort().map((id) => {
+      // The spans file bears on no finding; a lock is rare on a quiet store, so only listed files count.
+      const files = [`${id}.jsonl`, `${id}.summary.json`, `${id}.jsonl.lock`].filter((name) => present.has(name)).map((name) => this.prefix + name);
+      const lockedTrail = present.has(`${id}.jsonl.lock`) ? `${this.prefix}${id}.jsonl` : null;
+      const old = before.get(id);
+      // Work done for the same set of files carries over; its fingerprints are still checked.
+      const kept = old !== undefined && old.files.join('\0') === files.join('\0');
+      return { id, files, lockedTrail, stamps: kept ? old.stamps : null, writerAlive: kept ? old.writerAlive : null, findings: kept ? old.findings : [] };
+    });
+    return { stamp, entries, ids };
   }
-
-  /**
-   * Every finding of the folder: store-level ones for every session, session ones for `sessionKey`
-   * (or all when it is null), each naming its `session_id`, in session then detector order.
-   */
-  findings(sessionKey: string | null): Finding[] {
-    const out: Finding[] = [...this.sealLogFindings()];
-    const { ids, names } = this.listing();
-    for (const id of ids) {
-      const all = this.sessionFindings(id, names);
-      if (all.length === 0) continue;
-      out.push(...(sessionKey === null || sessionKey === id ? all : all.filter((f) => STORE_KINDS.has(f.kind))));
-    }
-    if (this.cache.size > ids.size) for (const id of [...this.cache.keys()]) if (!ids.has(id)) this.cache.delete(id);
-    return out;
-  }
-
-  private sealLogCache: Cached | null = null;
 
   /** The seal log's finding, re-read only when its fingerprint changed. */
   private sealLogFindings(): readonly Finding[] {
-    const fingerprint = fingerprintOf(this.sealLog);
-    if (this.sealLogCache?.fingerprint === fingerprint) return this.sealLogCache.findings;
+    const cached = this.sealLogCache;
+    if (cached !== null && unchanged(this.sealLog, cached.stamp, 0)) return cached.findings;
+    const stamp = stampOf(this.sealLog);
     const log = readSealLog(this.sealLog);
     const findings: Finding[] = log.problem === null ? [] : [{ kind: 'SEAL_LOG_BROKEN', severity: 'critical', message: log.problem.message, event_ids: [], line: log.problem.line }];
-    this.sealLogCache = { fingerprint, findings };
+    this.sealLogCache = { stamp, findings };
     return findings;
   }
 
-  private sessionFindings(id: string, names: ReadonlySet<string>): readonly Finding[] {
-    // Only files the listing holds are stat'ed: on a quiet store most sessions have no lock, and a
-    // stat of a missing file is the costliest kind. The spans file bears on no finding.
-    const trail = `${id}.jsonl`;
-    const summary = `${id}.summary.json`;
-    const lock = `${id}.jsonl.lock`;
-    const fingerprint =
-      `${names.has(trail) ? fingerprintOf(this.prefix + trail) : '-'}|` +
-      `${names.has(summary) ? fingerprintOf(this.prefix + summary) : '-'}|` +
-      `${names.has(lock) ? fingerprintOf(this.prefix + lock) : '-'}`;
-    const cached = this.cache.get(id);
-    if (cached !== undefined && cached.fingerprint === fingerprint) return cached.findings;
-    const findings = this.compute(id).map((f) => ({ ...f, session_id: id }));
-    this.cache.set(id, { fingerprint, findings });
-    return findings;
+  private recompute(entry: SessionEntry): void {
+    // Fingerprints first: a write while the files are read then shows at the next call.
+    entry.stamps = entry.files.flatMap(stampOf);
+    entry.writerAlive = entry.lockedTrail === null ? null : trailWriter(entry.lockedTrail)?.alive ?? null;
+    entry.findings = this.compute(entry.id).map((f) => ({ ...f, session_id: entry.id }));
   }
 
   private compute(id: string): Finding[] {
@@ -166,8 +186,36 @@ export class StoreFindings {
   }
 }
 
-function fingerprintOf(file: string): string {
+/**
+ * True when the files of `entry` have the fingerprints its findings were computed from, and a
+ * locked session's writer is as alive as it was: its cached findings are then current.
+ */
+function isCurrent(entry: SessionEntry): boolean {
+  const stamps = entry.stamps;
+  if (stamps === null) return false;
+  for (let i = 0; i < entry.files.length; i++) if (!unchanged(entry.files[i] as string, stamps, i * 4)) return false;
+  // A writer can die without touching a file: SESSION_ABANDONED rests on its process too.
+  return entry.lockedTrail === null || (trailWriter(entry.lockedTrail)?.alive ?? null) === entry.writerAlive;
+}
+
+/**
+ * The fingerprint of DESIGN §6 (size, mtime, ctime, inode), as numbers: comparing them needs no
+ * string per file, and ten thousand sessions a call make that show. A missing file, or a ctime
+ * too recent to trust, stamps NaN, which equals nothing, so it is never taken as unchanged.
+ */
+function stampOf(file: string): number[] {
+  const now = Date.now();
   const s = fs.statSync(file, { throwIfNoEntry: false });
+  if (s === undefined) return [NaN, NaN, NaN, NaN];
+  // A ctime within a clock tick of now could be shared by a write still to come (a kernel that
+  // stamps coarsely, FAT's 2 s): such a file is read again until its ctime is safely past.
+  const ctime = now - s.ctimeMs < RACY_WINDOW_MS ? NaN : s.ctimeMs;
   // Milliseconds as doubles keep the nanoseconds Linux records to well under a microsecond.
-  return s === undefined ? '-' : `${s.size}:${s.mtimeMs}:${s.ctimeMs}:${s.ino}`;
+  return [s.size, s.mtimeMs, ctime, s.ino];
+}
+
+/** True when `file` has the fingerprint stored at `stamps[at..at + 3]`. */
+function unchanged(file: string, stamps: readonly number[], at: number): boolean {
+  const s = fs.statSync(file, { throwIfNoEntry: false });
+  return s !== undefined && s.size === stamps[at] && s.mtimeMs === stamps[at + 1] && s.ctimeMs === stamps[at + 2] && s.ino === stamps[at + 3];
 }
