@@ -21,8 +21,12 @@ export interface SessionExport {
  * Reads the session's trail and builds its summary and spans; with `write`, commits both files.
  * @throws NotFoundError (no trail), ReadError, ExportError (nothing was committed)
  */
-export function exportSession(files: SessionFiles, write: boolean, options: SummaryOptions & { readonly beforeCommit?: (summary: SessionSummary) => void } = {}): SessionExport {
-  const trail = readTrail(files.trail);
+export function exportSession(
+  files: SessionFiles,
+  write: boolean,
+  options: SummaryOptions & { readonly beforeCommit?: (summary: SessionSummary) => void; /** The trail, when the caller has read it already. */ readonly trail?: TrailRead } = {},
+): SessionExport {
+  const trail = options.trail ?? readTrail(files.trail);
   const summary = buildSummary(files.sessionId, trail, files.trail, options);
   options.beforeCommit?.(summary);
   if (!write) return { summary, trail, written: null };

@@ -100,11 +100,12 @@ const CHART_BUCKETS = 60;
  * @throws NotFoundError when there is neither a trail nor a summary; ReadError or AuraError `READ_FAILED` for an unreadable summary
  */
 export function reportPageModel(files: SessionFiles, options: PageModelOptions): ReportPageModel {
-  const report = sessionReport(files, options.exportPii === true);
-  const summary = report.summary;
-  const audit = summary.audit_report;
+  // One read of the trail, against its seal and the trusted keys, serves the report and the timeline.
   const seal = sealOf(files);
   const trail = fs.existsSync(files.trail) ? readTrail(files.trail, seal ?? undefined, options.keys ? { keys: options.keys } : {}) : null;
+  const report = sessionReport(files, options.exportPii === true, trail ?? undefined);
+  const summary = report.summary;
+  const audit = summary.audit_report;
   const kinds = new Map<string, number>();
   const kindList: (readonly [string, KindGroup])[] = [];
   let maxLatency = 0;

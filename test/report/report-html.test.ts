@@ -1,3 +1,4 @@
+/// <reference lib="dom" />
 /**
  * The report page in a real browser (chromium, from the file:// the CLI wrote): an aura demo
  * session, Python Aura sessions from the interop corpus, and a session whose payloads try to
