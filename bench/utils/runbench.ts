@@ -29,6 +29,7 @@ const SCENARIOS: Readonly<Record<string, string>> = {
   'verify-store': 'verify-store.bench.ts',
   detector: 'detector.bench.ts',
   'findings-channel': 'findings-channel.bench.ts',
+  'report-html': 'report-html.bench.ts',
 };
 
 /** The machine line printed first, and copied into docs/benchmarks.md. */
