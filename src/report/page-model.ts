@@ -169,10 +169,14 @@ function chainStatus(chain: ChainReport, seal: ChainSeal | null): ChainStatus {
     signatures,
     key_id: sig.key_id,
     checkpoints: sig.checkpoints,
-    seal: seal === null ? null : { events: seal.events, first_hash: seal.first_hash ?? null, head_hash: seal.head_hash ?? null, signed: typeof seal.signature === 'string' },
+    seal: sealFacts(seal),
     first_hash: chain.first_hash,
     head_hash: chain.head_hash,
   };
+}
+
+function sealFacts(seal: ChainSeal | null): ChainStatus['seal'] {
+  return seal === null ? null : { events: seal.events, first_hash: seal.first_hash ?? null, head_hash: seal.head_hash ?? null, signed: typeof seal.signature === 'string' };
 }
 
 /** With no trail, only what the summary says, marked as not re-checked. */
@@ -189,7 +193,7 @@ function storedChain(audit: Readonly<Record<string, unknown>>, seal: ChainSeal |
     signatures: seal !== null && typeof seal.signature === 'string' ? 'unchecked' : 'unsigned',
     key_id: seal?.key_id ?? null,
     checkpoints: 0,
-    seal: seal === null ? null : { events: seal.events, first_hash: seal.first_hash ?? null, head_hash: seal.head_hash ?? null, signed: typeof seal.signature === 'string' },
+    seal: sealFacts(seal),
     first_hash: seal?.first_hash ?? null,
     head_hash: seal?.head_hash ?? null,
   };

@@ -205,16 +205,23 @@
     }
     shown.textContent = visible.length === events.length ? events.length + ' events' : visible.length + ' of ' + events.length + ' events';
     spacer.style.height = visible.length * ROW_HEIGHT + 'px';
-    renderRows();
+    renderRows(true);
   }
 
   function matches(row, needle) {
     return kindName(row).toLowerCase().includes(needle) || row[ID].includes(needle) || row[PAYLOAD].toLowerCase().includes(needle) || (row[MARKER] !== null && row[MARKER].toLowerCase().includes(needle));
   }
 
-  function renderRows() {
-    const first = Math.max(0, Math.floor(viewport.scrollTop / ROW_HEIGHT) - OVERSCAN);
-    const last = Math.min(visible.length, Math.ceil((viewport.scrollTop + viewport.clientHeight) / ROW_HEIGHT) + OVERSCAN);
+  let rendered = '';
+
+  function renderRows(force) {
+    // The window moves in steps of OVERSCAN rows, so a scroll within a step rebuilds nothing.
+    const top = Math.floor(viewport.scrollTop / ROW_HEIGHT / OVERSCAN) * OVERSCAN;
+    const first = Math.max(0, top - OVERSCAN);
+    const last = Math.min(visible.length, top + Math.ceil(viewport.clientHeight / ROW_HEIGHT) + 2 * OVERSCAN);
+    const range = first + ':' + last;
+    if (!force && range === rendered) return;
+    rendered = range;
     const fragment = document.createDocumentFragment();
     for (let at = first; at < last; at++) fragment.append(rowElement(visible[at], at));
     rowsBox.style.transform = 'translateY(' + first * ROW_HEIGHT + 'px)';
@@ -274,7 +281,7 @@
     }
     highlighted = index;
     viewport.scrollTop = Math.max(0, position * ROW_HEIGHT - viewport.clientHeight / 2 + ROW_HEIGHT / 2);
-    renderRows();
+    renderRows(true);
     showDetail(index);
     timeline.scrollIntoView({ block: 'start' });
   }
@@ -300,14 +307,14 @@
     if (frame === 0)
       frame = requestAnimationFrame(() => {
         frame = 0;
-        renderRows();
+        renderRows(false);
       });
   });
   rowsBox.addEventListener('click', (event) => {
     const row = event.target.closest('.row');
     if (row === null) return;
     highlighted = Number(row.dataset.index);
-    renderRows();
+    renderRows(true);
     showDetail(highlighted);
   });
   applyFilter();
