@@ -21,7 +21,7 @@ import { describeSamples, formatCount, interleave, median, samplesOf, since, wit
 import { printResult, type Figure } from './utils/result.js';
 
 const EVENTS = Number(process.env['AURA_BENCH_REPORT_EVENTS'] ?? 100_000);
-const BROWSER_RUNS = 3;
+const BROWSER_RUNS = 5;
 const SCROLL_STEPS = 100;
 
 async function main(): Promise<void> {

@@ -5,9 +5,12 @@
  */
 'use strict';
 
-/** The data embedded in the page's JSON block. */
+/** The data embedded in the page's JSON block, which is then dropped: a big session's text would otherwise stay in memory twice. */
 function pageData() {
-  return JSON.parse(document.getElementById('aura-data').textContent);
+  const block = document.getElementById('aura-data');
+  const data = JSON.parse(block.textContent);
+  block.remove();
+  return data;
 }
 
 /** An element with a class and text content. */
