@@ -222,34 +222,37 @@
     const range = first + ':' + last;
     if (!force && range === rendered) return;
     rendered = range;
-    const fragment = document.createDocumentFragment();
-    for (let at = first; at < last; at++) fragment.append(rowElement(visible[at], at));
+    // Row elements are reused from render to render: scrolling allocates next to nothing, so the
+    // garbage collector of a page holding 100k events has no reason to pause it.
+    while (rowPool.length < last - first) rowPool.push(newRow());
+    for (let at = first; at < last; at++) fillRow(rowPool[at - first], visible[at], at);
     rowsBox.style.transform = 'translateY(' + first * ROW_HEIGHT + 'px)';
-    rowsBox.replaceChildren(fragment);
+    if (rowsBox.childElementCount !== last - first) rowsBox.replaceChildren(...rowPool.slice(0, last - first));
   }
 
-  function rowElement(index, position) {
+  const rowPool = [];
+
+  function newRow() {
+    const lat = put(el('span', 'lat'), el('span', 'bar'), el('span', 'lat-text'));
+    return put(el('div', 'row'), el('span', 'idx'), el('span', 'time'), el('span', 'kind'), el('span', 'marker'), lat, el('span', 'text'));
+  }
+
+  function fillRow(node, index, position) {
     const row = events[index];
-    const node = el('div', 'row g-' + kindGroup(row) + (index === highlighted ? ' hl' : ''));
+    node.className = 'row g-' + kindGroup(row) + (index === highlighted ? ' hl' : '');
     node.dataset.index = String(index);
     node.dataset.id = row[ID];
     node.dataset.position = String(position);
-    const lat = el('span', 'lat');
-    if (row[LATENCY] !== null) {
-      const bar = el('span', 'bar');
-      bar.style.width = Math.max(2, Math.round((row[LATENCY] / latencyScale) * 100)) + '%';
-      lat.append(bar, el('span', 'lat-text', formatMs(row[LATENCY])));
-    }
-    put(
-      node,
-      el('span', 'idx', index + 1),
-      el('span', 'time', timeOf(row[TIME])),
-      el('span', 'kind', kindName(row)),
-      el('span', 'marker', row[MARKER] || ''),
-      lat,
-      el('span', 'text', row[PAYLOAD].length > 240 ? row[PAYLOAD].slice(0, 240) + '…' : row[PAYLOAD]),
-    );
-    return node;
+    const [idx, time, kind, marker, lat, text] = node.children;
+    idx.textContent = String(index + 1);
+    time.textContent = timeOf(row[TIME]);
+    kind.textContent = kindName(row);
+    marker.textContent = row[MARKER] || '';
+    const [bar, latText] = lat.children;
+    bar.hidden = row[LATENCY] === null;
+    bar.style.width = row[LATENCY] === null ? '0' : Math.max(2, Math.round((row[LATENCY] / latencyScale) * 100)) + '%';
+    latText.textContent = row[LATENCY] === null ? '' : formatMs(row[LATENCY]);
+    text.textContent = row[PAYLOAD].length > 240 ? row[PAYLOAD].slice(0, 240) + '…' : row[PAYLOAD];
   }
 
   function showDetail(index) {
