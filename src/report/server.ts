@@ -90,7 +90,8 @@ function handle(req: http.IncomingMessage, res: http.ServerResponse, port: numbe
   if (fromQuery !== null) {
     res.setHeader('Set-Cookie', `${cookie}=${given}; HttpOnly; SameSite=Strict; Path=/`);
     url.searchParams.delete('token');
-    res.setHeader('Location', url.pathname + url.search);
+    // One leading slash: '//host' would send the browser to another site.
+    res.setHeader('Location', url.pathname.replace(/^\/+/, '/') + url.search);
     return answer(res, 303, 'signed in');
   }
   const page = route(url.pathname, options);

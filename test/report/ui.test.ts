@@ -113,6 +113,8 @@ describe('aura ui', () => {
     expect(answer.status).toBe(303);
     expect(answer.headers.location).toBe(`/s/${demoId}`);
     expect(answer.headers['set-cookie']?.[0]).toBe(`${cookie}; HttpOnly; SameSite=Strict; Path=/`);
+    // Never to another site: a path that normalizes to '//host' stays on this one.
+    expect((await request(port, `/.//evil.example/?token=${token}`)).headers.location).toBe('/evil.example/');
   });
 
   it('answers 404 for paths outside the sessions folder and ids the gate refuses', async () => {
