@@ -12,20 +12,8 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import type { SessionsListRow } from './list-model.js';
 import type { ReportPageModel } from './page-model.js';
-
-/** One row of the sessions list page. */
-export interface SessionsListRow {
-  readonly session_id: string;
-  readonly agent_ref: string | null;
-  readonly opened_at: string | null;
-  readonly events: number;
-  readonly verdict: string | null;
-  readonly findings: { readonly critical: number; readonly warn: number; readonly info: number } | null;
-  /** `valid`, `broken: <reason>`, `incomplete`, or `-` when it could not be read. */
-  readonly chain: string;
-  readonly state: string;
-}
 
 const assetCache = new Map<string, string>();
 

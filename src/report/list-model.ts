@@ -12,7 +12,19 @@ import { verifyTrail, type ChainSeal } from '../spine/verify.js';
 import { sessionFiles } from '../store/session-files.js';
 import { listSessions } from '../store/session-list.js';
 import { summarySeal } from '../store/summary-seal.js';
-import type { SessionsListRow } from './html.js';
+
+/** One row of the sessions list page. */
+export interface SessionsListRow {
+  readonly session_id: string;
+  readonly agent_ref: string | null;
+  readonly opened_at: string | null;
+  readonly events: number;
+  readonly verdict: string | null;
+  readonly findings: { readonly critical: number; readonly warn: number; readonly info: number } | null;
+  /** `valid`, `broken: <reason>`, `incomplete`, or `-` when it could not be read. */
+  readonly chain: string;
+  readonly state: string;
+}
 
 /** One row a session of the folder, newest first. */
 export function sessionsListRows(sessionsDir: string, keys: KeyRing | null): SessionsListRow[] {

@@ -231,7 +231,8 @@ function markerOf(event: AuraEvent): string | null {
       return 'nudge';
     case 'middleware.applied': {
       const redactions = numberOf(p['redactions']);
-      return `${stringOf(p['op']) ?? 'middleware'} ${stringOf(p['strategy']) ?? ''}${redactions === null ? '' : `: ${redactions} masked`}`.replace(/\s+:/, ':');
+      const what = [stringOf(p['op']) ?? 'middleware', stringOf(p['strategy'])].filter((part) => part !== null).join(' ');
+      return redactions === null ? what : `${what}: ${redactions} masked`;
     }
     case 'sequencer.step.start':
     case 'sequencer.step.end':
