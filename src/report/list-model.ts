@@ -21,7 +21,7 @@ export interface SessionsListRow {
   readonly events: number;
   readonly verdict: string | null;
   readonly findings: { readonly critical: number; readonly warn: number; readonly info: number } | null;
-  /** `valid`, `broken: <reason>`, `incomplete`, or `-` when it could not be read. */
+  /** `valid`, `valid, incomplete`, `broken: <reason>`, `damaged: <reason>` (intact but not whole), or `unreadable`. */
   readonly chain: string;
   readonly state: string;
 }
