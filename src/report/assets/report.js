@@ -8,7 +8,7 @@
 (function renderReport() {
   const data = pageData();
   const ROW_HEIGHT = 26;
-  const OVERSCAN = 20;
+  const OVERSCAN = 8;
   const FOLD_AT = 600;
   const SEVERITIES = ['critical', 'warn', 'info'];
   const app = document.getElementById('app');
