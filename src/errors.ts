@@ -39,7 +39,12 @@ export type AuraErrorCode =
   /** A secret ref could not be resolved by the broker (`data.ref`; never a value). */
   | 'SECRET_NOT_FOUND'
   /** The session needs a verified operator and has none (`data.reason`, `data.source`). */
-  | 'IDENTITY_REQUIRED';
+  | 'IDENTITY_REQUIRED'
+  /**
+   * An observer stopped the session at a loop (`data.pattern`, `data.alert_event_id`); the tool did
+   * not run. Approving `data.request_id` lets the next call through.
+   */
+  | 'LOOP_BROKEN';
 
 /** Why a trail failed verification (DESIGN §2.3). Integrity and completeness are apart. */
 export type ChainFailureReason =
@@ -227,10 +232,12 @@ export class ApprovalError extends AuraError<'APPROVAL_INVALID', { readonly requ
 }
 
 /** A secret ref did not resolve. The message names the ref, never a value. */
-export class SecretNotFoundError extends AuraError<'SECRET_NOT_FOUND', { readonly ref: string; readonly capability_id: string | null }> {
-  constructor(ref: string, capabilityId: string | null) {
-    super('SECRET_NOT_FOUND', `secret ref ${ref} did not resolve${capabilityId === null ? '' : ` (capability ${capabilityId})`}`, {
-      data: { ref, capability_id: capabilityId },
+export class SecretNotFoundError extends AuraError<'SECRET_NOT_FOUND', { readonly ref: string; readonly capability_id: string | null; readonly used_for?: string }> {
+  /** @param usedFor what needed the secret when it is not a capability (`middleware.pii_mask.key`). */
+  constructor(ref: string, capabilityId: string | null, usedFor?: string) {
+    const what = capabilityId !== null ? ` (capability ${capabilityId})` : usedFor === undefined ? '' : ` (${usedFor})`;
+    super('SECRET_NOT_FOUND', `secret ref ${ref} did not resolve${what}`, {
+      data: { ref, capability_id: capabilityId, ...(usedFor === undefined ? {} : { used_for: usedFor }) },
     });
   }
 }
@@ -240,6 +247,27 @@ export class IdentityRequiredError extends AuraError<'IDENTITY_REQUIRED', { read
   constructor(reason: 'no_verified_operator' | 'operator_not_verified', source: string) {
     const why = reason === 'no_verified_operator' ? 'no operator identity was bound' : 'the bound operator is not verified';
     super('IDENTITY_REQUIRED', `a verified operator is required: ${why} (policy source: ${source})`, { data: { reason, source } });
+  }
+}
+
+/** What a loop stop names. */
+export interface LoopBrokenData {
+  readonly tool: string;
+  /** The loop pattern of the hard alert, e.g. `ACTION_FIXATION`. */
+  readonly pattern: string;
+  readonly observer_id: string;
+  /** The `observer.alert` that stopped the session. */
+  readonly alert_event_id: string;
+  /** The `constraint.violated` that records this refusal. */
+  readonly event_id: string;
+  /** Approve it (`session.approve`) to let the session call tools again. */
+  readonly request_id: string;
+}
+
+/** An observer (the `break` preset) stopped the session at a loop; the tool did not run. */
+export class LoopBrokenError extends AuraError<'LOOP_BROKEN', LoopBrokenData> {
+  constructor(data: LoopBrokenData) {
+    super('LOOP_BROKEN', `${data.tool} refused: observer ${data.observer_id} stopped the session at ${data.pattern} (alert ${data.alert_event_id}); approve ${data.request_id} to resume`, { data });
   }
 }
 

@@ -19,6 +19,16 @@ export type { DefaultToolPolicy } from './policy/policy.js';
 export type { SpectrumLevel } from './policy/spectrum.js';
 export type { Clock, IdSource } from './session/ids.js';
 
+// Observers
+export type { ObservedEvent, Observer, ObserverContext, StopRequest } from './observers/bus.js';
+export type { LoopPattern, RemedialDirective } from './observers/break.js';
+
+// Middleware and the sequencer
+export type { PiiBoundary, PiiMaskConfig } from './middleware/middleware.js';
+export type { PiiEntity } from './middleware/pii-detectors.js';
+export type { PiiStrategy } from './middleware/pii-mask.js';
+export type { SequencerResult, SequencerRunOptions, SequencerTools } from './sequencer/runner.js';
+
 // Configuration
 export { configure, currentConfig } from './config/configure.js';
 export type { AuraConfig, AuraPaths, AuraSettings, ConfigOptions } from './config/config.js';
@@ -51,6 +61,7 @@ export {
   InvalidAgentRefError,
   InvalidOptionError,
   InvalidSessionIdError,
+  LoopBrokenError,
   NonJsonValueError,
   NotFoundError,
   PolicyDeniedError,
@@ -61,4 +72,4 @@ export {
   SessionLockedError,
   TrailWriteError,
 } from './errors.js';
-export type { AuraErrorCode, ChainFailureData, ChainFailureReason, NonJsonValueData, PolicyDeniedData, ProfileErrorData } from './errors.js';
+export type { AuraErrorCode, ChainFailureData, ChainFailureReason, LoopBrokenData, NonJsonValueData, PolicyDeniedData, ProfileErrorData } from './errors.js';

@@ -17,6 +17,7 @@ describe('the public entry point', () => {
         'InvalidAgentRefError',
         'InvalidOptionError',
         'InvalidSessionIdError',
+        'LoopBrokenError',
         'NonJsonValueError',
         'ManualIdentityAdapter',
         'NotFoundError',

@@ -42,6 +42,13 @@ export function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 
+/** The `q` quantile (0..1) of some samples, nearest rank: `quantile(v, 0.99)` is the p99. */
+export function quantile(values: readonly number[], q: number): number {
+  if (values.length === 0) throw new Error('quantile of no samples');
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] as number;
+}
+
 /**
  * The median of the per-round ratios `a[i] / b[i]`. Both ran in the same round, minutes apart at
  * most, so this is less exposed to slow drift than the ratio of the two medians.

@@ -29,6 +29,9 @@ const SCENARIOS: Readonly<Record<string, string>> = {
   'verify-store': 'verify-store.bench.ts',
   detector: 'detector.bench.ts',
   'findings-channel': 'findings-channel.bench.ts',
+  'pii-mask': 'pii-mask.bench.ts',
+  proxy: 'proxy.bench.ts',
+  break: 'break.bench.ts',
   'report-html': 'report-html.bench.ts',
 };
 

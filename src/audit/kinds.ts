@@ -129,6 +129,11 @@ export const FINDING_KINDS = {
     meaning: 'an escalation rule fired and its actions were recorded',
     recommendation: 'Follow up the escalations this session fired.',
   },
+  OBSERVER_ALERT: {
+    severity: 'warn',
+    meaning: 'an observer raised an alert that is not a loop: a limit passed (events, tool calls, rate, tokens, wall time)',
+    recommendation: 'Look at what passed its limit: raise the cap knowingly, or find why the agent needed more.',
+  },
   OBSERVER_ERROR: {
     severity: 'warn',
     meaning: 'an observer threw; its checks for that event did not run',

@@ -167,13 +167,15 @@ export const PROBES: readonly Probe[] = [
   },
   {
     id: 'observers',
-    kinds: ['COGNITIVE_CYCLE_DETECTED', 'REASONING_INERTIA', 'OBSERVER_ERROR'],
+    kinds: ['COGNITIVE_CYCLE_DETECTED', 'REASONING_INERTIA', 'OBSERVER_ALERT', 'OBSERVER_ERROR'],
     run: ({ events }) =>
       events.flatMap((event, at): ProbeFinding[] => {
         const p = event.payload;
         if (event.kind === 'observer.error') return [{ kind: 'OBSERVER_ERROR', message: text(p['error'], 'an observer threw'), event_ids: [event.event_id], at, observer_id: p['observer_id'] ?? null }];
         if (event.kind !== 'observer.alert') return [];
-        const pattern = text(p['pattern'], text(p['type'], 'unknown'));
+        // Only a loop pattern is a cycle; other alerts (a limit passed) say what they are in `type`.
+        if (typeof p['pattern'] !== 'string') return [{ kind: 'OBSERVER_ALERT', message: text(p['message'], `${text(p['type'], 'alert')} from ${text(p['observer_id'], 'an observer')}`), event_ids: [event.event_id], at, type: p['type'] ?? null, observer_id: p['observer_id'] ?? null }];
+        const pattern = p['pattern'];
         // A text similarity is a guess: it is its own, informational kind (SuperAuditor §4).
         const kind: FindingKind = pattern === 'REASONING_INERTIA' ? 'REASONING_INERTIA' : 'COGNITIVE_CYCLE_DETECTED';
         return [{ kind, message: text(p['message'], `${pattern} seen by ${text(p['observer_id'], 'an observer')}`), event_ids: [event.event_id], at, pattern, observer_id: p['observer_id'] ?? null }];

@@ -34,7 +34,7 @@ export interface Scorecard {
   readonly events: number;
 }
 
-const DENYING_RULES = new Set(['deny_tools', 'allow_tools', 'capability_scope', 'schema_check', 'default_tool_policy', 'confirm_before']);
+const DENYING_RULES = new Set(['deny_tools', 'allow_tools', 'capability_scope', 'schema_check', 'default_tool_policy', 'confirm_before', 'observer_break']);
 
 /** Builds the report from the session's events, its conformance and the chain check of its file. */
 export function buildAuditReport(events: readonly AuraEvent[], conformance: Conformance, chain: ChainReport, agent: { agent_ref: string | null; policy_version: string | null }): AuditReport {

@@ -14,6 +14,8 @@ import { compareCommand } from './compare.js';
 import { keysInitCommand, keysListCommand, keysRotateCommand } from './keys.js';
 import { logsCommand, type LogsOptions } from './logs.js';
 import { mcpCommand, type McpOptions } from './mcp.js';
+import { proxyCommand, type ProxyOptions } from './proxy.js';
+import { approveCommand } from './approve.js';
 import { reportShowCommand } from './report.js';
 import { reportHtmlCommand } from './report-html.js';
 import { uiCommand } from './ui.js';
@@ -174,6 +176,26 @@ function buildProgram(invocation: Invocation): Command {
     .option('--http <port>', 'serve Streamable HTTP on 127.0.0.1:PORT (0 for any free port) instead of stdio')
     .option('--tokens <file>', 'with --http: the bearer tokens and the sessions folders each may read (required)')
     .action((flags: McpOptions) => run({}, () => mcpCommand(flags, configFor(global()))));
+
+  program
+    .command('proxy')
+    .description('put aura in front of an MCP server: every tool call goes through policy and approvals, into one session per client connection')
+    .argument('[command...]', 'the upstream server to run, after --: -- <command> [args…]')
+    .option('--profile <file>', 'the agent profile (policy, capabilities; proxy: {findings_tool: false} hides get_session_findings)')
+    .option('--agent <ref>', "the agent ref of the sessions (default: the profile's agent_ref, else proxy/<upstream name>)")
+    .option('--upstream-url <url>', 'reach the upstream over Streamable HTTP instead of running a command')
+    .option('--http <port>', 'serve clients over Streamable HTTP on 127.0.0.1:PORT (0 for any free port) instead of stdio')
+    .option('--tokens <file>', 'with --http: the bearer tokens that may connect (required)')
+    .action((command: string[], flags: ProxyOptions) => run({}, () => proxyCommand(command, flags, configFor(global()))));
+
+  program
+    .command('approve')
+    .description('approve a call waiting in a live session (aura proxy); the agent retries it and it goes through, once')
+    .argument('<session_id>', 'aura_sess_ + 12 hex')
+    .argument('<request_id>', 'the request id the refused call named')
+    .option('--principal <who>', 'who approves (required; recorded with the approval)')
+    .addOption(json)
+    .action((id: string, requestId: string, flags: JsonFlag & { principal?: string }) => run(flags, () => approveCommand(id, requestId, flags.principal, configFor(global()))));
 
   const sessions = program.command('sessions').description('the sessions folder');
   configCommand(sessions, 'list', 'list sessions: agent, opened, events, verdict, chain, state', sessionsListCommand);

@@ -11,6 +11,7 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { Finding } from '../audit/detector.js';
 import { sessionReport } from '../audit/session-report.js';
 import { severityOf } from '../audit/kinds.js';
 import { AuraError } from '../errors.js';
@@ -51,20 +52,26 @@ export class FindingsService {
   /**
    * @param folders the sessions folders this caller may read, each with its seal log
    * @param shared a transport shared by callers who cannot be told apart (HTTP): no key means `identity_shared`
+   * @param confinedTo the one session this caller may read (a proxy connection reads its own session:
+   *   its findings, and store findings about it or about no session in particular), else null (SuperAuditor §7, C13)
    */
   constructor(
     folders: readonly { readonly sessionsDir: string; readonly sealLog: string }[],
     private readonly shared: boolean,
+    private readonly confinedTo: string | null = null,
   ) {
     this.stores = folders.map((f) => storeFor(f.sessionsDir, f.sealLog));
   }
 
   /** `get_session_findings`. @throws ToolRefusal */
   getSessionFindings(args: FindingsArgs): FindingsResponse {
-    const key = this.sessionKey(args.session_key, false);
+    const asked = this.sessionKey(args.session_key, false);
+    if (this.confinedTo !== null && asked !== null && asked !== this.confinedTo) throw new ToolRefusal(`this connection may read only its own session ${this.confinedTo}, not ${asked}`);
+    const key = this.confinedTo ?? asked;
     if (args.include_summary !== undefined && typeof args.include_summary !== 'boolean') throw new ToolRefusal(`include_summary must be true or false, got ${JSON.stringify(args.include_summary)}`);
     if (key !== null && this.storeOf(key) === null) throw new ToolRefusal(`no session ${key} in the sessions this caller may read`);
-    const output = this.stores.flatMap((store) => store.findings(key).map((f) => (this.stores.length > 1 ? { ...f, sessions_dir: store.sessionsDir } : f)));
+    const readable = (f: Finding): boolean => this.confinedTo === null || f['session_id'] === undefined || f['session_id'] === this.confinedTo;
+    const output = this.stores.flatMap((store) => store.findings(key).filter(readable).map((f) => (this.stores.length > 1 ? { ...f, sessions_dir: store.sessionsDir } : f)));
     try {
       return deliver(output, {
         perKindLimit: args.per_kind_limit,

@@ -17,7 +17,7 @@ import { FindingsService } from './findings-service.js';
 import { buildServer } from './server.js';
 
 /** One token's authority: the sessions folders it may read. */
-interface Grant {
+export interface Grant {
   readonly digest: Buffer;
   readonly folders: readonly string[];
 }
@@ -67,22 +67,40 @@ export async function serveHttp(port: number, grants: readonly Grant[]): Promise
   const server = http.createServer((req, res) => {
     void handle(req, res, server, grants);
   });
+  await listenOnLoopback(server, port);
+  return server;
+}
+
+/**
+ * The gate every request passes first: a loopback Host header, then a valid bearer token. Answers
+ * 403 or 401 itself and returns null; else the caller's grant.
+ */
+export function authorize(req: http.IncomingMessage, res: http.ServerResponse, server: http.Server, grants: readonly Grant[]): Grant | null {
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : 0;
+  if (req.headers.host !== `127.0.0.1:${port}` && req.headers.host !== `localhost:${port}`) {
+    refuse(res, 403, 'this server answers on loopback only');
+    return null;
+  }
+  const grant = grantOf(grants, req.headers.authorization);
+  if (grant === null) {
+    res.setHeader('WWW-Authenticate', 'Bearer');
+    refuse(res, 401, 'a valid bearer token is required');
+  }
+  return grant;
+}
+
+/** Listens on 127.0.0.1 only; resolves once listening (port 0 picks a free port). */
+export async function listenOnLoopback(server: http.Server, port: number): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, '127.0.0.1', () => resolve());
   });
-  return server;
 }
 
 async function handle(req: http.IncomingMessage, res: http.ServerResponse, server: http.Server, grants: readonly Grant[]): Promise<void> {
-  const address = server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : 0;
-  if (req.headers.host !== `127.0.0.1:${port}` && req.headers.host !== `localhost:${port}`) return refuse(res, 403, 'this server answers on loopback only');
-  const grant = grantOf(grants, req.headers.authorization);
-  if (grant === null) {
-    res.setHeader('WWW-Authenticate', 'Bearer');
-    return refuse(res, 401, 'a valid bearer token is required');
-  }
+  const grant = authorize(req, res, server, grants);
+  if (grant === null) return;
   if (req.method !== 'POST' || (req.url ?? '').split('?')[0] !== '/mcp') return refuse(res, 405, 'POST /mcp only');
   const service = new FindingsService(
     grant.folders.map((sessionsDir) => ({ sessionsDir, sealLog: path.join(path.dirname(sessionsDir), 'seals.jsonl') })),
@@ -104,7 +122,8 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, serve
   }
 }
 
-function refuse(res: http.ServerResponse, status: number, message: string): void {
+/** Answers with a status and a JSON error body. */
+export function refuse(res: http.ServerResponse, status: number, message: string): void {
   res.statusCode = status;
   res.setHeader('Content-Type', 'application/json');
   res.end(JSON.stringify({ error: message }));

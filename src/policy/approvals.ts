@@ -18,9 +18,13 @@ export interface ApprovalRequest {
   principal: string | null;
 }
 
-/** The digest of a call: SHA-256 over the canonical text of `{args, session_id, tool}`. */
-export function callDigest(sessionId: string, tool: string, args: unknown): string {
-  return sha256(canonicalJson({ session_id: sessionId, tool, args: args ?? null }, 'call'));
+/**
+ * The digest of a call: SHA-256 over the canonical text of `{args, session_id, tool}`.
+ * @param salt a secret mixed in when the recorded arguments are masked, so the digest on the trail
+ *   cannot be brute-forced back to the personal data it binds (a phone number has few candidates).
+ */
+export function callDigest(sessionId: string, tool: string, args: unknown, salt?: string): string {
+  return sha256(canonicalJson({ session_id: sessionId, tool, args: args ?? null, ...(salt === undefined ? {} : { salt }) }, 'call'));
 }
 
 /** The approval requests of one session. */

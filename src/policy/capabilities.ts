@@ -48,7 +48,8 @@ const CAPABILITY_KEYS = ['id', 'capability_id', 'tool', 'name', 'skill_id', 'ski
 // A secret object holding any of these holds the secret itself, not a reference to it.
 const PLAINTEXT_KEYS = ['value', 'token', 'plaintext', 'secret', 'password', 'api_key', 'authorization', 'key', 'card_number', 'pan'];
 const LIVE_CREDENTIAL_PREFIXES = ['sk-', 'pk-', 'tok_', 'token-', 'ghp_', 'github_pat_', 'xox', 'akia', 'bearer ', 'basic '];
-const REF_SCHEMES = ['env:', 'vault:', 'kms:', 'file:'];
+/** The schemes of a secret reference (`env:NAME`, …): anything else in a secret field is taken for the secret itself. */
+export const REF_SCHEMES: readonly string[] = ['env:', 'vault:', 'kms:', 'file:'];
 // Keys of a call's args that are never "extra" under strict_args.
 const RESERVED_ARGS = new Set(['tool', 'skill_id', 'name', 'tool_name', 'capability', 'capability_id', 'args', 'headers', 'step_id', 'tokens', 'token_count', 'request_id']);
 

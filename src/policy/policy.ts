@@ -5,6 +5,7 @@
  * profile's `default_tool_policy` (`allow` unless it says `deny`).
  */
 
+import { planObservers, type ObserverPlan } from '../observers/presets.js';
 import { checkCapabilityScope, parseCapabilities, type Capability } from './capabilities.js';
 import { parseEscalations, type EscalationRule } from './escalations.js';
 import { profileError, type ProfileSource } from './profile-source.js';
@@ -22,6 +23,7 @@ export interface PolicyParts {
   readonly escalations: { readonly value: unknown; readonly source: ProfileSource };
   readonly variables: { readonly value: unknown; readonly source: ProfileSource };
   readonly default_tool_policy: { readonly value: unknown; readonly source: ProfileSource };
+  readonly observers: { readonly value: unknown; readonly source: ProfileSource };
   readonly skills: readonly string[];
 }
 
@@ -49,6 +51,8 @@ export class Policy {
     readonly defaultToolPolicy: DefaultToolPolicy,
     readonly schemaRefCount: number,
     readonly autoRuleCount: number,
+    /** The observers each session gets: the profile's, then the spectrum services'. */
+    readonly observers: ObserverPlan,
   ) {}
 
   /**
@@ -71,7 +75,9 @@ export class Policy {
     const policyValue = parts.default_tool_policy.value ?? 'allow';
     if (policyValue !== 'allow' && policyValue !== 'deny') throw profileError(parts.default_tool_policy.source, ['default_tool_policy'], "expected 'allow' or 'deny'");
     const escalations = parseEscalations(parts.escalations.value, parts.escalations.source, ['escalations']);
-    return new Policy([...declared, ...autoRules], capabilities, spectrum, escalations, policyValue, schemaRefs.size, autoRules.length);
+    const variableValues = variables !== null && typeof variables === 'object' && !Array.isArray(variables) ? (variables as Record<string, unknown>) : {};
+    const observers = planObservers(parts.observers, { value: spectrum, source: parts.spectrum.source }, variableValues);
+    return new Policy([...declared, ...autoRules], capabilities, spectrum, escalations, policyValue, schemaRefs.size, autoRules.length, observers);
   }
 
   /** The effective spectrum level. */

@@ -5,6 +5,7 @@
  * schema refs and requires a verified operator; `full` adds that every tool call belongs to a step.
  */
 
+import type { ServiceActivation } from '../observers/presets.js';
 import { profileError, type KeyPath, type ProfileSource } from './profile-source.js';
 
 /** A spectrum level. */
@@ -28,8 +29,6 @@ export interface Spectrum {
 const SPECTRUM_KEYS = ['level', 'services', 'output', 'budgets', 'identity_required', 'service_config', 'strict_services', 'schema_enforcement'];
 const COATS: Readonly<Record<SpectrumLevel, string>> = { low: 'loose', mid: 'tight', high: 'tight', full: 'tailored' };
 const DEFAULT_SERVICES: Readonly<Record<SpectrumLevel, readonly string[]>> = { low: [], mid: [], high: ['monitor'], full: ['monitor', 'break'] };
-/** The observer presets a service name may wire (issue of the observers: until then, none is attached). */
-export const SERVICE_PRESETS: readonly string[] = ['monitor', 'break', 'limit', 'goal_drift', 'schedule_slo'];
 
 /**
  * Parses a profile's `spectrum` block; null when there is none (then `mid` semantics).
@@ -82,7 +81,7 @@ export function spectrumRules(spectrum: Spectrum | null, allowList: readonly str
 /** The `spectrum` block of `session.open` (reference §9.5); `membrane.ingress` takes its first four keys. */
 export function spectrumSummary(
   spectrum: Spectrum | null,
-  extra: { enforcementRuleCount: number; identity: { required: boolean; source: string } },
+  extra: { enforcementRuleCount: number; identity: { required: boolean; source: string }; activation: ServiceActivation },
 ): Record<string, unknown> {
   const level = levelOf(spectrum);
   const services = spectrum?.services ?? [];
@@ -97,10 +96,9 @@ export function spectrumSummary(
         ? { audit: 'implicit', activated: [], skipped_explicit: [], unknown: [], declared: [], note: 'no spectrum block — service wiring skipped' }
         : {
             audit: spectrum.servicesDeclared ? 'declared_implicit' : 'implicit',
-            // Presets attach with the observer bus; until it lands, a known service is recorded as declared only.
-            activated: [],
-            skipped_explicit: [],
-            unknown: services.filter((s) => !SERVICE_PRESETS.includes(s)),
+            activated: [...extra.activation.activated],
+            skipped_explicit: [...extra.activation.skipped_explicit],
+            unknown: [...extra.activation.unknown],
             declared: [...services],
           },
     verified_identity_required: extra.identity.required,

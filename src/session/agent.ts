@@ -15,6 +15,8 @@ import { newUlid } from './ids.js';
 import { Policy, type DefaultToolPolicy } from '../policy/policy.js';
 import { codeSource, profileError, type ProfileSource } from '../policy/profile-source.js';
 import { readProfileFile, type ProfileKey } from './profile-file.js';
+import { configKeyRef, NO_MIDDLEWARE, parseMiddleware, type MiddlewareConfig } from '../middleware/middleware.js';
+import { parseSequencer, type SequencerSpec } from '../sequencer/spec.js';
 import { Session, type SessionOptions } from './session.js';
 
 /** How a session runs. Modes are recorded; `task` and `continuous` are labels Aura also keeps. */
@@ -48,6 +50,7 @@ export interface AgentProfile {
   readonly types: readonly unknown[];
   readonly default_mode: SessionMode;
   readonly default_tool_policy: DefaultToolPolicy;
+  readonly middleware: unknown;
 }
 
 /** What `agent()` takes besides the ref. Each option wins over the same key of `profileFile`. */
@@ -73,8 +76,12 @@ export interface AgentOptions extends ConfigOptions {
   readonly escalations?: readonly unknown[];
   /** What a tool no rule names gets: `allow` (default) or `deny`. */
   readonly defaultToolPolicy?: DefaultToolPolicy;
-  /** Declared steps, `{steps: [{id, …}]}`: conformance checks the trail against them. */
+  /** Declared steps, `{steps: [{id, …}]}`: `session.runSequencer()` runs them and conformance checks the trail against them. */
   readonly sequencer?: Readonly<Record<string, unknown>>;
+  /** `observers[]`: presets by name, `{preset: 'break', id?, config?}`. */
+  readonly observers?: readonly unknown[];
+  /** `{pii_mask: {strategy, entities, boundaries, key}}`: personal data masked before it is recorded. */
+  readonly middleware?: Readonly<Record<string, unknown>>;
 }
 
 // Aura's rule; ASCII is checked before lower-casing, because Unicode case mapping turns some
@@ -97,6 +104,10 @@ export class Agent {
     readonly config: AuraConfig,
     /** The compiled policy: rules, capabilities, spectrum, escalations. */
     readonly policy: Policy,
+    /** The parsed `middleware` block. */
+    readonly middleware: MiddlewareConfig = NO_MIDDLEWARE,
+    /** The parsed `sequencer`, or null. */
+    readonly sequencer: SequencerSpec | null = null,
   ) {}
 
   get auraId(): string {
@@ -175,8 +186,13 @@ export function agent(ref: string, options: AgentOptions = {}): Agent {
     escalations: part(options.escalations, 'escalations'),
     variables: part(options.variables, 'variables'),
     default_tool_policy: part(options.defaultToolPolicy, 'default_tool_policy'),
+    observers: part(options.observers, 'observers'),
     skills: value<readonly string[]>(options.skills, 'skills', []),
   });
+  const middlewarePart = part(options.middleware, 'middleware');
+  const middleware = parseMiddleware(middlewarePart.value, middlewarePart.source, ['middleware'], configKeyRef(config.values['pii_key']));
+  const sequencerPart = part(options.sequencer, 'sequencer');
+  const sequencer = parseSequencer(sequencerPart.value, sequencerPart.source, ['sequencer']);
   const profile: AgentProfile = {
     aura_id: options.auraId ?? value<string | undefined>(undefined, 'aura_id', undefined) ?? registry.auraIdOf(agentRef) ?? newUlid(),
     agent_ref: agentRef,
@@ -188,18 +204,19 @@ export function agent(ref: string, options: AgentOptions = {}): Agent {
     rules: value<readonly unknown[]>(options.rules, 'rules', []),
     skills: value<readonly string[]>(options.skills, 'skills', []),
     sequencer: value<unknown>(options.sequencer, 'sequencer', null),
-    observers: value<readonly unknown[]>(undefined, 'observers', []),
+    observers: value<readonly unknown[]>(options.observers, 'observers', []),
     escalations: value<readonly unknown[]>(options.escalations, 'escalations', []),
     spectrum: value<unknown>(options.spectrum, 'spectrum', null),
     capabilities: value<readonly unknown[]>(options.capabilities, 'capabilities', []),
     types: value<readonly unknown[]>(undefined, 'types', []),
     default_mode: parseSessionMode(mode),
     default_tool_policy: policy.defaultToolPolicy,
+    middleware: middlewarePart.value ?? null,
   };
   // Checks now that the profile is JSON, so a bad value fails here and not at the first session.
   canonicalJson(profile, 'profile');
   registry.save(profile);
-  return new Agent(profile, config, policy);
+  return new Agent(profile, config, policy, middleware, sequencer);
 }
 
 interface RegistryState {

@@ -26,13 +26,16 @@ export const PROFILE_KEYS = [
   'default_mode',
   'archived',
   'default_tool_policy',
+  'middleware',
+  /** `aura proxy`'s own settings: `{findings_tool: boolean}`. */
+  'proxy',
 ] as const;
 
 /** A profile key. */
 export type ProfileKey = (typeof PROFILE_KEYS)[number];
 
 const STRING_KEYS: readonly ProfileKey[] = ['aura_id', 'agent_ref', 'name', 'purpose', 'default_mode', 'default_tool_policy'];
-const OBJECT_KEYS: readonly ProfileKey[] = ['ids', 'variables', 'spectrum', 'sequencer'];
+const OBJECT_KEYS: readonly ProfileKey[] = ['ids', 'variables', 'spectrum', 'sequencer', 'middleware', 'proxy'];
 const LIST_KEYS: readonly ProfileKey[] = ['rules', 'skills', 'observers', 'escalations', 'capabilities', 'types'];
 
 /** A profile file's values, checked for known keys and their basic types. */

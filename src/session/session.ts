@@ -19,6 +19,7 @@ import {
   IdentityRequiredError,
   InvalidOptionError,
   InvalidSessionIdError,
+  LoopBrokenError,
   NonJsonValueError,
   PolicyDeniedError,
   SessionClosedError,
@@ -30,6 +31,12 @@ import type { SessionSummary } from '../export/summary.js';
 import type { AuditReport } from '../audit/report.js';
 import type { Conformance } from '../audit/conformance.js';
 import { SessionRedactor } from '../middleware/redact.js';
+import { ObserverBus, type Observer, type StopRequest } from '../observers/bus.js';
+import { MIDDLEWARE_OPS, openPiiMasking, type PiiBoundary, type SessionPii } from '../middleware/middleware.js';
+import { PII_ENTITIES } from '../middleware/pii-detectors.js';
+import { PiiMasker, type Masked, type PiiReport } from '../middleware/pii-mask.js';
+import { runSequencer, SequencerState, type SequencerResult, type SequencerRunOptions, type SequencerTools } from '../sequencer/runner.js';
+import type { GateName, StepSpec } from '../sequencer/spec.js';
 import { ApprovalBook, callDigest } from '../policy/approvals.js';
 import { capabilitySummary, EnvSecretBroker, type SecretBroker } from '../policy/capabilities.js';
 import { EscalationEngine, type EscalationHandler } from '../policy/escalations.js';
@@ -68,6 +75,8 @@ export interface SessionOptions {
   readonly identityAdapter?: OperatorIdentityAdapter;
   /** Require (or not) a verified operator, over the profile and config. */
   readonly requireVerifiedOperator?: boolean;
+  /** Observers of this session, after the profile's presets; what they throw is recorded as `observer.error`. */
+  readonly observers?: readonly Observer[];
   /** Delivers escalations (e-mail, paging); its failures are recorded, never thrown. */
   readonly escalationHandler?: EscalationHandler;
   /** Sign checkpoints and the seal with the active key in `AURA_HOME/keys` (default: when there is one). */
@@ -93,6 +102,8 @@ export interface ToolOptions {
   readonly stepId?: string;
   /** The capability the call claims (for a gated tool). */
   readonly capabilityId?: string;
+  /** Middleware for this call's arguments and result beyond the profile's boundaries (`['pii_mask']`), as a sequencer step declares. */
+  readonly middleware?: readonly (typeof MIDDLEWARE_OPS)[number][];
 }
 
 /** Tools dispatched by name through the guarded path. */
@@ -135,6 +146,14 @@ const TOOL_KINDS: ReadonlySet<string> = new Set(['tool.call', 'action.request'])
 const ATTEMPT_MEMORY = 4096;
 // Three tries at a fresh id: a collision of 48 random bits is already unheard of.
 const OPEN_ATTEMPTS = 3;
+// What `middleware: [pii_mask]` on a call (a sequencer step) masks.
+const CALL_BOUNDARIES: readonly PiiBoundary[] = ['tool.args', 'tool.result'];
+
+/** The masking of one recorded payload: what to record instead, and how to mask rule messages about it. */
+interface Masking {
+  readonly payload: Readonly<Record<string, unknown>>;
+  readonly text: (message: string) => string;
+}
 
 /** One session of an agent. Create it with `agent.session()`. */
 export class Session implements AsyncDisposable {
@@ -159,10 +178,20 @@ export class Session implements AsyncDisposable {
   private readonly escalations: EscalationEngine;
   private readonly identity: { readonly required: boolean; readonly source: string };
   private readonly attempts = new Map<string, number>();
+  /** The profile's `middleware.pii_mask`, key resolved; null when the profile has none. */
+  private readonly pii: SessionPii | null;
+  /** The default masker of calls that ask for `pii_mask` when the profile declares none. */
+  private callMasker: PiiMasker | null = null;
+  private readonly sequencerState = new SequencerState();
+  // Never recorded: it keeps the approval digest of a call with masked arguments from being brute-forced.
+  private readonly digestSalt = randomBytes(16).toString('hex');
   private readonly signer: Signer | null;
   private readonly checkpointEvery: number;
   private sinceCheckpoint = 0;
   private pauseRequest: string | null = null;
+  private readonly observers: ObserverBus | null;
+  /** Set by an observer's hard alert: guarded calls are refused until its request is approved. */
+  private loopStop: (StopRequest & { readonly request_id: string }) | null = null;
   private lastEventId: string | null = null;
   private headHash: string | null = null;
   private lastMicros = 0;
@@ -183,8 +212,11 @@ export class Session implements AsyncDisposable {
     this.ids = options.ids ?? randomIds;
     this.clock = options.clock ?? systemClock;
     const policy = agent.policy;
-    this.broker = options.secretBroker ?? (policy.capabilities.length > 0 ? new EnvSecretBroker() : null);
+    const piiConfig = agent.middleware.pii_mask;
+    this.broker = options.secretBroker ?? (policy.capabilities.length > 0 || piiConfig?.key != null ? new EnvSecretBroker() : null);
     this.openSnapshotHash = agent.snapshotHash();
+    // Before the trail exists: a missing pseudonymization key leaves no file.
+    this.pii = piiConfig === null ? null : openPiiMasking(piiConfig, this.broker, (key) => this.redactor.addSecret(key));
 
     // Identity is settled before the trail exists: a session refused here leaves no file.
     const sessionId = this.ids.sessionId();
@@ -195,6 +227,12 @@ export class Session implements AsyncDisposable {
     if (this.identity.required && this.operator === null) throw new IdentityRequiredError('no_verified_operator', this.identity.source);
     if (this.identity.required && this.operator?.verified !== true) throw new IdentityRequiredError('operator_not_verified', this.identity.source);
 
+    // Before the trail exists, like identity: a refused observer leaves no file.
+    const observers = [...policy.observers.specs.map((spec) => spec.create()), ...(options.observers ?? [])];
+    this.observers =
+      observers.length === 0
+        ? null
+        : new ObserverBus(observers, { emit: (kind, payload) => this.emit(kind, payload), stop: (request) => this.stopAtLoop(request), now: () => Math.max(this.clock(), this.lastMicros) });
     this.signer = options.sign === false ? null : KeyRing.load(paths.keys).signer();
     this.checkpointEvery = settings.checkpoint_every;
     this.agentIdsText = canonicalJson(agent.trailer(), 'agent_ids');
@@ -244,12 +282,25 @@ export class Session implements AsyncDisposable {
    * @param kind a dotted name such as `turn.start`.
    * @param payload a plain JSON object; copied now, secret-like keys redacted.
    * @throws SessionClosedError, NonJsonValueError (nothing written), TrailWriteError (nothing recorded),
-   *   PolicyDeniedError, ApprovalRequiredError
+   *   PolicyDeniedError, ApprovalRequiredError, LoopBrokenError (a tool call after an observer stopped the session)
    */
   emit(kind: string, payload: Readonly<Record<string, unknown>> = {}, options: EmitOptions = {}): RecordedEvent {
     this.assertOpen(`emit ${JSON.stringify(kind)}`);
     if (RESERVED_KINDS.has(kind)) throw new InvalidOptionError('kind', kind, `a kind other than ${[...RESERVED_KINDS].join(', ')}, which the session writes itself`);
-    return this.agent.policy.applies(kind) ? this.enforce(kind, payload, options).event : this.record(kind, payload, options);
+    return this.recordEmitted(kind, payload, options);
+  }
+
+  /** A payload from the host: masked first when the profile puts `pii_mask` on the `emit` boundary, then policy, then the trail. */
+  private recordEmitted(kind: string, payload: Readonly<Record<string, unknown>>, options: EmitOptions): RecordedEvent {
+    // A session stopped by an observer holds every tool call, whatever the policy says.
+    const guarded = this.agent.policy.applies(kind) || (this.loopStop !== null && TOOL_KINDS.has(kind));
+    const masker = this.pii?.boundaries.has('emit') === true ? this.pii.masker : null;
+    const masked = masker?.mask(payload, '') ?? null;
+    if (masker === null || masked === null || masked.report === null) return guarded ? this.enforce(kind, payload, options).event : this.record(kind, payload, options);
+    const masking: Masking = { payload: masked.value, text: (message) => masker.maskText(message, new Map()) };
+    return this.recordMasked(masked.report, 'emit', options.stepId ?? null, null, () =>
+      guarded ? this.enforce(kind, payload, options, masking).event : this.record(kind, masked.value, options),
+    );
   }
 
   /**
@@ -257,22 +308,30 @@ export class Session implements AsyncDisposable {
    * (or `tool.error`). A denied call, or one waiting for approval, never runs `fn`. Secrets of the
    * claimed capability are injected into the live arguments only, and scrubbed from the record.
    * @returns what `fn` returned.
-   * @throws PolicyDeniedError, ApprovalRequiredError, SecretNotFoundError, or what `fn` threw (recorded as `tool.error`)
+   * @throws PolicyDeniedError, ApprovalRequiredError, LoopBrokenError, SecretNotFoundError, or what `fn` threw (recorded as `tool.error`)
    */
   async tool<R>(name: string, args: Readonly<Record<string, unknown>>, fn: (liveArgs: Record<string, unknown>) => R | Promise<R>, options: ToolOptions = {}): Promise<R> {
     this.assertOpen(`call ${JSON.stringify(name)}`);
     if (typeof name !== 'string' || name === '') throw new InvalidOptionError('tool', name, 'a non-empty tool name');
-    const base: Record<string, unknown> = { tool: name, skill_id: options.skillId ?? null, args };
-    if (options.capabilityId !== undefined) base['capability_id'] = options.capabilityId;
+    const masker = this.maskerFor(options);
+    const maskedArgs = masker?.boundaries.has('tool.args') === true ? masker.masker.mask(args, 'args') : null;
+    // The policy sees the call as made; the record holds the masked arguments.
+    const raw: Record<string, unknown> = { tool: name, skill_id: options.skillId ?? null, args };
+    if (options.capabilityId !== undefined) raw['capability_id'] = options.capabilityId;
+    if (options.stepId !== undefined) raw['step_id'] = options.stepId;
+    const argsReport = maskedArgs?.report ?? null;
+    const base: Record<string, unknown> = maskedArgs === null || argsReport === null ? raw : { ...raw, args: maskedArgs.value };
+    const maskingOf = (recorded: Record<string, unknown>): Masking | undefined => (masker === null ? undefined : { payload: recorded, text: (message) => masker.masker.maskText(message, new Map()) });
     const emitOptions: EmitOptions = options.stepId === undefined ? {} : { stepId: options.stepId };
-    this.record('tool.intent', { ...base, membrane: 'egress' }, emitOptions);
+    const intent = this.record('tool.intent', { ...base, membrane: 'egress' }, emitOptions);
+    if (argsReport !== null) this.applied(argsReport, 'tool.args', intent.event_id, options.stepId ?? null, name);
     // Attempts of the same call (same tool, same canonical args); the digest itself is only needed for approvals.
     const sameCall = `${name}\u0000${canonicalJson(args, 'args')}`;
     const attempt = (this.attempts.get(sameCall) ?? 0) + 1;
     // Retries come close together; a long session's distinct calls must not grow this without end.
     if (this.attempts.size >= ATTEMPT_MEMORY) this.attempts.clear();
     this.attempts.set(sameCall, attempt);
-    const { decision } = this.enforce('tool.call', base, { ...emitOptions, telemetry: { attempt } });
+    const { decision } = this.enforce('tool.call', raw, { ...emitOptions, telemetry: { attempt } }, maskingOf(base));
 
     const live = withoutSecretKeys(args) as Record<string, unknown>;
     const capability = this.agent.policy.capabilityFor(decision);
@@ -293,12 +352,43 @@ export class Session implements AsyncDisposable {
       result = await fn(live);
     } catch (error) {
       const failure = error instanceof Error ? { name: error.name, message: error.message } : { name: 'Error', message: String(error) };
-      this.record('tool.error', { ...base, error: failure }, { ...emitOptions, telemetry: { attempt, latency_ms: elapsed(started) } });
+      const maskedFailure = masker?.boundaries.has('tool.result') === true ? masker.masker.mask(failure, 'error') : null;
+      const errorEvent = this.record('tool.error', { ...base, error: maskedFailure?.value ?? failure }, { ...emitOptions, telemetry: { attempt, latency_ms: elapsed(started) } });
+      const failureReport = maskedFailure?.report ?? null;
+      if (failureReport !== null) this.applied(failureReport, 'tool.result', errorEvent.event_id, options.stepId ?? null, name);
       throw error;
     }
     const telemetry = { attempt, latency_ms: elapsed(started) };
-    this.enforce('tool.result', { ...base, result }, { ...emitOptions, telemetry });
-    return result;
+    const maskedResult: Masked<R> | null = masker?.boundaries.has('tool.result') === true ? masker.masker.mask(result, 'result') : null;
+    const rawResult = { ...raw, result };
+    const resultReport = maskedResult?.report ?? null;
+    if (maskedResult === null || resultReport === null) {
+      this.enforce('tool.result', rawResult, { ...emitOptions, telemetry }, maskingOf({ ...base, result }));
+      return result;
+    }
+    const recorded = { ...base, result: maskedResult.value };
+    this.recordMasked(resultReport, 'tool.result', options.stepId ?? null, name, () => this.enforce('tool.result', rawResult, { ...emitOptions, telemetry }, maskingOf(recorded)).event);
+    // What the caller (the model's side) gets is what was recorded: it never sees the raw value.
+    return maskedResult.value;
+  }
+
+  /**
+   * Runs the profile's sequencer (reference §16) with these tools: each step in declared order,
+   * tool and skill steps through {@link Session.tool} with their `step_id`. A gate that needs
+   * approval records `constraint.approval_required` and throws {@link ApprovalRequiredError};
+   * after `approve()`, calling this again resumes from that step (completed steps do not run again).
+   * @throws InvalidOptionError (no sequencer declared, or a tool missing from `tools`), ApprovalRequiredError, or the error of a step that failed every attempt
+   */
+  async runSequencer(tools: SequencerTools, options: SequencerRunOptions = {}): Promise<SequencerResult> {
+    this.assertOpen('run the sequencer');
+    const spec = this.agent.sequencer;
+    if (spec === null || spec.steps.length === 0) throw new InvalidOptionError('sequencer', null, 'a profile that declares sequencer.steps');
+    return runSequencer(spec, this.sequencerState, {
+      record: (kind, payload, stepId) => this.record(kind, payload, { stepId }),
+      tool: (name, args, fn, toolOptions) => this.tool(name, args, fn, toolOptions),
+      gate: (step, gate) => this.gate(step, gate),
+      stepFailed: (step, attempt, error) => this.stepFailed(step, attempt, error),
+    }, tools, options);
   }
 
   /**
@@ -317,7 +407,7 @@ export class Session implements AsyncDisposable {
   /** Records that the session's goal was reached (`task.complete`). */
   completeGoal(result: Readonly<Record<string, unknown>> = {}): RecordedEvent {
     this.assertOpen('complete the goal');
-    const event = this.record('task.complete', result, {});
+    const event = this.recordEmitted('task.complete', result, {});
     this.goalReached = true;
     return event;
   }
@@ -343,6 +433,8 @@ export class Session implements AsyncDisposable {
   // async so that every failure, even one before the first await, is a rejection.
   async close(options: { readonly reason?: string } = {}): Promise<SessionResult> {
     this.assertOpen('close it again');
+    // Observers' last words (a summary, a missed deadline) belong inside the session.
+    this.observers?.close();
     this.closedState = true;
     const reason = options.reason ?? 'normal';
     try {
@@ -396,10 +488,80 @@ export class Session implements AsyncDisposable {
     if (this.closedState) throw new SessionClosedError(this.id, action);
   }
 
+  /** The masker and boundaries of one guarded call: the profile's, plus what the call asks for. */
+  private maskerFor(options: ToolOptions): SessionPii | null {
+    const asked = options.middleware;
+    if (asked === undefined || asked.length === 0) return this.pii;
+    if (!Array.isArray(asked) || asked.some((op) => !(MIDDLEWARE_OPS as readonly string[]).includes(op))) {
+      throw new InvalidOptionError('middleware', asked, `a list of ${MIDDLEWARE_OPS.join(', ')}`);
+    }
+    const masker = this.pii?.masker ?? (this.callMasker ??= new PiiMasker('mask', PII_ENTITIES));
+    return { masker, boundaries: new Set([...(this.pii?.boundaries ?? []), ...CALL_BOUNDARIES]) };
+  }
+
+  /**
+   * Runs `recordIt` (which records a masked payload) and then `middleware.applied` for it. When
+   * policy stops the event, the masked payload went into the denial or approval request instead,
+   * and that is the event the record points at.
+   */
+  private recordMasked(report: PiiReport, boundary: PiiBoundary, stepId: string | null, tool: string | null, recordIt: () => RecordedEvent): RecordedEvent {
+    let event: RecordedEvent;
+    try {
+      event = recordIt();
+    } catch (error) {
+      if (error instanceof PolicyDeniedError || error instanceof ApprovalRequiredError) this.applied(report, boundary, error.data?.event_id ?? null, stepId, tool);
+      throw error;
+    }
+    this.applied(report, boundary, event.event_id, stepId, tool);
+    return event;
+  }
+
+  /** Records one application of `pii_mask` that changed something: types, counts and paths, never a value. */
+  private applied(report: PiiReport, boundary: PiiBoundary, forEvent: string | null, stepId: string | null, tool: string | null): void {
+    const strategy = (this.pii?.masker ?? this.callMasker)?.strategy ?? 'mask';
+    this.record(
+      'middleware.applied',
+      { op: 'pii_mask', strategy, boundary, entities_detected: report.entities_detected, redactions: report.redactions, fields: report.fields, for_event: forEvent, ...(tool === null ? {} : { tool }) },
+      { stepId },
+    );
+  }
+
+  /** A sequencer gate (reference §16.4): an approved request for this step releases it, once. */
+  private gate(step: StepSpec, gate: GateName): void {
+    const digest = callDigest(this.id, `sequencer.gate.${gate}`, { step_id: step.id });
+    const open = this.approvals.open(digest);
+    if (open?.state === 'approved') {
+      this.approvals.use(open);
+      return;
+    }
+    const requestId = `sequencer.gate.${step.id}`;
+    const request = open ?? this.approvals.request(digest, requestId, requestId);
+    const required = this.record(
+      'constraint.approval_required',
+      { request_id: request.request_id, message: `Step ${step.id} needs ${gate} before it runs`, rule: { type: gate, step_id: step.id }, digest },
+      { stepId: step.id },
+    );
+    throw new ApprovalRequiredError(`step ${step.id}`, request.request_id, digest, required.event_id);
+  }
+
+  /**
+   * `sequencer.step.end` for a failed attempt. The error text is masked when the step's calls are:
+   * a tool's error quotes its output, a policy message its arguments.
+   */
+  private stepFailed(step: StepSpec, attempt: number, error: unknown): void {
+    const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    const masker = this.maskerFor(step.middleware.length > 0 ? { middleware: step.middleware } : {});
+    const boundary = (['tool.result', 'tool.args'] as const).find((b) => masker?.boundaries.has(b) === true) ?? null;
+    const masked = masker === null || boundary === null ? null : masker.masker.mask({ error: text }, '');
+    const end = this.record('sequencer.step.end', { status: 'error', attempt, error: masked?.value.error ?? text }, { stepId: step.id });
+    const report = masked?.report ?? null;
+    if (report !== null && boundary !== null) this.applied(report, boundary, end.event_id, step.id, step.tool);
+  }
+
   private recordOpen(): void {
     const p = this.agent.profile;
     const policy = this.agent.policy;
-    const spectrum = spectrumSummary(policy.spectrum, { enforcementRuleCount: policy.autoRuleCount, identity: this.identity });
+    const spectrum = spectrumSummary(policy.spectrum, { enforcementRuleCount: policy.autoRuleCount, identity: this.identity, activation: policy.observers.activation });
     const schemaRules = policy.rules.filter((rule) => rule.type === 'schema_check').length;
     const openSpectrum: Record<string, unknown> = { ...spectrum };
     if (policy.escalations.length > 0) {
@@ -419,7 +581,7 @@ export class Session implements AsyncDisposable {
         snapshot_hash: this.openSnapshotHash,
         context: { aura_id: p.aura_id, agent_ref: p.agent_ref, name: p.name, purpose: p.purpose, policy_version: p.policy_version, ids: p.ids, variables: p.variables, skills: p.skills },
         skills: p.skills,
-        observers: [],
+        observers: this.observers?.attached ?? [],
         agent_ref: p.agent_ref,
         policy_version: p.policy_version,
         spectrum: { level: spectrum['level'], coat: spectrum['coat'], services: spectrum['services'], planes: spectrum['planes'] },
@@ -436,6 +598,7 @@ export class Session implements AsyncDisposable {
         agent_ref: p.agent_ref,
         declared_rules: policy.declaredRules,
         ...(p.sequencer === null ? {} : { sequencer: p.sequencer }),
+        ...(this.agent.middleware.pii_mask === null ? {} : { middleware: { pii_mask: this.agent.middleware.pii_mask } }),
         default_tool_policy: policy.defaultToolPolicy,
         spectrum: openSpectrum,
         ...(this.signer === null ? {} : { signing: { key_id: this.signer.keyId, checkpoint_every: this.checkpointEvery } }),
@@ -458,33 +621,37 @@ export class Session implements AsyncDisposable {
    * recorded; audit-only denials, then the event, then the rules that passed. A result is
    * recorded first and checked after, because the tool has already run.
    */
-  private enforce(kind: string, payload: Readonly<Record<string, unknown>>, options: EmitOptions): { event: RecordedEvent; decision: Decision } {
+  private enforce(kind: string, payload: Readonly<Record<string, unknown>>, options: EmitOptions, masking?: Masking): { event: RecordedEvent; decision: Decision } {
     const tool = toolOf(payload);
     const skillId = typeof payload['skill_id'] === 'string' ? payload['skill_id'] : null;
     const input: PolicyInput = { kind, payload, tool, skillId };
+    // With PII masking, policy decides on the payload as given; what is recorded is masked, rule messages too.
+    const shown = masking?.payload ?? payload;
+    if (this.loopStop !== null && TOOL_KINDS.has(kind)) this.holdAtLoop(this.loopStop, kind, shown, tool ?? skillId ?? '(no tool)');
     const decision = this.agent.policy.decide(input);
+    const say = masking?.text ?? ((message: string) => message);
     const afterTheFact = kind === 'tool.result';
-    let event: RecordedEvent | null = afterTheFact ? this.record(kind, payload, options) : null;
-    if (decision.denied !== null) this.deny(decision.denied, kind, payload, tool ?? skillId ?? '(no tool)');
+    let event: RecordedEvent | null = afterTheFact ? this.record(kind, shown, options) : null;
+    if (decision.denied !== null) this.deny(decision.denied, kind, shown, tool ?? skillId ?? '(no tool)', say);
     const passed: RuleResult[] = [...decision.passed];
-    let recorded: Record<string, unknown> = payload;
+    let recorded: Record<string, unknown> = shown;
     if (TOOL_KINDS.has(kind)) {
-      const release = this.release(decision, kind, payload, tool ?? skillId ?? '(no tool)');
+      const release = this.release(decision, kind, payload, tool ?? skillId ?? '(no tool)', shown);
       if (release !== null) {
         passed.push(release.result);
-        recorded = { ...payload, principal: release.principal, approval: { request_id: release.request_id, principal: release.principal } };
+        recorded = { ...shown, principal: release.principal, approval: { request_id: release.request_id, principal: release.principal } };
       }
     }
-    for (const audit of decision.audits) this.record('constraint.violated', { message: audit.message, rule: audit.rule, event: { kind, payload }, audit_only: true }, {});
+    for (const audit of decision.audits) this.record('constraint.violated', { message: say(audit.message), rule: audit.rule, event: { kind, payload: shown }, audit_only: true }, {});
     event ??= this.record(kind, recorded, options);
     if (passed.length > 0) {
-      this.record('constraint.passed', { results: passed.map((r) => ({ passed: true, message: r.message, rule: r.rule, audit_only: false })), for_event: event.event_id }, {});
+      this.record('constraint.passed', { results: passed.map((r) => ({ passed: true, message: say(r.message), rule: r.rule, audit_only: false })), for_event: event.event_id }, {});
     }
     return { event, decision };
   }
 
-  private deny(result: RuleResult, kind: string, payload: Readonly<Record<string, unknown>>, tool: string): never {
-    const violation = this.record('constraint.violated', { message: result.message, rule: result.rule, event: { kind, payload }, audit_only: false }, {});
+  private deny(result: RuleResult, kind: string, payload: Readonly<Record<string, unknown>>, tool: string, say: (message: string) => string): never {
+    const violation = this.record('constraint.violated', { message: say(result.message), rule: result.rule, event: { kind, payload }, audit_only: false }, {});
     throw new PolicyDeniedError(result.message, { tool, rule: result.rule, rule_type: String(result.rule['type']), event_id: violation.event_id });
   }
 
@@ -493,7 +660,7 @@ export class Session implements AsyncDisposable {
    * request for exactly this call. Returns the release, or null when no approval is needed.
    * @throws ApprovalRequiredError after recording the request
    */
-  private release(decision: Decision, kind: string, payload: Readonly<Record<string, unknown>>, tool: string): { result: RuleResult; principal: string | null; request_id: string } | null {
+  private release(decision: Decision, kind: string, payload: Readonly<Record<string, unknown>>, tool: string, shown: Readonly<Record<string, unknown>>): { result: RuleResult; principal: string | null; request_id: string } | null {
     if (this.pauseRequest !== null) {
       const pause = this.approvals.open(`pause:${this.pauseRequest}`);
       if (pause?.state === 'approved') {
@@ -501,12 +668,12 @@ export class Session implements AsyncDisposable {
         this.pauseRequest = null;
       } else {
         const rule = { type: 'escalation_pause', request_id: this.pauseRequest, source: 'escalation' };
-        const required = this.record('constraint.approval_required', { request_id: this.pauseRequest, message: 'Session paused by an escalation: approve to resume', rule, pending_event: { kind, payload } }, {});
+        const required = this.record('constraint.approval_required', { request_id: this.pauseRequest, message: 'Session paused by an escalation: approve to resume', rule, pending_event: { kind, payload: shown } }, {});
         throw new ApprovalRequiredError(tool, this.pauseRequest, `pause:${this.pauseRequest}`, required.event_id);
       }
     }
     if (decision.approval === null) return null;
-    const digest = callDigest(this.id, tool, payload['args']);
+    const digest = callDigest(this.id, tool, payload['args'], shown['args'] === payload['args'] ? undefined : this.digestSalt);
     const open = this.approvals.open(digest);
     if (open?.state === 'approved') {
       this.approvals.use(open);
@@ -516,13 +683,40 @@ export class Session implements AsyncDisposable {
     const request = open ?? this.approvals.request(digest, tool);
     const required = this.record(
       'constraint.approval_required',
-      { request_id: request.request_id, message: decision.approval.message, rule: decision.approval.rule, digest, pending_event: { kind, payload } },
+      { request_id: request.request_id, message: decision.approval.message, rule: decision.approval.rule, digest, pending_event: { kind, payload: shown } },
       {},
     );
     throw new ApprovalRequiredError(tool, request.request_id, digest, required.event_id);
   }
 
-  /** Appends one event: canonical text (redacted), hash, one write; then escalations it triggers. */
+  /** Stops the session at an observer's hard alert (one stop at a time: a second alert keeps the first request). */
+  private stopAtLoop(request: StopRequest): string {
+    if (this.loopStop !== null) return this.loopStop.request_id;
+    const requestId = `loop_${randomBytes(5).toString('hex')}`;
+    this.approvals.request(`loop:${requestId}`, '*', requestId);
+    this.loopStop = { ...request, request_id: requestId };
+    return requestId;
+  }
+
+  /**
+   * A tool call while an observer has stopped the session: released once the stop's request is
+   * approved, else recorded as `constraint.violated` (rule `observer_break`) and refused.
+   * @throws LoopBrokenError
+   */
+  private holdAtLoop(stop: StopRequest & { readonly request_id: string }, kind: string, payload: Readonly<Record<string, unknown>>, tool: string): void {
+    const approval = this.approvals.open(`loop:${stop.request_id}`);
+    if (approval?.state === 'approved') {
+      this.approvals.use(approval);
+      this.loopStop = null;
+      return;
+    }
+    const rule = { type: 'observer_break', pattern: stop.pattern, observer_id: stop.observer_id, alert_event_id: stop.alert_event_id, request_id: stop.request_id };
+    const message = `Session stopped by observer ${stop.observer_id} at ${stop.pattern}: approve ${stop.request_id} to resume`;
+    const violation = this.record('constraint.violated', { message, rule, event: { kind, payload }, audit_only: false }, {});
+    throw new LoopBrokenError({ tool, pattern: stop.pattern, observer_id: stop.observer_id, alert_event_id: stop.alert_event_id, event_id: violation.event_id, request_id: stop.request_id });
+  }
+
+  /** Appends one event: canonical text (redacted), hash, one write; then observers and escalations. */
   private record(kind: string, payload: Readonly<Record<string, unknown>>, options: EmitOptions): RecordedEvent {
     if (typeof kind !== 'string' || kind === '') throw new InvalidOptionError('kind', kind, 'a non-empty string such as "tool.call"');
     if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) {
@@ -559,6 +753,7 @@ export class Session implements AsyncDisposable {
     this.headHash = encoded.content_hash;
     this.count++;
     const recorded = { event_id: eventId, kind, timestamp, prev_hash: prevHash, content_hash: encoded.content_hash, sequence: this.count };
+    if (this.observers !== null) this.observers.publish(recorded, payloadText, micros, stepId);
     if (this.escalations.listensTo(kind)) this.escalations.onEvent(kind, eventId, parseJsonLossless(payloadText) as Record<string, unknown>);
     if (this.signer !== null && kind !== 'chain.checkpoint' && ++this.sinceCheckpoint >= this.checkpointEvery) this.checkpoint(this.signer);
     return recorded;

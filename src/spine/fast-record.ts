@@ -8,6 +8,7 @@
  */
 
 import { canonicalJson } from './canonical.js';
+import { parseJsonLossless, type JsonValue } from './json-reader.js';
 import { hashedBody, quoteField, RECORD_KEYS, type AuraEvent } from './record.js';
 
 /** A record read the fast way, with the canonical text of its hashed body. */
@@ -69,6 +70,15 @@ export function readRecordFast(text: string): FastRecord | null {
   // the line to the lossless reader.
   if (occurrences(text, '":') !== counter.keys) return null;
   return { record: record as unknown as AuraEvent, body };
+}
+
+/**
+ * A canonical JSON text (one aura wrote, such as a payload) as values: `JSON.parse` where it
+ * reads every number as the lossless reader does, else the lossless reader. About three times
+ * faster on a typical payload.
+ */
+export function parseCanonicalText(text: string): JsonValue {
+  return LOSSY_NUMBER.test(text) ? parseJsonLossless(text) : (JSON.parse(text) as JsonValue);
 }
 
 function occurrences(text: string, needle: string): number {

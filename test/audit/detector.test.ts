@@ -19,7 +19,7 @@ function unmappedKinds(probes: readonly Probe[], map: Readonly<Record<string, un
 
 /** A session that records every kind of event a probe reads. */
 async function everything(): Promise<ReturnType<typeof readTrail>> {
-  const { session } = openSession({ agent: { rules: [{ type: 'deny_tools', tools: ['shell.*'] }], sequencer: { steps: [{ id: 'fetch' }, { id: 'pay' }] } } });
+  const { session } = openSession({ agent: { rules: [{ type: 'deny_tools', tools: ['shell.*'] }], sequencer: { steps: [{ id: 'fetch', type: 'op' }, { id: 'pay', type: 'op' }] } } });
   session.emit('sequencer.step.start', { type: 'skill', ref: 'ledger', attempt: 1 }, { stepId: 'fetch' });
   session.emit('sequencer.step.end', { status: 'error', error: 'ledger timed out' }, { stepId: 'fetch' });
   expect(() => session.emit('tool.call', { tool: 'shell.exec' })).toThrow();
@@ -111,7 +111,7 @@ describe('detect', () => {
 
 describe('conformance', () => {
   it('passes a sequence whose steps completed in order, retries included', async () => {
-    const { session } = openSession({ agent: { sequencer: { steps: [{ id: 'a' }, { id: 'b' }] } } });
+    const { session } = openSession({ agent: { sequencer: { steps: [{ id: 'a', type: 'op' }, { id: 'b', type: 'op' }] } } });
     session.emit('sequencer.step.start', {}, { stepId: 'a' });
     session.emit('sequencer.step.end', { status: 'error', error: 'x' }, { stepId: 'a' });
     session.emit('sequencer.step.start', {}, { stepId: 'a' });

@@ -21,13 +21,16 @@ describe('aura demo', () => {
     expect(run.stdout).toMatch(/shell\.exec denied by deny_tools/);
     expect(run.stdout).toMatch(/calendar\.book held for approval req_[0-9a-f]{10}, approved by demo-operator/);
     expect(run.stdout).toMatch(/mail\.send arguments refused by their schema, then fixed/);
+    expect(run.stdout).toMatch(/calendar\.invite_status polled 5 times with no progress: break nudged at the 3rd, stopped at the 5th \(ACTION_FIXATION\), refused the next call \(LOOP_BROKEN\)/);
     expect(run.stdout).toMatch(/secret\s+the injected key appears in none of the files aura wrote/);
+    expect(run.stdout).toMatch(/contacts\.lookup returned personal data, masked before it was recorded: a\*\*\*@e\*\*\*\.com, \+\*\*\* \*\*\* \*\*\* \*78, \*\*\*\* \*\*\*\* \*\*\*\* 1111/);
+    expect(run.stdout).toMatch(/pii\s+the raw e-mail, phone and card number appear in none of the files aura wrote/);
     expect(run.stdout).toMatch(/verify\s+hash chain valid, complete, matches the seal/);
     expect(fs.existsSync(path.join(home, 'sessions', `${id}.summary.json`))).toBe(true);
     expect(lines(trail).length).toBeGreaterThan(10);
     const kinds = lines(trail).map((line) => (JSON.parse(line) as { kind: string }).kind);
     expect(kinds).toEqual(
-      expect.arrayContaining(['turn.start', 'model.call', 'tool.call', 'tool.result', 'tool.error', 'capability.injected', 'constraint.violated', 'constraint.approval_required', 'constraint.approved', 'task.complete']),
+      expect.arrayContaining(['turn.start', 'model.call', 'tool.call', 'tool.result', 'tool.error', 'capability.injected', 'constraint.violated', 'constraint.approval_required', 'constraint.approved', 'observer.alert', 'membrane.nudge', 'task.complete']),
     );
     expect(kinds.at(-1)).toBe('session.close');
 
@@ -52,12 +55,15 @@ describe('aura demo with a known secret', () => {
     const env = { ...process.env, NO_COLOR: '1', AURA_HOME: home, AURA_DEMO_WEATHER_KEY: secret };
     const run = spawnSync(process.execPath, [AURA_BIN, 'demo', '--json'], { env, encoding: 'utf8' });
     expect(run.status).toBe(0);
-    const demo = JSON.parse(run.stdout) as { exports: { jsonl: string; summary: string; otel: string }; secret_leaked_into: string[] };
+    const demo = JSON.parse(run.stdout) as { exports: { jsonl: string; summary: string; otel: string }; secret_leaked_into: string[]; pii_leaked_into: string[]; findings: string[] };
     expect(demo.secret_leaked_into).toEqual([]);
+    expect(demo.pii_leaked_into).toEqual([]);
+    expect(demo.findings).toContain('PII_MASKED');
     for (const file of [demo.exports.jsonl, demo.exports.summary, demo.exports.otel]) {
       const text = fs.readFileSync(file, 'utf8');
       expect(text.length).toBeGreaterThan(0);
       expect(text, file).not.toContain(secret);
+      for (const value of ['ana.traveller@example.com', '+351 912 345 678', '4111 1111 1111 1111']) expect(text, file).not.toContain(value);
     }
     expect(fs.readFileSync(demo.exports.jsonl, 'utf8')).toContain('"inject_as": "api_key"');
   });

@@ -109,7 +109,7 @@ describe('aura compare', () => {
     const b = String(auraJson(['demo'], { home }).json['session_id']);
     const same = auraJson(['compare', a, b], { home });
     expect(same.status).toBe(0);
-    expect(same.json).toMatchObject({ same: true, audit_verdict: { a: 'fail', b: 'fail', same: true }, snapshot_hash: { same_policy: true }, findings_by_kind: { POLICY_VIOLATION: { a: 1, b: 1, same: true } } });
+    expect(same.json).toMatchObject({ same: true, audit_verdict: { a: 'fail', b: 'fail', same: true }, snapshot_hash: { same_policy: true }, findings_by_kind: { POLICY_VIOLATION: { a: 2, b: 2, same: true }, COGNITIVE_CYCLE_DETECTED: { a: 2, b: 2, same: true } } });
     const differ = auraJson(['compare', a, 'aura_sess_7b0064268f4b'], { home });
     expect(differ.status).toBe(1);
     expect(differ.json).toMatchObject({ same: false, audit_verdict: { a: 'fail', b: 'pass', same: false } });

@@ -1,20 +1,13 @@
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { agent } from '../../src/session/agent.js';
 import { ProfileError } from '../../src/errors.js';
 import { expectAuraError } from '../helpers/errors.js';
 import { REPO } from '../helpers/fixtures.js';
+import { expectProfileRefused } from '../helpers/profiles.js';
 import { tempDir } from '../helpers/temp.js';
 
 const PAYMENTS = path.join(REPO, 'test', 'fixtures', 'profiles', 'payments.yaml');
-
-/** Writes a profile file and returns its path. */
-function profile(text: string): string {
-  const file = path.join(tempDir(), 'profile.yaml');
-  fs.writeFileSync(file, text);
-  return file;
-}
 
 describe('agent() with a profile file', () => {
   it('reads every key of the profile, and compiles its rules, capabilities and escalations', () => {
@@ -53,11 +46,7 @@ describe('agent() with a profile file', () => {
   ];
   for (const [what, text, line, key, message] of bad) {
     it(`refuses ${what}, naming the file, line ${line} and ${key}`, () => {
-      const file = profile(text);
-      const error = expectAuraError(() => agent('acme/bot', { home: tempDir(), profileFile: file }), ProfileError, 'PROFILE_INVALID');
-      expect(error.data).toMatchObject({ path: file, line, key });
-      expect(error.message).toMatch(message);
-      expect(error.message.startsWith(`${file}:${line}: `)).toBe(true);
+      expectProfileRefused(text, line, key, message);
     });
   }
 

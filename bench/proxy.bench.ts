@@ -1,0 +1,96 @@
+/**
+ * What `aura proxy` adds to a `tools/call`: the same SDK client calls `echo` of
+ * `@modelcontextprotocol/server-everything` over stdio directly and through the proxy (every call
+ * a guarded `session.tool()`: three trail lines, policy, the approvals inbox), 2,000 calls each,
+ * interleaved in rounds of 100 so a slow spell lands on both. Reported: median and p99 of each and
+ * the difference (targets: <= 1 ms = 1000 µs added at the median, <= 3 ms at p99), and calls per second
+ * through one proxy with 8 callers in flight at once, beside the same load sent directly.
+ * `AURA_BENCH_PROXY_CALLS` changes the number of calls.
+ */
+
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { formatCount, formatValue, median, quantile, since, withTempDir } from './utils/measure.js';
+import { printResult, type Figure } from './utils/result.js';
+
+const CALLS = Number(process.env['AURA_BENCH_PROXY_CALLS'] ?? 2_000);
+const ROUND = 100;
+const WARMUP = 300;
+const CALLERS = 8;
+const MEDIAN_CEILING_US = 1000;
+const P99_CEILING_US = 3000;
+const ROOT = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
+const EVERYTHING = path.join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
+
+async function connect(args: readonly string[]): Promise<Client> {
+  const client = new Client({ name: 'bench', version: '1.0.0' });
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [...args], cwd: ROOT, stderr: 'inherit' }));
+  return client;
+}
+
+async function echo(client: Client, n: number): Promise<void> {
+  const result = await client.callTool({ name: 'echo', arguments: { message: `call ${n}` } });
+  if (result.isError === true) throw new Error(JSON.stringify(result.content));
+}
+
+/** Milliseconds of each of `calls` sequential calls. */
+async function latencies(client: Client, calls: number, into: number[]): Promise<void> {
+  for (let i = 0; i < calls; i++) {
+    const start = performance.now();
+    await echo(client, i);
+    into.push(since(start));
+  }
+}
+
+/** Calls per second with `callers` calls in flight at once, `calls` in all. */
+async function throughput(client: Client, calls: number, callers: number): Promise<number> {
+  let next = 0;
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: callers }, async () => {
+      while (next < calls) await echo(client, next++);
+    }),
+  );
+  return (calls / since(start)) * 1000;
+}
+
+async function main(): Promise<void> {
+  await withTempDir('proxy', async (home) => {
+    const direct = await connect([EVERYTHING, 'stdio']);
+    const proxied = await connect(['--import', 'tsx', path.join(ROOT, 'src', 'cli', 'main.ts'), '--home', home, 'proxy', '--', process.execPath, EVERYTHING, 'stdio']);
+    try {
+      console.log(`proxy: ${formatCount(CALLS)} echo calls each, direct and through aura proxy (server-everything over stdio), rounds of ${ROUND}`);
+      await latencies(direct, WARMUP, []);
+      await latencies(proxied, WARMUP, []);
+      const directMs: number[] = [];
+      const proxiedMs: number[] = [];
+      for (let round = 0; round * ROUND < CALLS; round++) {
+        const order = round % 2 === 0 ? [direct, proxied] : [proxied, direct];
+        for (const client of order) await latencies(client, Math.min(ROUND, CALLS - round * ROUND), client === direct ? directMs : proxiedMs);
+      }
+      const directRate = await throughput(direct, CALLS, CALLERS);
+      const proxiedRate = await throughput(proxied, CALLS, CALLERS);
+
+      const figures: Figure[] = [
+        { name: 'direct median', value: median(directMs) * 1000, unit: 'µs' },
+        { name: 'proxied median', value: median(proxiedMs) * 1000, unit: 'µs' },
+        { name: 'added at the median', value: (median(proxiedMs) - median(directMs)) * 1000, unit: 'µs', ceiling: MEDIAN_CEILING_US },
+        { name: 'direct p99', value: quantile(directMs, 0.99) * 1000, unit: 'µs' },
+        { name: 'proxied p99', value: quantile(proxiedMs, 0.99) * 1000, unit: 'µs' },
+        { name: 'added at p99', value: (quantile(proxiedMs, 0.99) - quantile(directMs, 0.99)) * 1000, unit: 'µs', ceiling: P99_CEILING_US },
+        { name: `direct calls/s, ${CALLERS} callers`, value: directRate, unit: 'calls/s' },
+        { name: `proxied calls/s, ${CALLERS} callers`, value: proxiedRate, unit: 'calls/s' },
+        { name: 'proxied / direct throughput', value: proxiedRate / directRate, unit: 'x' },
+      ];
+      for (const f of figures) console.log(`  ${f.name.padEnd(34)} ${formatValue(f.value, f.unit)}${f.ceiling === undefined ? '' : ` (target <= ${formatValue(f.ceiling, f.unit)}: ${f.value <= f.ceiling ? 'met' : 'MISSED'})`}`);
+      printResult({ scenario: 'proxy', figures });
+    } finally {
+      await direct.close();
+      await proxied.close();
+    }
+  });
+}
+
+await main();

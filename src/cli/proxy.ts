@@ -1,0 +1,91 @@
+/**
+ * `aura proxy [--profile F] [--agent REF] (-- <upstream command …> | --upstream-url URL)
+ * [--http PORT --tokens FILE]`: an MCP gateway in front of any MCP server. Serves until the client
+ * disconnects or the upstream exits (stdio), or until stopped (HTTP). Logs go to stderr: stdout
+ * carries the protocol.
+ */
+
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import type { AuraConfig } from '../config/config.js';
+import { InvalidOptionError } from '../errors.js';
+import { readTokens } from '../mcp/http.js';
+import { ProxyConnection, readProxyProfile, type ProxySettings } from '../mcp/proxy.js';
+import { serveProxyHttp } from '../mcp/proxy-http.js';
+import type { UpstreamSpec } from '../mcp/upstream.js';
+import { parseAgentRef } from '../session/agent.js';
+import { EXIT, type CommandResult } from './output.js';
+
+/** Options of `proxy`. */
+export interface ProxyOptions {
+  readonly profile?: string;
+  readonly agent?: string;
+  readonly upstreamUrl?: string;
+  readonly http?: string;
+  readonly tokens?: string;
+}
+
+const log = (line: string): void => {
+  process.stderr.write(`aura proxy: ${line}\n`);
+};
+
+/** Runs the proxy; exit 0 when it ended normally, 2 when it could not serve the client. */
+export async function proxyCommand(command: readonly string[], options: ProxyOptions, config: AuraConfig): Promise<CommandResult> {
+  const settings = proxySettings(command, options, config);
+  if (options.http === undefined) {
+    const connection = new ProxyConnection(new StdioServerTransport(), settings, 'stdio');
+    process.stdin.once('end', () => void connection.end('client_disconnected'));
+    const stop = (): void => void connection.end('proxy_stopped');
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+    await connection.start();
+    const end = await connection.done;
+    process.off('SIGTERM', stop);
+    process.off('SIGINT', stop);
+    return { exitCode: end.reason === 'connect_failed' ? EXIT.usage : EXIT.ok, json: null, human: '', quiet: true };
+  }
+  const port = Number(options.http);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InvalidOptionError('--http', options.http, 'a port number (0 for any free port)');
+  if (options.tokens === undefined) throw new InvalidOptionError('--tokens', undefined, 'a tokens file: the HTTP server never answers without authentication');
+  const proxy = await serveProxyHttp(port, readTokens(options.tokens), settings);
+  const address = proxy.server.address();
+  log(`listening on http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : port}/mcp`);
+  await new Promise<void>((resolve) => {
+    const stop = (): void => void proxy.stop().then(() => resolve());
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+  });
+  return { exitCode: EXIT.ok, json: null, human: '', quiet: true };
+}
+
+/** Checks the command line before anything starts: one upstream, a valid agent ref and profile. */
+function proxySettings(command: readonly string[], options: ProxyOptions, config: AuraConfig): ProxySettings {
+  let upstream: UpstreamSpec;
+  if (options.upstreamUrl !== undefined) {
+    if (command.length > 0) throw new InvalidOptionError('--upstream-url', options.upstreamUrl, 'either --upstream-url or a command after --, not both');
+    let url: URL;
+    try {
+      url = new URL(options.upstreamUrl);
+    } catch {
+      throw new InvalidOptionError('--upstream-url', options.upstreamUrl, 'an http(s) URL of a Streamable HTTP MCP endpoint');
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidOptionError('--upstream-url', options.upstreamUrl, 'an http(s) URL of a Streamable HTTP MCP endpoint');
+    upstream = { transport: 'http', url };
+  } else {
+    const [program, ...args] = command;
+    if (program === undefined || program === '') throw new InvalidOptionError('upstream', '', 'the upstream server: -- <command> [args…] or --upstream-url URL');
+    upstream = { transport: 'stdio', command: program, args };
+  }
+  const profile = options.profile === undefined ? { findingsTool: true, agentRef: null } : readProxyProfile(options.profile);
+  if (options.agent !== undefined && profile.agentRef !== null && parseAgentRef(options.agent) !== parseAgentRef(profile.agentRef)) {
+    throw new InvalidOptionError('--agent', options.agent, `the profile's agent_ref ${profile.agentRef}, or no --agent`);
+  }
+  const agentRef = options.agent ?? profile.agentRef;
+  return {
+    upstream,
+    agentRef: agentRef === null ? null : parseAgentRef(agentRef),
+    profileFile: options.profile ?? null,
+    findingsTool: profile.findingsTool,
+    config,
+    log,
+  };
+}

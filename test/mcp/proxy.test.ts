@@ -1,0 +1,634 @@
+/**
+ * `aura proxy` end to end: the built binary in front of published MCP servers from the npm registry
+ * (`@modelcontextprotocol/server-everything`, `@modelcontextprotocol/server-filesystem`, pinned),
+ * driven by the SDK's client (stdio and HTTP) and by `@modelcontextprotocol/inspector --cli`; faults
+ * against a tiny upstream of our own (test/fixtures/fault-upstream.ts) that crashes or stalls on cue.
+ */
+
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as net from 'node:net';
+import { createInterface } from 'node:readline';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CreateMessageRequestSchema, ListRootsRequestSchema, type CallToolResult, type Progress } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SecretNotFoundError } from '../../src/errors.js';
+import { findingsToolName, refusal } from '../../src/mcp/proxy.js';
+import { verifyTrail } from '../../src/spine/verify.js';
+import { listSessionIds, sessionFiles } from '../../src/store/session-files.js';
+import { aura, AURA_BIN, auraJson } from '../helpers/cli.js';
+import { REPO } from '../helpers/fixtures.js';
+import { tempDir } from '../helpers/temp.js';
+
+const EVERYTHING = path.join(REPO, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
+const FILESYSTEM = path.join(REPO, 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js');
+const FAULT_UPSTREAM = ['--import', 'tsx', path.join(REPO, 'test', 'fixtures', 'fault-upstream.ts')];
+const INSPECTOR = path.join(REPO, 'node_modules', '.bin', 'mcp-inspector');
+
+interface TrailEvent {
+  readonly kind: string;
+  readonly payload: Record<string, unknown>;
+}
+
+function writeProfile(dir: string, yaml: string): string {
+  const file = path.join(dir, 'profile.yaml');
+  fs.writeFileSync(file, yaml);
+  return file;
+}
+
+function proxyArgs(home: string, profile: string | null, upstream: readonly string[]): string[] {
+  return [AURA_BIN, '--home', home, 'proxy', ...(profile === null ? [] : ['--profile', profile]), '--', ...upstream];
+}
+
+async function connect(args: readonly string[]): Promise<{ client: Client; transport: StdioClientTransport }> {
+  const client = new Client({ name: 'proxy-test', version: '1.0.0' });
+  const transport = new StdioClientTransport({ command: process.execPath, args: [...args], cwd: REPO, stderr: 'pipe' });
+  await client.connect(transport);
+  return { client, transport };
+}
+
+function onlySession(home: string): string {
+  const ids = listSessionIds(path.join(home, 'sessions'));
+  expect(ids).toHaveLength(1);
+  return ids[0] as string;
+}
+
+function events(home: string, sessionId: string): TrailEvent[] {
+  const trail = sessionFiles(path.join(home, 'sessions'), sessionId).trail;
+  return fs
+    .readFileSync(trail, 'utf8')
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as TrailEvent);
+}
+
+function textOf(result: CallToolResult): string {
+  return (result.content[0] as { text: string }).text;
+}
+
+/** Waits until the session's trail is closed by the proxy (it closes after the client leaves). */
+async function closedTrail(home: string, sessionId: string): Promise<TrailEvent[]> {
+  const trail = sessionFiles(path.join(home, 'sessions'), sessionId).trail;
+  for (let i = 0; i < 200; i++) {
+    if (!fs.existsSync(`${trail}.lock`)) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return events(home, sessionId);
+}
+
+describe('aura proxy in front of server-everything, with the SDK client over stdio', () => {
+  let home: string;
+  let client: Client;
+  let direct: Client;
+  let sessionId: string;
+
+  beforeAll(async () => {
+    home = tempDir();
+    const profile = writeProfile(
+      home,
+      ['rules:', '  - { type: deny_tools, tools: [get-env] }', '  - { type: confirm_before, tools: [get-sum] }', ''].join('\n'),
+    );
+    ({ client } = await connect(proxyArgs(home, profile, [process.execPath, EVERYTHING, 'stdio'])));
+    ({ client: direct } = await connect([EVERYTHING, 'stdio']));
+    sessionId = onlySession(home);
+  });
+  afterAll(async () => {
+    await direct.close();
+  });
+
+  it('mirrors the upstream: server info, capabilities, tools plus get_session_findings, resources and prompts', async () => {
+    expect(client.getServerVersion()).toEqual(direct.getServerVersion());
+    const capabilities = { ...direct.getServerCapabilities() };
+    expect(capabilities.tasks).toBeDefined();
+    delete capabilities.tasks;
+    expect(client.getServerCapabilities()).toEqual(capabilities);
+    const through = await client.listTools();
+    const upstream = await direct.listTools();
+    expect(through.tools.slice(0, -1)).toEqual(upstream.tools);
+    expect(through.tools.at(-1)).toMatchObject({ name: 'get_session_findings', annotations: { readOnlyHint: true } });
+    expect(await client.listResources()).toEqual(await direct.listResources());
+    expect(await client.listResourceTemplates()).toEqual(await direct.listResourceTemplates());
+    expect(await client.listPrompts()).toEqual(await direct.listPrompts());
+  });
+
+  it('passes a listed tool through unchanged, and records it', async () => {
+    const result = await client.callTool({ name: 'echo', arguments: { message: 'hello through aura' } });
+    expect(result).toEqual(await direct.callTool({ name: 'echo', arguments: { message: 'hello through aura' } }));
+    const recorded = events(home, sessionId).filter((e) => e.payload['tool'] === 'echo');
+    expect(recorded.map((e) => e.kind)).toEqual(['tool.intent', 'tool.call', 'tool.result']);
+    expect(recorded[2]?.payload['result']).toEqual(result);
+  });
+
+  it('passes prompts/get and resources/read through', async () => {
+    const { prompts } = await direct.listPrompts();
+    const simple = prompts.find((p) => (p.arguments ?? []).length === 0);
+    expect(simple).toBeDefined();
+    expect(await client.getPrompt({ name: simple?.name ?? '' })).toEqual(await direct.getPrompt({ name: simple?.name ?? '' }));
+    const { resources } = await direct.listResources();
+    const uri = resources[0]?.uri ?? '';
+    expect(await client.readResource({ uri })).toEqual(await direct.readResource({ uri }));
+  });
+
+  it('denies a tool the upstream marks readOnlyHint: hints are not trust; the message names the rule', async () => {
+    const listed = (await client.listTools()).tools.find((t) => t.name === 'get-env');
+    expect(listed?.annotations?.readOnlyHint).toBe(true);
+    const result = (await client.callTool({ name: 'get-env', arguments: {} })) as CallToolResult;
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toContain('POLICY_DENIED');
+    expect(textOf(result)).toContain('deny_tools');
+    expect(textOf(result)).toContain('reach the goal another way');
+    const recorded = events(home, sessionId).filter((e) => /^(tool|constraint)\./.test(e.kind) && JSON.stringify(e.payload).includes('get-env'));
+    expect(recorded.map((e) => e.kind)).toEqual(['tool.intent', 'constraint.violated']);
+  });
+
+  it('keeps the upstream isError flag visible in tool.result as result.isError', async () => {
+    const result = (await client.callTool({ name: 'echo', arguments: { message: 42 } })) as CallToolResult;
+    expect(result.isError).toBe(true);
+    const last = events(home, sessionId).findLast((e) => e.kind === 'tool.result');
+    expect(objectPayload(last as TrailEvent, 'result')['isError']).toBe(true);
+  });
+
+  it('holds a call for approval, and aura approve from another process releases exactly that call, once', async () => {
+    const args = { a: 2, b: 3 };
+    const held = (await client.callTool({ name: 'get-sum', arguments: args })) as CallToolResult;
+    expect(held.isError).toBe(true);
+    const requestId = String((held._meta?.['aura/refusal'] as { request_id: string }).request_id);
+    expect(textOf(held)).toContain(`aura approve ${sessionId} ${requestId} --principal`);
+
+    const approved = auraJson(['approve', sessionId, requestId, '--principal', 'alice@example.test'], { home });
+    expect(approved.status, approved.stderr).toBe(0);
+    expect(approved.json).toMatchObject({ session_id: sessionId, request_id: requestId, principal: 'alice@example.test', tool: 'get-sum' });
+    const twice = aura(['approve', sessionId, requestId, '--principal', 'bob'], { home });
+    expect(twice.status).toBe(2);
+    expect(twice.stderr).toContain('already approved');
+
+    // Other arguments are another call: the approval does not release it.
+    const other = (await client.callTool({ name: 'get-sum', arguments: { a: 2, b: 4 } })) as CallToolResult;
+    expect(other.isError).toBe(true);
+    const retried = (await client.callTool({ name: 'get-sum', arguments: args })) as CallToolResult;
+    expect(retried.isError).toBeFalsy();
+    expect(textOf(retried)).toContain('5');
+    const again = (await client.callTool({ name: 'get-sum', arguments: args })) as CallToolResult;
+    expect(again.isError).toBe(true);
+
+    const trail = events(home, sessionId);
+    const approval = trail.find((e) => e.kind === 'constraint.approved');
+    expect(approval?.payload).toMatchObject({ request_id: requestId, principal: 'alice@example.test', tool: 'get-sum' });
+    const used = trail.find((e) => e.kind === 'tool.call' && objectPayload(e, 'approval')['request_id'] === requestId);
+    expect(used?.payload['principal']).toBe('alice@example.test');
+    const usedAgain = aura(['approve', sessionId, requestId, '--principal', 'bob'], { home });
+    expect(usedAgain.status).toBe(2);
+    expect(usedAgain.stderr).toContain('already used');
+  });
+
+  it('refuses approvals it cannot hand over: unknown request, a key outside the folder, no principal', () => {
+    const unknown = aura(['approve', sessionId, 'req_0000000000', '--principal', 'alice'], { home });
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toContain('no such request');
+    const escape = aura(['approve', '../x', 'req_0000000000', '--principal', 'alice'], { home });
+    expect(escape.status).toBe(2);
+    expect(escape.stderr).toContain('invalid session id');
+    const missing = aura(['approve', 'aura_sess_ffffffffffff', 'req_0000000000', '--principal', 'alice'], { home });
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toContain('not found');
+    const anonymous = aura(['approve', sessionId, 'req_0000000000'], { home });
+    expect(anonymous.status).toBe(2);
+    expect(anonymous.stderr).toContain('--principal');
+  });
+
+  it('serves get_session_findings through the proxy, confined to this connection, no key needed', async () => {
+    const result = (await client.callTool({ name: 'get_session_findings', arguments: { per_kind_limit: 50 } })) as CallToolResult;
+    expect(result.isError).toBeFalsy();
+    const body = result.structuredContent as { findings: { kind: string; session_id?: string }[]; _meta: Record<string, unknown> };
+    expect(body._meta).toMatchObject({ superauditor: '1.1' });
+    expect(body.findings.map((f) => f.kind)).toContain('POLICY_VIOLATION');
+    expect(body.findings.every((f) => f.session_id === undefined || f.session_id === sessionId)).toBe(true);
+    const other = (await client.callTool({ name: 'get_session_findings', arguments: { session_key: 'aura_sess_ffffffffffff' } })) as CallToolResult;
+    expect(other.isError).toBe(true);
+    expect(textOf(other)).toContain('only its own session');
+    const bad = (await client.callTool({ name: 'get_session_findings', arguments: { per_kind_limit: 0 } })) as CallToolResult;
+    expect(bad.isError).toBe(true);
+  });
+
+  it('closes the session when the client leaves, with the reason; the trail verifies, with aura verify chain too', async () => {
+    await client.close();
+    const trail = await closedTrail(home, sessionId);
+    const opened = trail.find((e) => e.kind === 'mcp.session');
+    expect(opened?.payload).toEqual({
+      mcp_session_id: null,
+      transport: 'stdio',
+      network_transport: 'pipe',
+      protocol_version: expect.any(String),
+      client: { name: 'proxy-test', version: '1.0.0' },
+      upstream: { name: 'mcp-servers/everything', version: expect.any(String), transport: 'stdio' },
+    });
+    expect(trail.at(-1)).toMatchObject({ kind: 'session.close', payload: { reason: 'client_disconnected' } });
+    const files = sessionFiles(path.join(home, 'sessions'), sessionId);
+    expect(verifyTrail(files.trail)).toMatchObject({ hash_chain_valid: true, complete: true });
+    const verified = auraJson(['verify', 'chain', sessionId, '--summary', files.summary], { home });
+    expect(verified.status).toBe(0);
+    const closedApprove = aura(['approve', sessionId, 'req_0000000000', '--principal', 'alice'], { home });
+    expect(closedApprove.status).toBe(2);
+    expect(closedApprove.stderr).toContain('is closed');
+  });
+});
+
+function objectPayload(event: TrailEvent, key: string): Record<string, unknown> {
+  const value = event.payload[key];
+  return value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : {};
+}
+
+describe('aura proxy relays what the upstream asks of the client, and progress', () => {
+  it('forwards sampling and roots requests from server-everything to a client that offers them', async () => {
+    const home = tempDir();
+    const client = new Client({ name: 'capable-client', version: '1.0.0' }, { capabilities: { sampling: {}, roots: { listChanged: true } } });
+    const sampled: string[] = [];
+    client.setRequestHandler(CreateMessageRequestSchema, (request) => {
+      sampled.push(JSON.stringify(request.params.messages));
+      return { model: 'test-model', role: 'assistant', content: { type: 'text', text: 'sampled by the client' } };
+    });
+    client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: [{ uri: 'file:///srv/project', name: 'project' }] }));
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: proxyArgs(home, null, [process.execPath, EVERYTHING, 'stdio']), cwd: REPO, stderr: 'pipe' }));
+    // server-everything offers these tools only to a client that declared the capabilities: the proxy mirrored them.
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(['trigger-sampling-request', 'get-roots-list']));
+    const sampling = (await client.callTool({ name: 'trigger-sampling-request', arguments: { prompt: 'say hi' } })) as CallToolResult;
+    expect(JSON.stringify(sampling.content)).toContain('sampled by the client');
+    expect(sampled.join()).toContain('say hi');
+    const roots = (await client.callTool({ name: 'get-roots-list', arguments: {} })) as CallToolResult;
+    expect(JSON.stringify(roots.content)).toContain('file:///srv/project');
+
+    // Progress reaches the client under its own token. The last step's notification comes right
+    // before the result, and an SDK client that reads both in one chunk drops it (with or without
+    // the proxy): so the steps seen are 1, 2 and perhaps 3.
+    const progress: Progress[] = [];
+    const long = (await client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 0.6, steps: 3 } }, undefined, { onprogress: (p) => progress.push(p) })) as CallToolResult;
+    expect(long.isError).toBeFalsy();
+    expect(progress.length).toBeGreaterThanOrEqual(2);
+    expect(progress).toEqual([1, 2, 3].slice(0, progress.length).map((step) => ({ progress: step, total: 3 })));
+    await client.close();
+  });
+});
+
+describe('aura proxy in front of server-filesystem', () => {
+  let home: string;
+  let files: string;
+  let profile: string;
+
+  beforeAll(() => {
+    home = tempDir();
+    files = fs.realpathSync(tempDir('aura-proxy-files-'));
+    fs.writeFileSync(path.join(files, 'notes.txt'), 'kept as is\n');
+    profile = writeProfile(home, ['agent_ref: acme/files', 'rules:', '  - { type: deny_tools, tools: [write_file, edit_file, move_file] }', ''].join('\n'));
+  });
+
+  it('never lets a denied write reach the upstream: no file appears, and the trail holds no call', async () => {
+    const { client } = await connect(proxyArgs(home, profile, [process.execPath, FILESYSTEM, files]));
+    const target = path.join(files, 'written.txt');
+    const denied = (await client.callTool({ name: 'write_file', arguments: { path: target, content: 'should not exist' } })) as CallToolResult;
+    expect(denied.isError).toBe(true);
+    expect(textOf(denied)).toContain('deny_tools');
+    expect(fs.existsSync(target)).toBe(false);
+    const read = (await client.callTool({ name: 'read_text_file', arguments: { path: path.join(files, 'notes.txt') } })) as CallToolResult;
+    expect(textOf(read)).toContain('kept as is');
+    await client.close();
+    const sessionId = onlySession(home);
+    const trail = await closedTrail(home, sessionId);
+    expect(trail.some((e) => e.kind === 'tool.call' && e.payload['tool'] === 'write_file')).toBe(false);
+    expect(trail[0]?.payload['agent_ref']).toBe('acme/files');
+  });
+
+  it('answers @modelcontextprotocol/inspector --cli: a listing, an allowed call, and a denied one (non-zero exit)', () => {
+    const env = { ...process.env, HOME: tempDir() };
+    const base = ['--cli', process.execPath, ...proxyArgs(home, profile, [process.execPath, FILESYSTEM, files])];
+    const listed = spawnSync(INSPECTOR, [...base, '--method', 'tools/list'], { env, encoding: 'utf8', cwd: REPO });
+    expect(listed.status, listed.stderr).toBe(0);
+    expect(listed.stdout).toContain('write_file');
+    expect(listed.stdout).toContain('get_session_findings');
+    const allowed = spawnSync(INSPECTOR, [...base, '--method', 'tools/call', '--tool-name', 'list_directory', '--tool-arg', `path=${files}`], { env, encoding: 'utf8', cwd: REPO });
+    expect(allowed.status, allowed.stderr).toBe(0);
+    expect(allowed.stdout).toContain('notes.txt');
+    const denied = spawnSync(INSPECTOR, [...base, '--method', 'tools/call', '--tool-name', 'write_file', '--tool-arg', `path=${path.join(files, 'x.txt')}`, '--tool-arg', 'content=x'], { env, encoding: 'utf8', cwd: REPO });
+    expect(denied.status).not.toBe(0);
+    expect(denied.stdout).toContain('POLICY_DENIED');
+    expect(fs.existsSync(path.join(files, 'x.txt'))).toBe(false);
+  });
+});
+
+describe('aura proxy over Streamable HTTP', () => {
+  const TOKEN = 'proxy-test-token-0123456789';
+  const OTHER_TOKEN = 'proxy-other-token-0123456789';
+  let home: string;
+  let proxy: ChildProcess;
+  let url: string;
+
+  beforeAll(async () => {
+    home = tempDir();
+    const tokens = path.join(home, 'tokens.yaml');
+    fs.writeFileSync(tokens, `tokens:\n  - { token: ${TOKEN}, folders: [sessions] }\n  - { token: ${OTHER_TOKEN}, folders: [sessions] }\n`);
+    proxy = spawn(process.execPath, [AURA_BIN, '--home', home, 'proxy', '--http', '0', '--tokens', tokens, '--', process.execPath, EVERYTHING, 'stdio'], { cwd: REPO, stdio: ['ignore', 'ignore', 'pipe'] });
+    url = await new Promise<string>((resolve, reject) => {
+      let seen = '';
+      proxy.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+        seen += chunk;
+        const match = /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(seen);
+        if (match !== null) resolve(match[1] as string);
+      });
+      proxy.once('exit', () => reject(new Error(`proxy exited: ${seen}`)));
+    });
+  });
+  afterAll(() => {
+    proxy.kill('SIGTERM');
+  });
+
+  it('answers 401 to a request without a valid bearer token', async () => {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } });
+    const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
+    expect((await fetch(url, { method: 'POST', headers, body })).status).toBe(401);
+    expect((await fetch(url, { method: 'POST', headers: { ...headers, Authorization: 'Bearer wrong-token-0123456789' }, body })).status).toBe(401);
+    expect(listSessionIds(path.join(home, 'sessions'))).toEqual([]);
+  });
+
+  it('serves one session per MCP session, and closes it with the reason when the client ends it', async () => {
+    const client = new Client({ name: 'http-test', version: '2.0.0' });
+    const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } } });
+    await client.connect(transport);
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain('echo');
+    expect(textOf((await client.callTool({ name: 'echo', arguments: { message: 'over http' } })) as CallToolResult)).toBe('Echo: over http');
+    const sessionId = onlySession(home);
+    // Another valid token cannot reach this MCP session.
+    const stolen = await fetch(url, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${OTHER_TOKEN}`, 'Mcp-Session-Id': transport.sessionId ?? '' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }),
+    });
+    expect(stolen.status).toBe(404);
+    await transport.terminateSession();
+    await client.close();
+    const trail = await closedTrail(home, sessionId);
+    expect(trail.find((e) => e.kind === 'mcp.session')?.payload).toMatchObject({ transport: 'http', network_transport: 'tcp', mcp_session_id: transport.sessionId ?? expect.any(String), client: { name: 'http-test' } });
+    expect(trail.at(-1)).toMatchObject({ kind: 'session.close', payload: { reason: 'client_disconnected' } });
+    expect(verifyTrail(sessionFiles(path.join(home, 'sessions'), sessionId).trail)).toMatchObject({ hash_chain_valid: true, complete: true });
+  });
+});
+
+async function freePort(): Promise<number> {
+  const probe = net.createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', () => resolve()));
+  const port = (probe.address() as net.AddressInfo).port;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
+}
+
+describe('aura proxy in front of a Streamable HTTP upstream (--upstream-url)', () => {
+  it('reaches server-everything over HTTP and records the upstream transport', async () => {
+    const port = await freePort();
+    const upstream = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], { cwd: REPO, env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        let seen = '';
+        upstream.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+          seen += chunk;
+          if (seen.includes('listening on port')) resolve();
+        });
+        upstream.once('exit', () => reject(new Error(`upstream exited: ${seen}`)));
+      });
+      const home = tempDir();
+      const { client } = await connect([AURA_BIN, '--home', home, 'proxy', '--upstream-url', `http://127.0.0.1:${port}/mcp`]);
+      expect(textOf((await client.callTool({ name: 'echo', arguments: { message: 'to an http upstream' } })) as CallToolResult)).toBe('Echo: to an http upstream');
+      await client.close();
+      const sessionId = onlySession(home);
+      const trail = await closedTrail(home, sessionId);
+      expect(trail.find((e) => e.kind === 'mcp.session')?.payload['upstream']).toMatchObject({ name: 'mcp-servers/everything', transport: 'http' });
+      expect(trail.at(-1)).toMatchObject({ kind: 'session.close', payload: { reason: 'client_disconnected' } });
+    } finally {
+      upstream.kill('SIGTERM');
+    }
+  });
+});
+
+/** A client speaking raw JSON-RPC lines to the proxy, to send what no SDK client would. */
+class RawClient {
+  readonly child: ChildProcess;
+  private readonly received: Record<string, unknown>[] = [];
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(args: readonly string[]) {
+    this.child = spawn(process.execPath, [...args], { cwd: REPO, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child.stderr?.resume();
+    createInterface({ input: this.child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
+      this.received.push(JSON.parse(line) as Record<string, unknown>);
+      for (const wake of this.waiting.splice(0)) wake();
+    });
+  }
+
+  send(message: object | string): void {
+    this.child.stdin?.write(`${typeof message === 'string' ? message : JSON.stringify(message)}\n`);
+  }
+
+  async reply(match: (message: Record<string, unknown>) => boolean): Promise<Record<string, unknown>> {
+    for (;;) {
+      const found = this.received.find(match);
+      if (found !== undefined) {
+        this.received.splice(this.received.indexOf(found), 1);
+        return found;
+      }
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+    }
+  }
+
+  async initialize(): Promise<void> {
+    this.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+    await this.reply((m) => m['id'] === 1);
+    this.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  }
+
+  exited(): Promise<number | null> {
+    return new Promise((resolve) => {
+      if (this.child.exitCode !== null) resolve(this.child.exitCode);
+      else this.child.once('exit', (code) => resolve(code));
+    });
+  }
+}
+
+describe('aura proxy faults', () => {
+  it('answers malformed JSON-RPC over stdio with -32700 / -32600, and keeps serving', async () => {
+    const home = tempDir();
+    const raw = new RawClient(proxyArgs(home, null, [process.execPath, ...FAULT_UPSTREAM]));
+    await raw.initialize();
+    raw.send('{this is not json');
+    expect(await raw.reply((m) => m['id'] === null)).toMatchObject({ error: { code: -32700 } });
+    raw.send({ hello: 'not json-rpc' });
+    expect(await raw.reply((m) => m['id'] === null)).toMatchObject({ error: { code: -32600 } });
+    raw.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: { text: 'still here' } } });
+    expect(await raw.reply((m) => m['id'] === 2)).toMatchObject({ result: { content: [{ type: 'text', text: 'still here' }] } });
+    raw.child.stdin?.end();
+    expect(await raw.exited()).toBe(0);
+    const sessionId = onlySession(home);
+    expect(verifyTrail(sessionFiles(path.join(home, 'sessions'), sessionId).trail)).toMatchObject({ hash_chain_valid: true, complete: true });
+  });
+
+  it('turns an upstream crash mid-call into an error result, closes the session as upstream_crashed, and the trail verifies', async () => {
+    const home = tempDir();
+    const raw = new RawClient(proxyArgs(home, null, [process.execPath, ...FAULT_UPSTREAM]));
+    await raw.initialize();
+    raw.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'crash', arguments: {} } });
+    const reply = await raw.reply((m) => m['id'] === 2);
+    expect(reply).toMatchObject({ result: { isError: true } });
+    expect(JSON.stringify(reply)).toContain('upstream_crashed');
+    expect(await raw.exited()).toBe(0);
+    const sessionId = onlySession(home);
+    const trail = events(home, sessionId);
+    expect(trail.find((e) => e.kind === 'tool.error')?.payload['tool']).toBe('crash');
+    expect(trail.find((e) => e.kind === 'mcp.upstream_exit')?.payload).toEqual({ code: 3, signal: null });
+    expect(trail.at(-1)).toMatchObject({ kind: 'session.close', payload: { reason: 'upstream_crashed' } });
+    expect(verifyTrail(sessionFiles(path.join(home, 'sessions'), sessionId).trail)).toMatchObject({ hash_chain_valid: true, complete: true });
+  });
+
+  it('closes the session as proxy_stopped on SIGTERM', async () => {
+    const home = tempDir();
+    const raw = new RawClient(proxyArgs(home, null, [process.execPath, ...FAULT_UPSTREAM]));
+    await raw.initialize();
+    raw.send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+    await raw.reply((m) => m['id'] === 2);
+    raw.child.kill('SIGTERM');
+    expect(await raw.exited()).toBe(0);
+    const sessionId = onlySession(home);
+    expect(events(home, sessionId).at(-1)).toMatchObject({ kind: 'session.close', payload: { reason: 'proxy_stopped' } });
+    expect(verifyTrail(sessionFiles(path.join(home, 'sessions'), sessionId).trail)).toMatchObject({ hash_chain_valid: true, complete: true });
+  });
+
+  it('closes the session as client_disconnected when the client leaves mid-call; the call is recorded as failed', async () => {
+    const home = tempDir();
+    const raw = new RawClient(proxyArgs(home, null, [process.execPath, ...FAULT_UPSTREAM]));
+    await raw.initialize();
+    raw.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'slow', arguments: { ms: 20_000 } } });
+    const sessionId = onlySession(home);
+    for (let i = 0; i < 500 && !events(home, sessionId).some((e) => e.kind === 'tool.call'); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    raw.child.stdin?.end();
+    expect(await raw.exited()).toBe(0);
+    const trail = events(home, sessionId);
+    expect(trail.find((e) => e.kind === 'tool.error')?.payload['tool']).toBe('slow');
+    expect(trail.some((e) => e.kind === 'tool.result')).toBe(false);
+    expect(trail.at(-1)).toMatchObject({ kind: 'session.close', payload: { reason: 'client_disconnected' } });
+    expect(verifyTrail(sessionFiles(path.join(home, 'sessions'), sessionId).trail)).toMatchObject({ hash_chain_valid: true, complete: true });
+  });
+});
+
+describe('aura proxy refusals and failures', () => {
+  it('maps any AuraError to a tool error by what it carries, not by its class', () => {
+    const result = refusal(new SecretNotFoundError('env:PAY_KEY', 'pay-vendor-a'), 'aura_sess_000000000001');
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toContain('SECRET_NOT_FOUND');
+    expect(textOf(result)).toContain('env:PAY_KEY');
+    expect(textOf(result)).toContain('did not run');
+    expect(result._meta).toEqual({ 'aura/refusal': { code: 'SECRET_NOT_FOUND', session_id: 'aura_sess_000000000001' } });
+  });
+
+  it('answers initialize with an error, opens no session and exits 2 when the upstream cannot start', async () => {
+    const home = tempDir();
+    const raw = new RawClient(proxyArgs(home, null, [path.join(home, 'no-such-server')]));
+    raw.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+    const reply = await raw.reply((m) => m['id'] === 1);
+    expect(reply).toMatchObject({ error: { code: -32603, message: expect.stringContaining('ENOENT') } });
+    expect(await raw.exited()).toBe(2);
+    expect(listSessionIds(path.join(home, 'sessions'))).toEqual([]);
+  });
+});
+
+describe('the findings tool name', () => {
+  it('keeps both tools on a clash: the upstream keeps its name, ours is prefixed aura__', async () => {
+    expect(findingsToolName(new Set(['echo']))).toBe('get_session_findings');
+    expect(findingsToolName(new Set(['get_session_findings', 'aura__get_session_findings']))).toBe('aura__aura__get_session_findings');
+    const home = tempDir();
+    const { client } = await connect(proxyArgs(home, null, [process.execPath, ...FAULT_UPSTREAM, '--clash']));
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(['get_session_findings', 'aura__get_session_findings']));
+    expect(textOf((await client.callTool({ name: 'get_session_findings', arguments: {} })) as CallToolResult)).toBe('upstream findings');
+    const ours = (await client.callTool({ name: 'aura__get_session_findings', arguments: {} })) as CallToolResult;
+    expect(ours.structuredContent).toMatchObject({ _meta: { superauditor: '1.1' } });
+    await client.close();
+  });
+
+  it('is not offered when the profile says proxy: {findings_tool: false}; a bad proxy key is refused at start', async () => {
+    const home = tempDir();
+    const off = writeProfile(home, 'proxy: { findings_tool: false }\n');
+    const { client } = await connect(proxyArgs(home, off, [process.execPath, ...FAULT_UPSTREAM]));
+    expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['crash', 'echo', 'slow']);
+    await client.close();
+    const bad = writeProfile(tempDir(), 'proxy: { findings: false }\n');
+    const run = aura(['proxy', '--profile', bad, '--', process.execPath, ...FAULT_UPSTREAM], { home });
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain('proxy.findings');
+  });
+});
+
+describe('aura proxy with pii_mask in the profile', () => {
+  it('records the arguments masked and hands the client the masked result; no raw value reaches a written file', async () => {
+    const home = tempDir();
+    const profile = writeProfile(home, 'middleware: {pii_mask: {strategy: mask}}\n');
+    const { client } = await connect(proxyArgs(home, profile, [process.execPath, EVERYTHING, 'stdio']));
+    const sessionId = onlySession(home);
+    const result = (await client.callTool({ name: 'echo', arguments: { message: 'reach jane.doe@example.com or +351 912 345 678' } })) as CallToolResult;
+    expect(textOf(result)).toBe('Echo: reach j***@e***.com or +*** *** *** *78');
+    await client.close();
+    const trail = await closedTrail(home, sessionId);
+    expect(trail.find((e) => e.kind === 'tool.call')?.payload['args']).toEqual({ message: 'reach j***@e***.com or +*** *** *** *78' });
+    expect(trail.filter((e) => e.kind === 'middleware.applied').map((e) => e.payload['boundary'])).toEqual(['tool.args', 'tool.result']);
+    const files = sessionFiles(path.join(home, 'sessions'), sessionId);
+    for (const file of [files.trail, files.summary, files.otel]) {
+      const text = fs.readFileSync(file, 'utf8');
+      expect(text, file).not.toContain('jane.doe@example.com');
+      expect(text, file).not.toContain('+351 912 345 678');
+    }
+  });
+});
+
+describe('aura proxy with the break observer in the profile', () => {
+  it('stops an agent that repeats a call: nudged, then refused before the upstream, until aura approve lets the session go on', async () => {
+    const home = tempDir();
+    const profile = writeProfile(home, 'observers:\n  - { preset: break, config: { soft: 2, hard: 3 } }\n');
+    const { client } = await connect(proxyArgs(home, profile, [process.execPath, EVERYTHING, 'stdio']));
+    const sessionId = onlySession(home);
+    const poll = { name: 'echo', arguments: { message: 'is the build done?' } };
+    for (let i = 1; i <= 3; i++) {
+      const answered = (await client.callTool(poll)) as CallToolResult;
+      expect(answered.isError, `call ${i}`).toBeFalsy();
+      expect(textOf(answered)).toBe('Echo: is the build done?');
+    }
+    const refused = (await client.callTool(poll)) as CallToolResult;
+    expect(refused.isError).toBe(true);
+    const meta = refused._meta?.['aura/refusal'] as { code: string; request_id: string };
+    expect(meta.code).toBe('LOOP_BROKEN');
+    expect(textOf(refused)).toContain('ACTION_FIXATION');
+    expect(textOf(refused)).toContain(`aura approve ${sessionId} ${meta.request_id} --principal`);
+    // Another call is held too: the session is stopped, not one call.
+    const other = (await client.callTool({ name: 'echo', arguments: { message: 'something else' } })) as CallToolResult;
+    expect(other.isError).toBe(true);
+
+    let trail = events(home, sessionId);
+    expect(trail.filter((e) => e.kind === 'tool.call')).toHaveLength(3);
+    const alerts = trail.filter((e) => e.kind === 'observer.alert').map((e) => e.payload);
+    expect(alerts.map((a) => a['pattern'])).toEqual(['ACTION_FIXATION', 'ACTION_FIXATION']);
+    expect(trail.some((e) => e.kind === 'membrane.nudge')).toBe(true);
+
+    const approved = auraJson(['approve', sessionId, meta.request_id, '--principal', 'oncall@example.test'], { home });
+    expect(approved.status, approved.stderr).toBe(0);
+    expect(approved.json).toMatchObject({ request_id: meta.request_id, tool: 'echo' });
+    const resumed = (await client.callTool({ name: 'echo', arguments: { message: 'a new plan' } })) as CallToolResult;
+    expect(resumed.isError).toBeFalsy();
+    expect(textOf(resumed)).toBe('Echo: a new plan');
+    await client.close();
+
+    trail = await closedTrail(home, sessionId);
+    expect(trail.filter((e) => e.kind === 'tool.call')).toHaveLength(4);
+    expect(trail.find((e) => e.kind === 'constraint.approved')?.payload).toMatchObject({ request_id: meta.request_id, principal: 'oncall@example.test' });
+    const files = sessionFiles(path.join(home, 'sessions'), sessionId);
+    expect(verifyTrail(files.trail).hash_chain_valid).toBe(true);
+    const summary = JSON.parse(fs.readFileSync(files.summary, 'utf8')) as { audit_report: { findings: { kind: string }[] } };
+    expect(summary.audit_report.findings.map((f) => f.kind)).toContain('COGNITIVE_CYCLE_DETECTED');
+  });
+});
