@@ -225,18 +225,25 @@ function markerOf(event: AuraEvent): string | null {
       return `approval required: ${stringOf(p['tool']) ?? stringOf(objectOf(objectOf(p['pending_event'])['payload'])['tool']) ?? stringOf(p['request_id']) ?? ''}`;
     case 'constraint.violated':
       return `${p['audit_only'] === true ? 'recorded' : 'denied'}: ${ruleType(p['rule'])}`;
-    case 'observer.alert':
-      return `alert ${stringOf(p['pattern']) ?? ''}${stringOf(p['message']) === null ? '' : `: ${stringOf(p['message']) ?? ''}`}`;
+    case 'observer.alert': {
+      // A loop alert names its pattern; a limit alert only its type (observers/break.ts, limit.ts).
+      const what = stringOf(p['pattern']) ?? stringOf(p['type']) ?? '';
+      const message = stringOf(p['message']);
+      return message === null || message.startsWith(what) ? `alert ${message ?? what}` : `alert ${what}: ${message}`;
+    }
     case 'membrane.nudge':
-      return 'nudge';
+      return `nudge${stringOf(p['message']) === null ? '' : `: ${stringOf(p['message']) ?? ''}`}`;
     case 'middleware.applied': {
       const redactions = numberOf(p['redactions']);
       const what = [stringOf(p['op']) ?? 'middleware', stringOf(p['strategy'])].filter((part) => part !== null).join(' ');
       return redactions === null ? what : `${what}: ${redactions} masked`;
     }
     case 'sequencer.step.start':
+      return `step ${event.step_id ?? ''} ${stringOf(p['ref']) ?? stringOf(p['type']) ?? ''}`.trimEnd();
     case 'sequencer.step.end':
-      return `step ${stringOf(p['step']) ?? stringOf(p['step_id']) ?? stringOf(event.step_id) ?? ''}${stringOf(p['status']) === null ? '' : ` ${stringOf(p['status']) ?? ''}`}`;
+      return `step ${event.step_id ?? ''} ${stringOf(p['status']) ?? ''}`.trimEnd();
+    case 'mcp.session':
+      return stringOf(objectOf(p['client'])['name']) ?? stringOf(p['transport']);
     case 'turn.start':
     case 'turn.end':
       return p['turn'] === undefined ? null : `turn ${String(p['turn'])}`;

@@ -20,7 +20,11 @@ async function closedSession(home = tempDir()): Promise<ReturnType<typeof sessio
   session.emit('constraint.approved', { request_id: 'req_1', principal: 'ops@acme.test', tool: 'pay' });
   session.emit('observer.alert', { pattern: 'ACTION_FIXATION', message: 'same call thrice', remedial_directive: 'stop', cycle_entry_hash: 'a', cycle_recurrence_hash: 'b' });
   session.emit('middleware.applied', { op: 'pii_mask', strategy: 'mask', entities_detected: { EMAIL: 2 }, redactions: 2, fields: ['input'] });
-  session.emit('mcp.session', { server: 'files' });
+  session.emit('mcp.session', { transport: 'stdio', client: { name: 'inspector', version: '1' } });
+  session.emit('observer.alert', { type: 'tool_calls_exceeded', message: 'tool calls: 9 > 8', observer_id: 'limit' });
+  session.emit('membrane.nudge', { message: 'try another tool', source: 'observer' });
+  session.emit('sequencer.step.start', { type: 'tool', ref: 'fetch', attempt: 1 }, { stepId: 'fetch-1' });
+  session.emit('sequencer.step.end', { status: 'ok', attempt: 1 }, { stepId: 'fetch-1' });
   const closed = await session.close();
   return sessionFiles(path.join(home, 'sessions'), closed.session_id);
 }
@@ -55,6 +59,8 @@ describe('reportPageModel', () => {
     expect(byKind('constraint.approved')[4]).toBe('approved by ops@acme.test');
     expect(byKind('observer.alert')[4]).toBe('alert ACTION_FIXATION: same call thrice');
     expect(byKind('middleware.applied')[4]).toBe('pii_mask mask: 2 masked');
+    expect(model.events.filter((row) => model.kinds[row[2]]?.[0] === 'observer.alert').map((row) => row[4])).toEqual(['alert ACTION_FIXATION: same call thrice', 'alert tool_calls_exceeded: tool calls: 9 > 8']);
+    expect(['membrane.nudge', 'sequencer.step.start', 'sequencer.step.end', 'mcp.session'].map((kind) => byKind(kind)[4])).toEqual(['nudge: try another tool', 'step fetch-1 fetch', 'step fetch-1 ok', 'inspector']);
     expect(byKind('turn.start')[5]).toBe('{"input": "hello", "turn": 1}');
     expect(model.findings.map((f) => f.kind)).toContain('PII_MASKED');
     expect(model.chart.buckets.reduce((n, b) => n + b.total, 0)).toBe(trail.length);
