@@ -13,6 +13,25 @@ export default tseslint.config(
     },
   },
   {
+    // The report pages' code runs in the browser as plain scripts: common.js defines the helpers
+    // the page scripts after it use (src/report/html.ts inlines them in that order).
+    files: ['src/report/assets/**/*.js'],
+    languageOptions: {
+      sourceType: 'script',
+      globals: {
+        document: 'readonly', Node: 'readonly', requestAnimationFrame: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly',
+      },
+    },
+    rules: { 'no-unused-vars': ['error', { vars: 'local' }], '@typescript-eslint/no-unused-vars': ['error', { vars: 'local' }] },
+  },
+  {
+    files: ['src/report/assets/**/*.js'],
+    ignores: ['src/report/assets/common.js'],
+    languageOptions: {
+      globals: { pageData: 'readonly', el: 'readonly', put: 'readonly', verdictBadge: 'readonly', shortHash: 'readonly', sortableTable: 'readonly' },
+    },
+  },
+  {
     files: ['bench/**', 'scripts/**', 'test/fixtures/**'],
     rules: { 'no-console': 'off' },
   },

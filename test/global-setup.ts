@@ -1,6 +1,7 @@
 /** Builds dist/ once before the suites that run the real `aura` binary. */
 
 import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -9,4 +10,6 @@ export default function setup(): void {
   execFileSync(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(root, 'tsconfig.build.json')], {
     stdio: 'inherit',
   });
+  // tsc copies no other files: the report pages' CSS and JS go next to the built module that inlines them.
+  fs.cpSync(path.join(root, 'src', 'report', 'assets'), path.join(root, 'dist', 'report', 'assets'), { recursive: true });
 }

@@ -33,6 +33,7 @@ const SCENARIOS: Readonly<Record<string, string>> = {
   proxy: 'proxy.bench.ts',
   break: 'break.bench.ts',
   'otel-live': 'otel-live.bench.ts',
+  'report-html': 'report-html.bench.ts',
 };
 
 /** The machine line printed first, and copied into docs/benchmarks.md. */

@@ -11,6 +11,7 @@ import { AuraError } from '../errors.js';
 import { exportSession } from '../export/session-export.js';
 import type { SessionSummary } from '../export/summary.js';
 import { readJsonFile } from '../store/json-file.js';
+import type { TrailRead } from '../spine/trail-reader.js';
 import type { SessionFiles } from '../store/session-files.js';
 import type { Finding } from './detector.js';
 import { severityOf } from './kinds.js';
@@ -30,16 +31,17 @@ export interface SessionReport {
 }
 
 /**
- * Builds the report of one session.
+ * Builds the report of one session, from `trail` when the caller has read it already (the
+ * report page reads it once, against its seal and keys, for the timeline too).
  * @throws NotFoundError when there is neither a trail nor a summary; AuraError `READ_FAILED` for
  *   a summary that is not JSON, of a newer format, or whose findings cannot be moved to the vocabulary
  */
-export function sessionReport(files: SessionFiles, exportPii = false): SessionReport {
+export function sessionReport(files: SessionFiles, exportPii = false, trail?: TrailRead): SessionReport {
   const stored = fs.existsSync(files.summary) || !fs.existsSync(files.trail) ? readSummary(files.summary) : null;
   if (!fs.existsSync(files.trail)) {
     return { summary: stored as SessionReport['summary'], source: 'summary', stored_by: writerOf(stored), disagreements: [] };
   }
-  const fresh = exportSession(files, false, { exportPii, seal: () => (stored?.['seal'] as SessionSummary['seal'] | undefined) ?? null }).summary;
+  const fresh = exportSession(files, false, { exportPii, seal: () => (stored?.['seal'] as SessionSummary['seal'] | undefined) ?? null, ...(trail === undefined ? {} : { trail }) }).summary;
   const disagreements = stored === null ? [] : disagreementsOf(stored, fresh);
   const findings: Finding[] = [...fresh.audit_report.findings];
   if (disagreements.length > 0) {

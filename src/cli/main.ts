@@ -17,6 +17,8 @@ import { mcpCommand, type McpOptions } from './mcp.js';
 import { proxyCommand, type ProxyOptions } from './proxy.js';
 import { approveCommand } from './approve.js';
 import { reportShowCommand } from './report.js';
+import { reportHtmlCommand } from './report-html.js';
+import { uiCommand } from './ui.js';
 import { verifyStoreCommand } from './verify-store.js';
 import { demoCommand } from './demo.js';
 import { exportCommand, exportOtelCommand } from './export.js';
@@ -131,6 +133,34 @@ function buildProgram(invocation: Invocation): Command {
     .argument('<session_id>', 'aura_sess_ + 12 hex')
     .addOption(json)
     .action((id: string, flags: JsonFlag) => run(flags, () => reportShowCommand(id, configFor(global()))));
+  report
+    .command('html')
+    .description('write the report as one self-contained HTML page (verdict, chain, findings, scorecard, timeline); prints its path')
+    .argument('<session_id>', 'aura_sess_ + 12 hex')
+    .option('-o, --output <file>', 'write the page here (default: ./<session_id>.report.html)')
+    .option('--keys <dir>', 'trust the public keys in DIR (default: AURA_HOME/keys when it has any)')
+    .option('--public-key <file>', 'trust this one public key')
+    .addOption(json)
+    .action((id: string, flags: JsonFlag & KeyOptions & { output?: string }) =>
+      run(flags, () => {
+        const config = configFor(global());
+        return reportHtmlCommand(id, { ...(flags.output === undefined ? {} : { output: flags.output }), keys: keysFor(flags, config) }, config);
+      }),
+    );
+
+  program
+    .command('ui')
+    .description('serve the sessions list and each session\'s report on 127.0.0.1, read-only, behind a random access token')
+    .option('--port <port>', 'listen on this port (default 0: any free port)')
+    .option('--keys <dir>', 'trust the public keys in DIR (default: AURA_HOME/keys when it has any)')
+    .option('--public-key <file>', 'trust this one public key')
+    .addOption(json)
+    .action((flags: JsonFlag & KeyOptions & { port?: string }) =>
+      run(flags, () => {
+        const config = configFor(global());
+        return uiCommand({ ...(flags.port === undefined ? {} : { port: flags.port }), keys: keysFor(flags, config), json: flags.json === true }, config);
+      }),
+    );
 
   program
     .command('logs')

@@ -17,7 +17,7 @@ const LENGTH_DELIMITED = 2;
 const MAX_PREFIX = 5;
 
 /** The bytes of an `ExportTraceServiceRequest` with one resource and scope. */
-export function otlpProto(source: SpanSource, spans: readonly Span[]): Uint8Array {
+export function otlpProto(source: SpanSource, spans: readonly Span[]): Uint8Array<ArrayBuffer> {
   const w = new ProtoWriter();
   const resourceSpans = w.fork(1);
   const resource = w.fork(1);
@@ -91,7 +91,8 @@ function keyValue(w: ProtoWriter, field: number, attribute: Attribute): void {
 
 /** The protobuf wire format, written into one buffer. */
 class ProtoWriter {
-  private buf: Buffer;
+  // Over an ArrayBuffer of its own (never shared), which is what fetch takes as a body.
+  private buf: Buffer<ArrayBuffer>;
   private pos = 0;
 
   constructor(size = 64 * 1024) {
@@ -177,7 +178,7 @@ class ProtoWriter {
     this.pos += 8;
   }
 
-  finish(): Uint8Array {
+  finish(): Uint8Array<ArrayBuffer> {
     return this.buf.subarray(0, this.pos);
   }
 

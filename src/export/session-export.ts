@@ -26,9 +26,15 @@ export interface SessionExport {
 export function exportSession(
   files: SessionFiles,
   write: boolean,
-  options: Omit<SummaryOptions, 'otel'> & { readonly beforeCommit?: (summary: SessionSummary) => void; readonly spans?: SpanOptions; readonly live?: OtelExportStats } = {},
+  options: Omit<SummaryOptions, 'otel'> & {
+    readonly beforeCommit?: (summary: SessionSummary) => void;
+    readonly spans?: SpanOptions;
+    readonly live?: OtelExportStats;
+    /** The trail, when the caller has read it already. */
+    readonly trail?: TrailRead;
+  } = {},
 ): SessionExport {
-  const trail = readTrail(files.trail);
+  const trail = options.trail ?? readTrail(files.trail);
   const spans = write || options.live !== undefined ? buildSpans(trail.events, options.spans) : [];
   // Whatever the collector did not take is dropped: the file has every span, so the count is exact.
   const otel = options.live === undefined ? undefined : { ...options.live, dropped: Math.max(0, spans.length - options.live.exported) };

@@ -1,0 +1,282 @@
+/**
+ * What a session's report page shows, as one JSON-ready value: the report of `aura report show`
+ * (same readers, so Python Aura sessions work too), the chain checked against its seal and the
+ * trusted keys, and the timeline compacted so that a 100k-event session stays a page a browser
+ * opens (one array a row, kinds by index, each payload once as its canonical text).
+ *
+ * Everything here comes from files on disk and is untrusted: the page renders it as text only.
+ */
+
+import * as fs from 'node:fs';
+import { ruleType } from '../audit/conformance.js';
+import type { Finding } from '../audit/detector.js';
+import { sessionReport } from '../audit/session-report.js';
+import { AuraError } from '../errors.js';
+import { canonicalJson } from '../spine/canonical.js';
+import { objectOf, stringOf } from '../spine/json-shape.js';
+import { PythonNumber } from '../spine/python-number.js';
+import type { AuraEvent } from '../spine/record.js';
+import type { KeyRing } from '../spine/signing.js';
+import { readTrail } from '../spine/trail-reader.js';
+import type { ChainReport, ChainSeal } from '../spine/verify.js';
+import type { SessionFiles } from '../store/session-files.js';
+import { summarySeal } from '../store/summary-seal.js';
+
+/** Where a kind sits on the timeline: picks its colour and its filter group. */
+export type KindGroup = 'session' | 'turn' | 'model' | 'tool' | 'policy' | 'approval' | 'observer' | 'pii' | 'sequencer' | 'chain' | 'mcp' | 'other';
+
+/**
+ * One timeline row: `[event_id, timestamp, kind index, latency_ms or null, marker or null, payload text]`.
+ * A tuple, not an object, because keys repeated 100k times would be a third of the page.
+ */
+export type EventRow = [string, string, number, number | null, string | null, string];
+
+/** How the chain of the trail stands, for people. */
+export interface ChainStatus {
+  /** Re-checked from the trail, or only what a stored summary says (the trail is gone). */
+  readonly checked: boolean;
+  readonly hash_chain_valid: boolean | null;
+  readonly complete: boolean | null;
+  readonly events: number | null;
+  readonly reason: string | null;
+  readonly event_id: string | null;
+  readonly line: number | null;
+  readonly message: string | null;
+  /** `verified`, `unchecked` (signed, no trusted keys given), `unsigned` or `invalid`. */
+  readonly signatures: 'verified' | 'unchecked' | 'unsigned' | 'invalid';
+  readonly key_id: string | null;
+  readonly checkpoints: number;
+  /** The seal the trail was checked against (from the summary), if there is one. */
+  readonly seal: { readonly events: number; readonly first_hash: string | null; readonly head_hash: string | null; readonly signed: boolean } | null;
+  readonly first_hash: string | null;
+  readonly head_hash: string | null;
+}
+
+/** Events over time: counts in equal time buckets, per group. */
+export interface EventChart {
+  readonly start: string | null;
+  readonly end: string | null;
+  readonly buckets: readonly { readonly total: number; readonly groups: Readonly<Partial<Record<KindGroup, number>>> }[];
+}
+
+/** Everything the page shows. */
+export interface ReportPageModel {
+  readonly session_id: string;
+  readonly agent_ref: string | null;
+  readonly policy_version: string | null;
+  readonly opened_at: string | null;
+  readonly closed_at: string | null;
+  readonly verdict: string;
+  readonly source: 'trail' | 'summary';
+  readonly stored_by: string | null;
+  readonly disagreements: readonly string[];
+  readonly chain: ChainStatus;
+  readonly findings: readonly Finding[];
+  readonly scorecard: Readonly<Record<string, unknown>>;
+  readonly recommendations: readonly string[];
+  /** `[kind, group]` by index, as the rows refer to them. */
+  readonly kinds: readonly (readonly [string, KindGroup])[];
+  readonly events: readonly EventRow[];
+  /** The longest tool latency, so the page scales latency bars without a pass over the rows. */
+  readonly max_latency_ms: number;
+  readonly chart: EventChart;
+  readonly generator: string;
+}
+
+/** How the page is built. */
+export interface PageModelOptions {
+  /** Keep the operator's e-mail, name and subject (config `identity_export_pii`). */
+  readonly exportPii?: boolean;
+  /** Trusted public keys: with none, signatures read as `unchecked`. */
+  readonly keys?: KeyRing | null;
+  /** Names this aura in the page footer. */
+  readonly generator: string;
+}
+
+const CHART_BUCKETS = 60;
+
+/**
+ * Builds the page model of one session.
+ * @throws NotFoundError when there is neither a trail nor a summary; ReadError or AuraError `READ_FAILED` for an unreadable summary
+ */
+export function reportPageModel(files: SessionFiles, options: PageModelOptions): ReportPageModel {
+  // One read of the trail, against its seal and the trusted keys, serves the report and the timeline.
+  const seal = sealOf(files);
+  const trail = fs.existsSync(files.trail) ? readTrail(files.trail, seal ?? undefined, options.keys ? { keys: options.keys } : {}) : null;
+  const report = sessionReport(files, options.exportPii === true, trail ?? undefined);
+  const summary = report.summary;
+  const audit = summary.audit_report;
+  const kinds = new Map<string, number>();
+  const kindList: (readonly [string, KindGroup])[] = [];
+  let maxLatency = 0;
+  const rows: EventRow[] = (trail?.events ?? []).map((event) => {
+    let index = kinds.get(event.kind);
+    if (index === undefined) {
+      index = kindList.length;
+      kinds.set(event.kind, index);
+      kindList.push([event.kind, groupOf(event.kind)]);
+    }
+    const latency = numberOf(event.telemetry['latency_ms']);
+    if (latency !== null && latency > maxLatency) maxLatency = latency;
+    return [event.event_id, event.timestamp, index, latency, markerOf(event), canonicalJson(event.payload, 'payload')];
+  });
+  return {
+    session_id: files.sessionId,
+    agent_ref: stringOf(summary['agent_ref']) ?? stringOf(objectOf(summary['agent_ids'])['name']),
+    policy_version: stringOf(summary['policy_version']),
+    opened_at: stringOf(summary['opened_at']) ?? rows[0]?.[1] ?? null,
+    closed_at: stringOf(summary['closed_at']),
+    verdict: String(audit['verdict'] ?? 'unknown'),
+    source: report.source,
+    stored_by: report.stored_by,
+    disagreements: report.disagreements,
+    chain: trail === null ? storedChain(audit, seal) : chainStatus(trail.chain, seal),
+    findings: audit.findings,
+    scorecard: objectOf(audit['scorecard']),
+    recommendations: Array.isArray(audit['recommendations']) ? audit['recommendations'].map(String) : [],
+    kinds: kindList,
+    events: rows,
+    max_latency_ms: maxLatency,
+    chart: chartOf(trail?.events ?? [], kindList, kinds),
+    generator: options.generator,
+  };
+}
+
+/** The seal in the stored summary, if it has one. */
+function sealOf(files: SessionFiles): ChainSeal | null {
+  if (!fs.existsSync(files.summary)) return null;
+  try {
+    return summarySeal(files.summary);
+  } catch (error) {
+    // A summary without a seal is shown unsealed; sessionReport has already refused an unreadable one.
+    if (error instanceof AuraError && error.code === 'READ_FAILED') return null;
+    throw error;
+  }
+}
+
+function chainStatus(chain: ChainReport, seal: ChainSeal | null): ChainStatus {
+  const sig = chain.signatures;
+  const signatures = chain.reason === 'signature_invalid' ? 'invalid' : !sig.signed ? 'unsigned' : sig.verified === true ? 'verified' : 'unchecked';
+  return {
+    checked: true,
+    hash_chain_valid: chain.hash_chain_valid,
+    complete: chain.complete,
+    events: chain.events,
+    reason: chain.reason ?? null,
+    event_id: chain.event_id ?? null,
+    line: chain.line ?? null,
+    message: chain.message ?? null,
+    signatures,
+    key_id: sig.key_id,
+    checkpoints: sig.checkpoints,
+    seal: sealFacts(seal),
+    first_hash: chain.first_hash,
+    head_hash: chain.head_hash,
+  };
+}
+
+function sealFacts(seal: ChainSeal | null): ChainStatus['seal'] {
+  return seal === null ? null : { events: seal.events, first_hash: seal.first_hash ?? null, head_hash: seal.head_hash ?? null, signed: typeof seal.signature === 'string' };
+}
+
+/** With no trail, only what the summary says, marked as not re-checked. */
+function storedChain(audit: Readonly<Record<string, unknown>>, seal: ChainSeal | null): ChainStatus {
+  return {
+    checked: false,
+    hash_chain_valid: typeof audit['hash_chain_valid'] === 'boolean' ? audit['hash_chain_valid'] : null,
+    complete: null,
+    events: seal?.events ?? null,
+    reason: 'missing_trail',
+    event_id: null,
+    line: null,
+    message: 'the trail is missing: shown from the stored summary, not re-checked',
+    signatures: seal !== null && typeof seal.signature === 'string' ? 'unchecked' : 'unsigned',
+    key_id: seal?.key_id ?? null,
+    checkpoints: 0,
+    seal: sealFacts(seal),
+    first_hash: seal?.first_hash ?? null,
+    head_hash: seal?.head_hash ?? null,
+  };
+}
+
+/** The timeline group of a kind, by its name: kinds added later fall in `other` and still show. */
+export function groupOf(kind: string): KindGroup {
+  if (kind === 'constraint.approval_required' || kind === 'constraint.approved') return 'approval';
+  if (kind.startsWith('constraint.') || kind.startsWith('policy.') || kind === 'escalation.fired') return 'policy';
+  if (kind.startsWith('session.') || kind === 'membrane.ingress' || kind === 'goal.complete') return 'session';
+  if (kind.startsWith('turn.')) return 'turn';
+  if (kind.startsWith('model.')) return 'model';
+  if (kind.startsWith('tool.')) return 'tool';
+  if (kind.startsWith('observer.') || kind.startsWith('membrane.') || kind === 'conformance.drift' || kind === 'slo.missed') return 'observer';
+  if (kind.startsWith('middleware.')) return 'pii';
+  if (kind.startsWith('sequencer.')) return 'sequencer';
+  if (kind.startsWith('chain.')) return 'chain';
+  if (kind.startsWith('mcp.')) return 'mcp';
+  return 'other';
+}
+
+/** The short label a row carries beside its kind: who approved, which rule, what was masked. */
+function markerOf(event: AuraEvent): string | null {
+  const p = event.payload;
+  switch (event.kind) {
+    case 'constraint.approved':
+      return `approved by ${stringOf(p['principal']) ?? 'unnamed principal'}`;
+    case 'constraint.approval_required':
+      return `approval required: ${stringOf(p['tool']) ?? stringOf(objectOf(objectOf(p['pending_event'])['payload'])['tool']) ?? stringOf(p['request_id']) ?? ''}`;
+    case 'constraint.violated':
+      return `${p['audit_only'] === true ? 'recorded' : 'denied'}: ${ruleType(p['rule'])}`;
+    case 'observer.alert': {
+      // A loop alert names its pattern; a limit alert only its type (observers/break.ts, limit.ts).
+      const what = stringOf(p['pattern']) ?? stringOf(p['type']) ?? '';
+      const message = stringOf(p['message']);
+      return message === null || message.startsWith(what) ? `alert ${message ?? what}` : `alert ${what}: ${message}`;
+    }
+    case 'membrane.nudge':
+      return `nudge${stringOf(p['message']) === null ? '' : `: ${stringOf(p['message']) ?? ''}`}`;
+    case 'middleware.applied': {
+      const redactions = numberOf(p['redactions']);
+      const what = [stringOf(p['op']) ?? 'middleware', stringOf(p['strategy'])].filter((part) => part !== null).join(' ');
+      return redactions === null ? what : `${what}: ${redactions} masked`;
+    }
+    case 'sequencer.step.start':
+      return `step ${event.step_id ?? ''} ${stringOf(p['ref']) ?? stringOf(p['type']) ?? ''}`.trimEnd();
+    case 'sequencer.step.end':
+      return `step ${event.step_id ?? ''} ${stringOf(p['status']) ?? ''}`.trimEnd();
+    case 'mcp.session':
+      return stringOf(objectOf(p['client'])['name']) ?? stringOf(p['transport']);
+    case 'turn.start':
+    case 'turn.end':
+      return p['turn'] === undefined ? null : `turn ${String(p['turn'])}`;
+    default:
+      return stringOf(p['tool']);
+  }
+}
+
+function chartOf(events: readonly AuraEvent[], kindList: readonly (readonly [string, KindGroup])[], kinds: ReadonlyMap<string, number>): EventChart {
+  const times = events.map((event) => Date.parse(event.timestamp));
+  const valid = times.filter((t) => Number.isFinite(t));
+  if (valid.length === 0) return { start: null, end: null, buckets: [] };
+  let start = Infinity;
+  let end = -Infinity;
+  for (const t of valid) {
+    if (t < start) start = t;
+    if (t > end) end = t;
+  }
+  const span = Math.max(end - start, 1);
+  const buckets = Array.from({ length: CHART_BUCKETS }, () => ({ total: 0, groups: {} as Partial<Record<KindGroup, number>> }));
+  events.forEach((event, i) => {
+    const t = times[i] as number;
+    if (!Number.isFinite(t)) return;
+    const bucket = buckets[Math.min(CHART_BUCKETS - 1, Math.floor(((t - start) / span) * CHART_BUCKETS))] as (typeof buckets)[number];
+    const group = kindList[kinds.get(event.kind) ?? -1]?.[1] ?? 'other';
+    bucket.total++;
+    bucket.groups[group] = (bucket.groups[group] ?? 0) + 1;
+  });
+  return { start: new Date(start).toISOString(), end: new Date(end).toISOString(), buckets };
+}
+
+function numberOf(value: unknown): number | null {
+  // A float read from a trail may be a PythonNumber (spine/python-number.ts): its valueOf is the number.
+  const n = typeof value === 'number' ? value : value instanceof PythonNumber ? value.valueOf() : NaN;
+  return Number.isFinite(n) ? n : null;
+}

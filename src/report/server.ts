@@ -1,0 +1,152 @@
+/**
+ * `aura ui`: the sessions folder as web pages, read-only, on 127.0.0.1 only.
+ *
+ * Access needs the random token in the URL the command prints. The first request carries it as
+ * `?token=`; the answer sets it as an HttpOnly, SameSite=Strict cookie (named after the port, as
+ * cookies do not tell ports apart) and redirects to the same path without it, so the token does
+ * not linger in the address bar or history. Every other request needs the cookie (or the query).
+ * Without it the answer is 401; a Host header that is not this loopback address is refused (a
+ * DNS-rebinding page cannot reach it); anything but GET and HEAD is 405. A session id from the
+ * URL goes through the same gate as the CLI's (store/session-files.ts): nothing outside the
+ * sessions folder resolves, and a refused id is 404, like a missing one.
+ */
+
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import { AuraError } from '../errors.js';
+import type { KeyRing } from '../spine/signing.js';
+import { resolveSessionKey } from '../store/session-files.js';
+import { reportHtml, sessionsListHtml, type RenderedPage } from './html.js';
+import { sessionsListRows } from './list-model.js';
+import { reportPageModel } from './page-model.js';
+
+/** What the server serves. */
+export interface UiOptions {
+  readonly sessionsDir: string;
+  readonly keys: KeyRing | null;
+  readonly exportPii: boolean;
+  /** Names this aura in the pages. */
+  readonly generator: string;
+  /** The access token; random (32 bytes, base64url) when not given. */
+  readonly token?: string;
+}
+
+/** A running `aura ui`. */
+export interface UiServer {
+  readonly server: http.Server;
+  readonly port: number;
+  readonly token: string;
+  /** The URL to open: it carries the token. */
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+/** Starts the server on 127.0.0.1:`port` (0 picks a free port). */
+export async function serveUi(port: number, options: UiOptions): Promise<UiServer> {
+  const token = options.token ?? randomBytes(32).toString('base64url');
+  const digest = sha256(token);
+  const server = http.createServer((req, res) => {
+    try {
+      handle(req, res, listening, digest, options);
+    } catch (error) {
+      process.stderr.write(`aura ui: ${error instanceof Error ? error.message : String(error)}\n`);
+      if (!res.headersSent) answer(res, 500, 'internal error');
+    }
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => resolve());
+  });
+  const address = server.address();
+  const listening = typeof address === 'object' && address !== null ? address.port : port;
+  return {
+    server,
+    port: listening,
+    token,
+    url: `http://127.0.0.1:${listening}/?token=${token}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+function handle(req: http.IncomingMessage, res: http.ServerResponse, port: number, digest: Buffer, options: UiOptions): void {
+  if (req.headers.host !== `127.0.0.1:${port}` && req.headers.host !== `localhost:${port}`) return answer(res, 403, 'this server answers on loopback only');
+  const url = new URL(req.url ?? '/', `http://127.0.0.1:${port}`);
+  const cookie = `aura_ui_${port}`;
+  const fromQuery = url.searchParams.get('token');
+  const given = fromQuery ?? cookieValue(req.headers.cookie, cookie);
+  if (given === null || !timingSafeEqual(sha256(given), digest)) {
+    res.setHeader('WWW-Authenticate', 'Cookie');
+    return answer(res, 401, 'open the URL that aura ui printed: it carries the access token');
+  }
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    res.setHeader('Allow', 'GET, HEAD');
+    return answer(res, 405, 'read-only: GET and HEAD only');
+  }
+  if (fromQuery !== null) {
+    res.setHeader('Set-Cookie', `${cookie}=${given}; HttpOnly; SameSite=Strict; Path=/`);
+    url.searchParams.delete('token');
+    // One leading slash: '//host' would send the browser to another site.
+    res.setHeader('Location', url.pathname.replace(/^\/+/, '/') + url.search);
+    return answer(res, 303, 'signed in');
+  }
+  const page = route(url.pathname, options);
+  if (page === null) return answer(res, 404, 'not found');
+  res.statusCode = 200;
+  res.setHeader('Content-Type', 'text/html; charset=utf-8');
+  // The same policy as the page's meta tag, plus what only a header can say (no framing).
+  res.setHeader('Content-Security-Policy', `${page.csp}; frame-ancestors 'none'`);
+  securityHeaders(res);
+  res.end(req.method === 'HEAD' ? undefined : page.html);
+}
+
+/** The page at a path, or null for 404. */
+function route(pathname: string, options: UiOptions): RenderedPage | null {
+  if (pathname === '/') return sessionsListHtml(options.sessionsDir, sessionsListRows(options.sessionsDir, options.keys), options.generator);
+  const match = /^\/s\/([^/]+)$/.exec(pathname);
+  if (match === null) return null;
+  let key: string;
+  try {
+    key = decodeURIComponent(match[1] as string);
+  } catch {
+    return null;
+  }
+  try {
+    const files = resolveSessionKey(options.sessionsDir, key);
+    if (!fs.existsSync(files.trail) && !fs.existsSync(files.summary)) return null;
+    return reportHtml(reportPageModel(files, { exportPii: options.exportPii, keys: options.keys, generator: options.generator }), '/');
+  } catch (error) {
+    // A refused id (INVALID_SESSION_ID) or a file gone in the meantime (NOT_FOUND) is not there.
+    if (error instanceof AuraError && (error.code === 'INVALID_SESSION_ID' || error.code === 'NOT_FOUND')) return null;
+    throw error;
+  }
+}
+
+function cookieValue(header: string | undefined, name: string): string | null {
+  for (const part of (header ?? '').split(';')) {
+    const [key, ...value] = part.trim().split('=');
+    if (key === name) return value.join('=');
+  }
+  return null;
+}
+
+function sha256(text: string): Buffer {
+  return createHash('sha256').update(text, 'utf8').digest();
+}
+
+function securityHeaders(res: http.ServerResponse): void {
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.setHeader('Referrer-Policy', 'no-referrer');
+  res.setHeader('Cache-Control', 'no-store');
+}
+
+function answer(res: http.ServerResponse, status: number, message: string): void {
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+  securityHeaders(res);
+  res.end(`${status}: ${message}\n`);
+}

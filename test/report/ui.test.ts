@@ -1,0 +1,149 @@
+/**
+ * `aura ui` as a user runs it: the built binary on a free port, over a sessions folder holding
+ * an aura demo session and a Python Aura session; its pages in chromium, its gates over raw HTTP.
+ */
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as path from 'node:path';
+import { createInterface } from 'node:readline';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium, watchedPage } from '../helpers/browser.js';
+import { AURA_BIN, auraJson } from '../helpers/cli.js';
+import { AURA_PY, interopIndex } from '../helpers/fixtures.js';
+import { tempDir } from '../helpers/temp.js';
+
+interface Answer {
+  readonly status: number;
+  readonly headers: http.IncomingHttpHeaders;
+  readonly body: string;
+}
+
+/** One raw HTTP request to the server (any method, any Host header). */
+function request(port: number, target: string, options: { method?: string; headers?: Record<string, string> } = {}): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, path: target, method: options.method ?? 'GET', headers: options.headers ?? {} }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('aura ui', () => {
+  let browser: Browser;
+  let server: ChildProcess;
+  let url: URL;
+  let port: number;
+  let token: string;
+  let cookie: string;
+  let demoId: string;
+  const pythonId = interopIndex().sessions['policy_deny_tool']?.session_id as string;
+
+  beforeAll(async () => {
+    const home = tempDir();
+    demoId = String(auraJson(['demo'], { home }).json['session_id']);
+    for (const suffix of ['.jsonl', '.summary.json']) fs.copyFileSync(path.join(AURA_PY, 'sessions', `${pythonId}${suffix}`), path.join(home, 'sessions', `${pythonId}${suffix}`));
+    server = spawn(process.execPath, [AURA_BIN, 'ui', '--port', '0', '--json'], { env: { ...process.env, AURA_HOME: home, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const first = await new Promise<string>((resolve) => createInterface({ input: server.stdout as NodeJS.ReadableStream }).once('line', resolve));
+    url = new URL(String((JSON.parse(first) as { url: string }).url));
+    port = Number(url.port);
+    token = url.searchParams.get('token') as string;
+    cookie = `aura_ui_${port}=${token}`;
+    browser = await launchChromium();
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    if (server?.exitCode === null) server.kill('SIGKILL');
+  });
+
+  it('prints a loopback URL with a 32-byte base64url token', () => {
+    expect(url.hostname).toBe('127.0.0.1');
+    expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(Buffer.from(token, 'base64url')).toHaveLength(32);
+  });
+
+  it('renders the sessions list in the browser, sorts it, and opens a session report', async () => {
+    const origin = `http://127.0.0.1:${port}`;
+    const watch = await watchedPage(browser, (requested) => requested.startsWith(`${origin}/`));
+    const { page } = watch;
+    await page.goto(url.href);
+    // The token went into a cookie and out of the address bar.
+    expect(page.url()).toBe(`${origin}/`);
+    const rows = page.locator('table.sessions tbody tr');
+    expect(await rows.count()).toBe(2);
+    const ids = await rows.locator('td:first-child').allTextContents();
+    expect(ids.sort()).toEqual([demoId, pythonId].sort());
+    const demoRow = rows.filter({ hasText: demoId });
+    expect(await demoRow.textContent()).toContain('FAIL');
+    expect(await demoRow.textContent()).toContain('valid');
+
+    // Sorting by events: ascending, then descending.
+    const events = async (): Promise<number[]> => (await rows.locator('td:nth-child(4)').allTextContents()).map(Number);
+    await page.locator('th', { hasText: 'events' }).click();
+    const ascending = await events();
+    expect(ascending).toEqual([...ascending].sort((a, b) => a - b));
+    await page.locator('th', { hasText: 'events' }).click();
+    expect(await events()).toEqual([...ascending].reverse());
+
+    await page.locator(`a`, { hasText: demoId }).click();
+    await page.waitForSelector('#timeline .row');
+    expect(page.url()).toBe(`${origin}/s/${demoId}`);
+    expect(await page.locator('#verdict .badge').textContent()).toBe('FAIL');
+    await page.locator('a.back').click();
+    await page.waitForSelector('table.sessions');
+    expect(watch.errors).toEqual([]);
+    expect(watch.requests.every((r) => r.startsWith(`${origin}/`))).toBe(true);
+  });
+
+  it('answers 401 without the token, and with a wrong one', async () => {
+    for (const target of ['/', `/s/${demoId}`, '/s/aura_sess_x']) expect((await request(port, target)).status).toBe(401);
+    expect((await request(port, '/?token=wrong')).status).toBe(401);
+    expect((await request(port, '/', { headers: { Cookie: `aura_ui_${port}=${token.slice(1)}x` } })).status).toBe(401);
+  });
+
+  it('trades the token in the URL for an HttpOnly SameSite=Strict cookie, and redirects without it', async () => {
+    const answer = await request(port, `/s/${demoId}?token=${token}`);
+    expect(answer.status).toBe(303);
+    expect(answer.headers.location).toBe(`/s/${demoId}`);
+    expect(answer.headers['set-cookie']?.[0]).toBe(`${cookie}; HttpOnly; SameSite=Strict; Path=/`);
+    // Never to another site: a path that normalizes to '//host' stays on this one.
+    expect((await request(port, `/.//evil.example/?token=${token}`)).headers.location).toBe('/evil.example/');
+  });
+
+  it('answers 404 for paths outside the sessions folder and ids the gate refuses', async () => {
+    for (const target of ['/s/..%2F..%2Fetc%2Fpasswd', '/s/aura_sess_x', '/s/aura_sess_000000000000', '/s/%2Fetc%2Fpasswd', '/../../etc/passwd', '/s/%E0%A4%A', '/favicon.ico']) {
+      expect({ target, status: (await request(port, target, { headers: { Cookie: cookie } })).status }).toEqual({ target, status: 404 });
+    }
+    const page = await request(port, `/s/${demoId}.jsonl`, { headers: { Cookie: cookie } });
+    expect(page.status).toBe(200);
+    expect(page.headers['content-security-policy']).toContain("default-src 'none'");
+  });
+
+  it('is read-only: POST, PUT and DELETE get 405; HEAD gets the headers only', async () => {
+    for (const method of ['POST', 'PUT', 'DELETE']) {
+      const answer = await request(port, '/', { method, headers: { Cookie: cookie } });
+      expect(answer.status).toBe(405);
+      expect(answer.headers.allow).toBe('GET, HEAD');
+    }
+    const head = await request(port, '/', { method: 'HEAD', headers: { Cookie: cookie } });
+    expect(head.status).toBe(200);
+    expect(head.body).toBe('');
+  });
+
+  it('refuses a Host header other than its loopback address (DNS rebinding)', async () => {
+    expect((await request(port, '/', { headers: { Cookie: cookie, Host: `evil.example:${port}` } })).status).toBe(403);
+  });
+
+  it('stops on SIGTERM with exit code 0', async () => {
+    const exited = new Promise<number | null>((resolve) => server.once('exit', (code) => resolve(code)));
+    server.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  });
+});
