@@ -1,7 +1,6 @@
 /** `aura approve <session_id> <request_id> --principal P`: releases one call waiting for approval in a live session. */
 
 import type { AuraConfig } from '../config/config.js';
-import { InvalidOptionError } from '../errors.js';
 import { handOffApproval } from '../store/approval-handoff.js';
 import { EXIT, type CommandResult } from './output.js';
 
@@ -9,8 +8,7 @@ import { EXIT, type CommandResult } from './output.js';
  * Hands the approval to the process writing the session (the proxy), which records it in the
  * trail when the agent retries the call.
  */
-export function approveCommand(sessionKey: string, requestId: string, principal: string | undefined, config: AuraConfig): CommandResult {
-  if (principal === undefined) throw new InvalidOptionError('--principal', undefined, 'who approves (recorded with the approval)');
+export function approveCommand(sessionKey: string, requestId: string, principal: string, config: AuraConfig): CommandResult {
   const handed = handOffApproval(config.paths.sessions, sessionKey, requestId, principal);
   return {
     exitCode: EXIT.ok,

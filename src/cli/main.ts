@@ -204,9 +204,9 @@ function buildProgram(invocation: Invocation): Command {
     .description('approve a call waiting in a live session (aura proxy); the agent retries it and it goes through, once')
     .argument('<session_id>', 'aura_sess_ + 12 hex')
     .argument('<request_id>', 'the request id the refused call named')
-    .option('--principal <who>', 'who approves (required; recorded with the approval)')
+    .requiredOption('--principal <who>', 'who approves (recorded with the approval)')
     .addOption(json)
-    .action((id: string, requestId: string, flags: JsonFlag & { principal?: string }) => run(flags, () => approveCommand(id, requestId, flags.principal, configFor(global()))));
+    .action((id: string, requestId: string, flags: JsonFlag & { principal: string }) => run(flags, () => approveCommand(id, requestId, flags.principal, configFor(global()))));
 
   const sessions = program.command('sessions').description('the sessions folder');
   configCommand(sessions, 'list', 'list sessions: agent, opened, events, verdict, chain, state', sessionsListCommand);
