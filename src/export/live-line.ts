@@ -5,35 +5,27 @@
  * where they stand and only the three objects parsed; `agent_ids` and `telemetry` repeat from
  * line to line and are parsed once while they do. Spans are built from the same values a whole
  * parse gives. Any line not in that form (an escape in a plain field, a key where the layout has
- * none) is read whole by the caller, so the fast way never guesses.
+ * none) is left to the caller to read whole, so the fast way never guesses.
  */
 
 import type { AuraEvent, JsonObject } from '../spine/record.js';
 
-/** Thrown inside the reader when a line leaves the layout; never escapes it. */
-const OFF_LAYOUT = new Error('not a line in the layout the session writes');
-
-const AFTER = (key: string): string => `, "${key}": `;
-const PARENT_ID = AFTER('parent_id');
-const TRACE_ID = AFTER('trace_id');
-const SPAN_ID = AFTER('span_id');
-const STEP_ID = AFTER('step_id');
-const TASK_ID = AFTER('task_id');
-const SESSION_ID = AFTER('session_id');
-const AURA_ID = AFTER('aura_id');
-const AGENT_IDS = AFTER('agent_ids');
-const KIND = AFTER('kind');
-const TIMESTAMP = AFTER('timestamp');
-const PAYLOAD = AFTER('payload');
-const TELEMETRY = AFTER('telemetry');
-const PREV_HASH = AFTER('prev_hash');
-const CONTENT_HASH = AFTER('content_hash');
-const FIRST_KEY = '{"event_id": ';
+// Plain fields: strings with no escape (which would need decoding) or null.
+const TEXT = '"([^"\\\\]*)"';
+const NULLABLE = `(?:null|${TEXT})`;
+const HEAD = new RegExp(
+  `\\{"event_id": ${TEXT}, "parent_id": ${NULLABLE}, "trace_id": ${TEXT}, "span_id": ${NULLABLE}, "step_id": ${NULLABLE}, ` +
+    `"task_id": ${NULLABLE}, "session_id": ${TEXT}, "aura_id": ${TEXT}, "agent_ids": `,
+  'y',
+);
+const KIND_KEY = ', "kind": ';
+const MIDDLE = new RegExp(`, "kind": ${TEXT}, "timestamp": ${TEXT}, "payload": `, 'y');
+const TELEMETRY_KEY = ', "telemetry": ';
+const PREV_HASH_KEY = ', "prev_hash": ';
+const TAIL = new RegExp(`, "prev_hash": ${NULLABLE}, "content_hash": ${TEXT}\\}$`, 'y');
 
 /** Reads one session's lines; keeps the last `agent_ids` and `telemetry` it parsed. */
 export class TrailLineReader {
-  private line = '';
-  private at = 0;
   private agentIdsText = '';
   private agentIds: JsonObject = {};
   private telemetryText = '';
@@ -44,96 +36,60 @@ export class TrailLineReader {
 
   /** The event of a line as the session wrote it (no newline), or null when it must be read whole. */
   read(line: string): AuraEvent | null {
-    this.line = line;
-    this.at = 0;
+    HEAD.lastIndex = 0;
+    const head = HEAD.exec(line);
+    if (head === null) return null;
+    const agentIdsAt = HEAD.lastIndex;
+    const kindAt = line.indexOf(KIND_KEY, agentIdsAt);
+    MIDDLE.lastIndex = kindAt;
+    const middle = kindAt === -1 ? null : MIDDLE.exec(line);
+    if (middle === null) return null;
+    const payloadAt = MIDDLE.lastIndex;
+    // Searched from the end: a nested key of the same name can only come earlier.
+    const prevHashAt = line.lastIndexOf(PREV_HASH_KEY);
+    const telemetryAt = line.lastIndexOf(TELEMETRY_KEY, prevHashAt);
+    if (prevHashAt === -1 || telemetryAt < payloadAt) return null;
+    TAIL.lastIndex = prevHashAt;
+    const tail = TAIL.exec(line);
+    if (tail === null) return null;
     try {
-      return this.event();
+      // Cut at a nested key of the next top-level name, `agent_ids` or `telemetry` is a prefix or
+      // suffix of an object, which does not parse: such a line is read whole.
+      const agentIdsText = line.slice(agentIdsAt, kindAt);
+      if (agentIdsText !== this.agentIdsText) {
+        this.agentIds = this.object(agentIdsText);
+        this.agentIdsText = agentIdsText;
+      }
+      const telemetryText = line.slice(telemetryAt + TELEMETRY_KEY.length, prevHashAt);
+      if (telemetryText !== this.telemetryText) {
+        this.telemetry = this.object(telemetryText);
+        this.telemetryText = telemetryText;
+      }
+      return {
+        event_id: head[1] as string,
+        parent_id: head[2] ?? null,
+        trace_id: head[3] as string,
+        span_id: head[4] ?? null,
+        step_id: head[5] ?? null,
+        task_id: head[6] ?? null,
+        session_id: head[7] as string,
+        aura_id: head[8] as string,
+        agent_ids: this.agentIds,
+        kind: middle[1] as string,
+        timestamp: middle[2] as string,
+        payload: this.object(line.slice(payloadAt, telemetryAt)),
+        telemetry: this.telemetry,
+        prev_hash: tail[1] ?? null,
+        content_hash: tail[2] as string,
+      };
     } catch {
-      // Off the layout, or a prefix of an object (cut at a nested key named like the next
-      // top-level one), which does not parse.
       return null;
-    } finally {
-      this.line = '';
     }
-  }
-
-  private event(): AuraEvent {
-    this.expect(FIRST_KEY);
-    const event_id = this.string();
-    this.expect(PARENT_ID);
-    const parent_id = this.nullableString();
-    this.expect(TRACE_ID);
-    const trace_id = this.string();
-    this.expect(SPAN_ID);
-    const span_id = this.nullableString();
-    this.expect(STEP_ID);
-    const step_id = this.nullableString();
-    this.expect(TASK_ID);
-    const task_id = this.nullableString();
-    this.expect(SESSION_ID);
-    const session_id = this.string();
-    this.expect(AURA_ID);
-    const aura_id = this.string();
-    this.expect(AGENT_IDS);
-    const agentIdsText = this.objectText(KIND);
-    if (agentIdsText !== this.agentIdsText) {
-      this.agentIds = this.object(agentIdsText);
-      this.agentIdsText = agentIdsText;
-    }
-    this.expect(KIND);
-    const kind = this.string();
-    this.expect(TIMESTAMP);
-    const timestamp = this.string();
-    this.expect(PAYLOAD);
-    const payload = this.object(this.objectText(TELEMETRY));
-    this.expect(TELEMETRY);
-    const telemetryText = this.objectText(PREV_HASH);
-    if (telemetryText !== this.telemetryText) {
-      this.telemetry = this.object(telemetryText);
-      this.telemetryText = telemetryText;
-    }
-    this.expect(PREV_HASH);
-    const prev_hash = this.nullableString();
-    this.expect(CONTENT_HASH);
-    const content_hash = this.string();
-    if (this.at !== this.line.length - 1 || this.line.charCodeAt(this.at) !== 0x7d) throw OFF_LAYOUT;
-    return { event_id, parent_id, trace_id, span_id, step_id, task_id, session_id, aura_id, agent_ids: this.agentIds, kind, timestamp, payload, telemetry: this.telemetry, prev_hash, content_hash };
-  }
-
-  private expect(text: string): void {
-    if (!this.line.startsWith(text, this.at)) throw OFF_LAYOUT;
-    this.at += text.length;
-  }
-
-  /** A string with no escapes (ids, kinds, timestamps, hashes): its text as it stands. */
-  private string(): string {
-    if (this.line.charCodeAt(this.at) !== 0x22) throw OFF_LAYOUT;
-    const end = this.line.indexOf('"', this.at + 1);
-    if (end === -1) throw OFF_LAYOUT;
-    const value = this.line.slice(this.at + 1, end);
-    if (value.includes('\\')) throw OFF_LAYOUT;
-    this.at = end + 1;
-    return value;
-  }
-
-  private nullableString(): string | null {
-    if (!this.line.startsWith('null', this.at)) return this.string();
-    this.at += 4;
-    return null;
-  }
-
-  /** The text up to the next top-level key; a nested key of that name leaves a text that does not parse. */
-  private objectText(next: string): string {
-    const end = this.line.indexOf(next, this.at);
-    if (end === -1) throw OFF_LAYOUT;
-    const text = this.line.slice(this.at, end);
-    this.at = end;
-    return text;
   }
 
   private object(text: string): JsonObject {
     const value = this.parseObject(text);
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw OFF_LAYOUT;
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new TypeError('not an object');
     return value as JsonObject;
   }
 }
