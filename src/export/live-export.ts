@@ -25,7 +25,7 @@ const DEFAULT_LIMITS: LiveExportLimits = { maxQueue: 2048, maxBatch: 512, delayM
 const MAX_PENDING_LINES = 4096;
 // The shared ring of a session: lines the worker has not taken yet. When a line does not fit, the
 // worker is behind, and the line is left out (its spans are never built) rather than piling up.
-const RING_BYTES = 16 * 1024 * 1024;
+const DEFAULT_RING_BYTES = 16 * 1024 * 1024;
 // A line longer than the whole ring goes as text in the message, while this much such text is
 // waiting at most.
 const MAX_BACKLOG_CHARS = 64 * 1024 * 1024;
@@ -37,7 +37,7 @@ const STOP_MARGIN_MS = 500;
 /** The live exporter of one session. */
 export class LiveExport {
   private readonly session = ++sessionCount;
-  private readonly ring = Buffer.from(new SharedArrayBuffer(RING_BYTES));
+  private readonly ring: Buffer<SharedArrayBuffer>;
   /** Bytes written into the ring since the session opened (the worker reads up to where it is told). */
   private written = 0;
   /** Bytes of the ring the worker has taken: the rest must not be written over. */
@@ -61,6 +61,7 @@ export class LiveExport {
     private readonly closeTimeoutMs: number,
     options: LiveQueueOptions,
   ) {
+    this.ring = Buffer.from(new SharedArrayBuffer(options.limits.ringBytes ?? DEFAULT_RING_BYTES));
     this.latest = { endpoint: options.target.endpoint, protocol: options.target.protocol, exported: 0, dropped: 0 };
     openSessions++;
     liveWorker().on('message', this.onReport);
@@ -120,15 +121,16 @@ export class LiveExport {
 
   /** Copies a line into the ring (or, longer than the ring, posts it); false when it is left out. */
   private write(line: string): boolean {
-    const at = this.written % RING_BYTES;
-    const free = RING_BYTES - (this.written - this.taken);
+    const size = this.ring.length;
+    const at = this.written % size;
+    const free = size - (this.written - this.taken);
     const most = line.length * MAX_BYTES_PER_CHAR;
-    if (most <= free && most <= RING_BYTES - at) {
+    if (most <= free && most <= size - at) {
       this.written += this.ring.write(line, at, 'utf8');
       return true;
     }
     const bytes = Buffer.from(line, 'utf8');
-    if (bytes.length > RING_BYTES) {
+    if (bytes.length > size) {
       if (this.textBacklog > MAX_BACKLOG_CHARS) return false;
       // Order: what the ring holds before it goes first.
       this.post({ session: this.session, upTo: this.written, text: line, stepEnd: false });
@@ -138,7 +140,7 @@ export class LiveExport {
     }
     if (bytes.length > free) return false;
     // The line wraps around the end of the ring.
-    const head = Math.min(bytes.length, RING_BYTES - at);
+    const head = Math.min(bytes.length, size - at);
     bytes.copy(this.ring, at, 0, head);
     bytes.copy(this.ring, 0, head);
     this.written += bytes.length;

@@ -30,6 +30,8 @@ export interface LiveExportLimits {
   readonly maxQueue: number;
   readonly maxBatch: number;
   readonly delayMs: number;
+  /** Bytes of the ring that carries lines to the export thread (live-export.ts). */
+  readonly ringBytes?: number;
 }
 
 /** How the queue is set up (what crosses to its thread). */
