@@ -22,7 +22,8 @@ const HEX_DIGITS = Int8Array.from({ length: 128 }, (_, code) => '0123456789abcde
 
 /** The bytes of an `ExportTraceServiceRequest` with one resource and scope. */
 export function otlpProto(source: SpanSource, spans: readonly Span[]): Uint8Array<ArrayBuffer> {
-  const w = new ProtoWriter();
+  // Room for a typical span each up front: growing copies the buffer.
+  const w = new ProtoWriter(1024 + spans.length * 1024);
   const resourceSpans = w.fork(1);
   const resource = w.fork(1);
   for (const attribute of source.resource) keyValue(w, 1, attribute);
