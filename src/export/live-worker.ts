@@ -4,6 +4,7 @@
  * and dropped.
  */
 
+import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { LiveSpanQueue, type LiveQueueOptions, type OtelExportStats } from './live-queue.js';
 
@@ -41,8 +42,17 @@ function ringText(ring: Buffer, from: number, upTo: number): string {
   return Buffer.concat([ring.subarray(start), ring.subarray(0, end - ring.length)]).toString('utf8');
 }
 
+// Background work: on a busy machine the sessions' threads come first. Linux gives each thread
+// its own nice value, so this lowers this thread only; where it cannot, nothing changes.
+const BACKGROUND_NICE = 10;
+
 const port = parentPort;
 if (port !== null) {
+  try {
+    setPriority(BACKGROUND_NICE);
+  } catch {
+    // Not permitted or not supported: the thread runs at the process's priority.
+  }
   const sessions = new Map<number, LiveSession>();
   const report = (session: number, stats: OtelExportStats, final: boolean): void => port.postMessage({ session, stats, final } satisfies LiveWorkerReport);
   port.on('message', (message: LiveWorkerMessage) => {
