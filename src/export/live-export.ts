@@ -1,12 +1,13 @@
 /**
  * Live export: spans pushed to a collector while the session runs (config `otel.endpoint`).
  *
- * The session's thread does only what `emit` can afford: it keeps each written trail line and,
- * once the current synchronous step is over, hands the lines to a worker thread (one for the
- * process, shared by its sessions), which builds the spans, batches them and sends them
- * (live-queue.ts). So a slow collector, span building and
- * protobuf encoding never cost `emit` more than a string append; `close` waits for the worker at
- * most the configured `close_timeout_ms` (plus a margin for the thread to answer).
+ * The session's thread does only what `emit` can afford: it copies each written trail line into
+ * a ring of memory shared with a worker thread (one for the process, shared by its sessions) and,
+ * once the current synchronous step is over, tells the worker how far the ring is filled; the
+ * worker builds the spans, batches them and sends them (live-queue.ts). So a slow collector, span
+ * building and protobuf encoding never cost `emit` more than copying the line's bytes (a message
+ * carrying the text costs several times that to clone); `close` waits for the worker at most the
+ * configured `close_timeout_ms` (plus a margin for the thread to answer).
  */
 
 import { createRequire } from 'node:module';
@@ -22,25 +23,37 @@ export type { OtelExportStats } from './live-queue.js';
 const DEFAULT_LIMITS: LiveExportLimits = { maxQueue: 2048, maxBatch: 512, delayMs: 200 };
 // Lines kept before they go to the worker even mid-step: a long synchronous loop stays bounded.
 const MAX_PENDING_LINES = 4096;
-// Text handed to the worker and not yet taken: past this the worker is behind, and lines are left
-// out (their spans then count as dropped) rather than piling up in memory.
+// The shared ring of a session: lines the worker has not taken yet. When a line does not fit, the
+// worker is behind, and the line is left out (its spans are never built) rather than piling up.
+const DEFAULT_RING_BYTES = 16 * 1024 * 1024;
+// A line longer than the whole ring goes as text in the message, while this much such text is
+// waiting at most.
 const MAX_BACKLOG_CHARS = 64 * 1024 * 1024;
+// UTF-8 takes at most three bytes for each UTF-16 code unit.
+const MAX_BYTES_PER_CHAR = 3;
 // Time for the worker to answer after its own deadline.
 const STOP_MARGIN_MS = 500;
 
 /** The live exporter of one session. */
 export class LiveExport {
   private readonly session = ++sessionCount;
-  private pending = '';
+  private readonly ring: Buffer<SharedArrayBuffer>;
+  /** Bytes written into the ring since the session opened (the worker reads up to where it is told). */
+  private written = 0;
+  /** Bytes of the ring the worker has taken: the rest must not be written over. */
+  private taken = 0;
   private pendingLines = 0;
   private flushScheduled = false;
-  /** Characters posted to the worker that it has not yet taken. */
-  private backlog = 0;
+  /** Characters of long lines posted as text that the worker has not yet taken. */
+  private textBacklog = 0;
   /** The worker's last account, what close reports if the worker does not answer in time. */
   private latest: OtelExportStats;
   private readonly onReport = (report: LiveWorkerReport): void => {
     if (report.session !== this.session) return;
-    if ('taken' in report) this.backlog -= report.taken;
+    if ('taken' in report) {
+      this.taken = report.taken;
+      this.textBacklog -= report.textTaken;
+    }
     else this.latest = report.stats;
   };
 
@@ -48,10 +61,11 @@ export class LiveExport {
     private readonly closeTimeoutMs: number,
     options: LiveQueueOptions,
   ) {
+    this.ring = Buffer.from(new SharedArrayBuffer(options.limits.ringBytes ?? DEFAULT_RING_BYTES));
     this.latest = { endpoint: options.target.endpoint, protocol: options.target.protocol, exported: 0, dropped: 0 };
     openSessions++;
     liveWorker().on('message', this.onReport);
-    this.post({ session: this.session, open: options });
+    this.post({ session: this.session, open: options, ring: this.ring.buffer });
   }
 
   /**
@@ -67,8 +81,7 @@ export class LiveExport {
 
   /** Takes a trail line as written. Never throws, never waits. */
   add(line: string): void {
-    if (this.backlog > MAX_BACKLOG_CHARS) return;
-    this.pending += line;
+    if (!this.write(line)) return;
     if (++this.pendingLines >= MAX_PENDING_LINES) this.flush(false);
     if (this.flushScheduled) return;
     this.flushScheduled = true;
@@ -106,11 +119,37 @@ export class LiveExport {
     }
   }
 
+  /** Copies a line into the ring (or, longer than the ring, posts it); false when it is left out. */
+  private write(line: string): boolean {
+    const size = this.ring.length;
+    const at = this.written % size;
+    const free = size - (this.written - this.taken);
+    const most = line.length * MAX_BYTES_PER_CHAR;
+    if (most <= free && most <= size - at) {
+      this.written += this.ring.write(line, at, 'utf8');
+      return true;
+    }
+    const bytes = Buffer.from(line, 'utf8');
+    if (bytes.length > size) {
+      if (this.textBacklog > MAX_BACKLOG_CHARS) return false;
+      // Order: what the ring holds before it goes first.
+      this.post({ session: this.session, upTo: this.written, text: line, stepEnd: false });
+      this.textBacklog += line.length;
+      this.pendingLines = 0;
+      return true;
+    }
+    if (bytes.length > free) return false;
+    // The line wraps around the end of the ring.
+    const head = Math.min(bytes.length, size - at);
+    bytes.copy(this.ring, at, 0, head);
+    bytes.copy(this.ring, 0, head);
+    this.written += bytes.length;
+    return true;
+  }
+
   private flush(stepEnd: boolean): void {
-    if (this.pending === '' && !stepEnd) return;
-    this.post({ session: this.session, lines: this.pending, stepEnd });
-    this.backlog += this.pending.length;
-    this.pending = '';
+    if (this.pendingLines === 0 && !stepEnd) return;
+    this.post({ session: this.session, upTo: this.written, text: '', stepEnd });
     this.pendingLines = 0;
   }
 

@@ -10,6 +10,7 @@
 
 import { parseJsonLossless } from '../spine/json-reader.js';
 import type { AuraEvent } from '../spine/record.js';
+import { TrailLineReader } from './live-line.js';
 import { spanSourceOf, type SpanSource } from './otel.js';
 import { sendSpans, type OtlpTarget } from './otlp-http.js';
 import { SpanBuilder, type Span } from './spans.js';
@@ -29,6 +30,8 @@ export interface LiveExportLimits {
   readonly maxQueue: number;
   readonly maxBatch: number;
   readonly delayMs: number;
+  /** Bytes of the ring that carries lines to the export thread (live-export.ts). */
+  readonly ringBytes?: number;
 }
 
 /** How the queue is set up (what crosses to its thread). */
@@ -57,6 +60,7 @@ export class LiveSpanQueue {
    * it needs the lossless reader (`1.0` stays `1.0`, big integers stay exact).
    */
   private readonly parse: (text: string) => unknown;
+  private readonly reader: TrailLineReader;
 
   /** `onSent` hears the counts after each batch. */
   constructor(
@@ -67,6 +71,7 @@ export class LiveSpanQueue {
     this.limits = options.limits;
     this.builder = new SpanBuilder((span) => this.enqueue(span), { captureToolContent: options.captureToolContent });
     this.parse = options.captureToolContent ? parseJsonLossless : JSON.parse;
+    this.reader = new TrailLineReader(this.parse);
   }
 
   /**
@@ -78,7 +83,7 @@ export class LiveSpanQueue {
     for (const line of text.split('\n')) {
       if (line === '') continue;
       try {
-        const event = this.parse(line) as AuraEvent;
+        const event = this.reader.read(line) ?? (this.parse(line) as AuraEvent);
         this.source ??= spanSourceOf(event.session_id, event.aura_id);
         this.builder.add(event);
       } catch {

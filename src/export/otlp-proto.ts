@@ -15,10 +15,15 @@ const FIXED64 = 1;
 const LENGTH_DELIMITED = 2;
 // A length prefix of up to 2^35 bytes: more than any request.
 const MAX_PREFIX = 5;
+// ASCII texts up to this long are copied byte by byte rather than through the encoder.
+const SHORT_TEXT = 96;
+// The value of each hex digit, by character code; -1 for any other character.
+const HEX_DIGITS = Int8Array.from({ length: 128 }, (_, code) => '0123456789abcdef'.indexOf(String.fromCharCode(code).toLowerCase()));
 
 /** The bytes of an `ExportTraceServiceRequest` with one resource and scope. */
 export function otlpProto(source: SpanSource, spans: readonly Span[]): Uint8Array<ArrayBuffer> {
-  const w = new ProtoWriter();
+  // Room for a typical span each up front: growing copies the buffer.
+  const w = new ProtoWriter(1024 + spans.length * 1024);
   const resourceSpans = w.fork(1);
   const resource = w.fork(1);
   for (const attribute of source.resource) keyValue(w, 1, attribute);
@@ -77,26 +82,45 @@ function keyField(key: string): Buffer {
 }
 
 function keyValue(w: ProtoWriter, field: number, attribute: Attribute): void {
-  const at = w.fork(field);
-  w.raw(keyField(attribute.key));
-  const value = w.fork(2);
+  const key = keyField(attribute.key);
   const v = attribute.value;
-  if (typeof v === 'string') w.string(1, v);
-  else if (typeof v === 'boolean') w.uint(2, v ? 1 : 0);
+  if (typeof v === 'string') {
+    // Most values are strings: their sizes are known up front, so no room is left and moved back.
+    const length = Buffer.byteLength(v, 'utf8');
+    const anyValue = 1 + varintSize(length) + length;
+    w.lengthPrefix(field, key.length + 1 + varintSize(anyValue) + anyValue);
+    w.raw(key);
+    w.lengthPrefix(2, anyValue);
+    w.stringOfLength(1, v, length);
+    return;
+  }
+  const at = w.fork(field);
+  w.raw(key);
+  const value = w.fork(2);
+  if (typeof v === 'boolean') w.uint(2, v ? 1 : 0);
   else if (typeof v === 'bigint') w.int64(3, v);
   else w.double(4, v);
   w.join(value);
   w.join(at);
 }
 
+/** The bytes a varint of `value` takes. */
+function varintSize(value: number): number {
+  let size = 1;
+  for (let rest = value; rest > 0x7f; rest = Math.floor(rest / 128)) size++;
+  return size;
+}
+
 /** The protobuf wire format, written into one buffer. */
 class ProtoWriter {
   // Over an ArrayBuffer of its own (never shared), which is what fetch takes as a body.
   private buf: Buffer<ArrayBuffer>;
+  private view: DataView;
   private pos = 0;
 
   constructor(size = 64 * 1024) {
     this.buf = Buffer.allocUnsafe(size);
+    this.view = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.length);
   }
 
   /** Starts a length-delimited field; returns where its room for the length begins. */
@@ -126,11 +150,30 @@ class ProtoWriter {
   }
 
   string(field: number, text: string): void {
-    const length = Buffer.byteLength(text, 'utf8');
+    this.stringOfLength(field, text, Buffer.byteLength(text, 'utf8'));
+  }
+
+  /** A string whose UTF-8 length the caller has measured. */
+  stringOfLength(field: number, text: string, length: number): void {
     this.tag(field, LENGTH_DELIMITED);
     this.varint(length);
     this.ensure(length);
-    this.pos += this.buf.write(text, this.pos, 'utf8');
+    if (length !== text.length || length > SHORT_TEXT) {
+      this.pos += this.buf.write(text, this.pos, 'utf8');
+      return;
+    }
+    // As many bytes as characters: ASCII, each byte its code. Short texts (ids, names, hashes)
+    // are copied here, cheaper than a call into the encoder.
+    const buf = this.buf;
+    let pos = this.pos;
+    for (let i = 0; i < length; i++) buf[pos++] = text.charCodeAt(i);
+    this.pos = pos;
+  }
+
+  /** The tag and length of a length-delimited field whose body comes next. */
+  lengthPrefix(field: number, length: number): void {
+    this.tag(field, LENGTH_DELIMITED);
+    this.varint(length);
   }
 
   /** Bytes given as hex (trace and span ids). */
@@ -139,13 +182,21 @@ class ProtoWriter {
     this.tag(field, LENGTH_DELIMITED);
     this.varint(length);
     this.ensure(length);
-    this.pos += this.buf.write(text, this.pos, 'hex');
+    // As Buffer's hex decoding does: pair by pair, stopping at the first that is not hex.
+    const buf = this.buf;
+    for (let i = 0; i < length; i++) {
+      const high = HEX_DIGITS[text.charCodeAt(2 * i)] ?? -1;
+      const low = HEX_DIGITS[text.charCodeAt(2 * i + 1)] ?? -1;
+      if (high < 0 || low < 0) break;
+      buf[this.pos++] = high * 16 + low;
+    }
   }
 
   /** Bytes already in wire format. */
-  raw(bytes: Buffer): void {
+  raw(bytes: Uint8Array): void {
     this.ensure(bytes.length);
-    this.pos += bytes.copy(this.buf, this.pos);
+    this.buf.set(bytes, this.pos);
+    this.pos += bytes.length;
   }
 
   uint(field: number, value: number): void {
@@ -167,7 +218,7 @@ class ProtoWriter {
   fixed64(field: number, value: bigint): void {
     this.tag(field, FIXED64);
     this.ensure(8);
-    this.buf.writeBigUInt64LE(BigInt.asUintN(64, value), this.pos);
+    this.view.setBigUint64(this.pos, BigInt.asUintN(64, value), true);
     this.pos += 8;
   }
 
@@ -202,5 +253,6 @@ class ProtoWriter {
     const grown = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.pos + bytes));
     this.buf.copy(grown, 0, 0, this.pos);
     this.buf = grown;
+    this.view = new DataView(grown.buffer, grown.byteOffset, grown.length);
   }
 }

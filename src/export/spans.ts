@@ -100,6 +100,7 @@ interface McpSession {
 /** The session's span while it is open: known from the first event on. */
 interface OpenRoot {
   readonly first: AuraEvent;
+  readonly start: bigint;
   readonly spanId: string;
   readonly traceId: string;
   readonly events: SpanEvent[];
@@ -123,7 +124,7 @@ export class SpanBuilder {
   /** Takes the next event of the trail. */
   add(event: AuraEvent): void {
     if (this.finished) return;
-    this.root ??= { first: event, spanId: spanIdOf(event.event_id), traceId: traceIdOf(event), events: [], dropped: 0 };
+    this.root ??= { first: event, start: nanos(event), spanId: spanIdOf(event.event_id), traceId: traceIdOf(event), events: [], dropped: 0 };
     this.last = event;
     this.noteRootFacts(event);
     const pending = this.calls.find((call) => call.resultEventId !== null);
@@ -188,7 +189,7 @@ export class SpanBuilder {
     if (this.finished || this.root === null || this.last === null) return;
     this.finished = true;
     for (const call of [...this.calls]) this.endCall(call, nanos(this.last));
-    const { first, spanId, traceId, events, dropped } = this.root;
+    const { first, start, spanId, traceId, events, dropped } = this.root;
     const agent = stringOf(this.rootFacts.get(AURA.agentRef)) ?? first.aura_id;
     const attributes: Attribute[] = [
       { key: GEN_AI.operationName, value: OPERATION.invokeAgent },
@@ -200,7 +201,6 @@ export class SpanBuilder {
     ];
     addPromoted(attributes, first);
     for (const [key, value] of this.rootFacts) setAttribute(attributes, key, value);
-    const start = nanos(first);
     this.onSpan({
       traceId,
       spanId,
@@ -266,8 +266,7 @@ export class SpanBuilder {
     const end = nanos(event);
     // A result with nothing before it: the call began its latency earlier, but not before the session.
     const latency = event.telemetry['latency_ms'];
-    const rootStart = nanos(this.openRoot.first);
-    const start = typeof latency === 'number' && latency > 0 && event.kind !== 'tool.intent' ? maxOf(rootStart, end - BigInt(Math.round(latency * 1e6))) : end;
+    const start = typeof latency === 'number' && latency > 0 && event.kind !== 'tool.intent' ? maxOf(this.openRoot.start, end - BigInt(Math.round(latency * 1e6))) : end;
     const call: OpenCall = { spanId: spanIdOf(event.event_id), tool, start, opening: event, attributes, events: [], members: new Set(), dropped: 0, sawCall: false, resultEventId: null, end, error: null };
     if (event.kind !== 'tool.intent') this.addEvent(call, event);
     if (this.calls.length >= MAX_OPEN_CALLS) this.endCall(this.calls[0] as OpenCall);
@@ -442,11 +441,20 @@ function traceIdOf(event: AuraEvent): string {
 
 const TIMESTAMP = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})$/;
 
-// Events come many to a second: the whole seconds of the last one are kept.
+// Events come many to a second: the whole seconds of the last one are kept; and an event's time
+// is asked for several times in a row (its span, its span event, its call's end).
 let lastSecond: { readonly text: string; readonly zone: string; readonly nanos: bigint } = { text: '', zone: '', nanos: 0n };
+let lastTimestamp: { readonly text: string; readonly nanos: bigint } = { text: '', nanos: 0n };
 
 /** Nanoseconds since the epoch of an ISO 8601 timestamp with up to nanosecond digits; 0 if unreadable. */
 export function unixNanos(timestamp: string): bigint {
+  if (timestamp === lastTimestamp.text) return lastTimestamp.nanos;
+  const nanos = readUnixNanos(timestamp);
+  lastTimestamp = { text: timestamp, nanos };
+  return nanos;
+}
+
+function readUnixNanos(timestamp: string): bigint {
   const match = TIMESTAMP.exec(timestamp);
   if (match === null) return 0n;
   const [, second = '', fraction = '', zone = ''] = match;
