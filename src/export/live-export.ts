@@ -10,6 +10,7 @@
  * configured `close_timeout_ms` (plus a margin for the thread to answer).
  */
 
+import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -169,6 +170,10 @@ let worker: Worker | null = null;
 /** The process's live-export thread, started with the first session that needs it. */
 function liveWorker(): Worker {
   if (worker === null) {
+    // The worker lowers its own priority, and threads inherit their creator's: libuv's pool must
+    // be started here first, or a lookup of the collector's host from the worker would start it
+    // and slow every async file, crypto and zlib call of the host process.
+    fs.access('.', () => undefined);
     const started = startWorker();
     // Only a closing session keeps the process alive for it.
     started.unref();
