@@ -2,7 +2,7 @@
 
 import * as fs from 'node:fs';
 import { resolveConfig, type AuraConfig } from '../config/config.js';
-import { NotFoundError } from '../errors.js';
+import { InvalidOptionError, NotFoundError } from '../errors.js';
 import { KeyRing } from '../spine/signing.js';
 
 /** The global options of `aura`. */
@@ -40,4 +40,14 @@ export function keysFor(options: KeyOptions, config: AuraConfig): KeyRing | null
   }
   const home = KeyRing.load(config.paths.keys);
   return home.list().length > 0 ? home : null;
+}
+
+/**
+ * A port flag (`--http`, `--port`): decimal digits, 0 to 65535, 0 for any free port.
+ * @throws InvalidOptionError naming the flag
+ */
+export function portOption(flag: string, value: string): number {
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port > 65535) throw new InvalidOptionError(flag, value, 'a port number (0 for any free port)');
+  return port;
 }

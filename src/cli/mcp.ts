@@ -3,8 +3,10 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { AuraConfig } from '../config/config.js';
 import { InvalidOptionError } from '../errors.js';
+import { portOption } from './context.js';
 import { FindingsService } from '../mcp/findings-service.js';
 import { readTokens, serveHttp } from '../mcp/http.js';
+import { listeningPort } from '../mcp/loopback.js';
 import { buildServer } from '../mcp/server.js';
 import { EXIT, type CommandResult } from './output.js';
 
@@ -27,12 +29,10 @@ export async function mcpCommand(options: McpOptions, config: AuraConfig): Promi
     await closed;
     return { exitCode: EXIT.ok, json: null, human: '', quiet: true };
   }
-  const port = Number(options.http);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InvalidOptionError('--http', options.http, 'a port number (0 for any free port)');
+  const port = portOption('--http', options.http);
   if (options.tokens === undefined) throw new InvalidOptionError('--tokens', undefined, 'a tokens file: the HTTP server never answers without authentication');
   const server = await serveHttp(port, readTokens(options.tokens));
-  const address = server.address();
-  process.stderr.write(`aura mcp: listening on http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : port}/mcp\n`);
+  process.stderr.write(`aura mcp: listening on http://127.0.0.1:${listeningPort(server)}/mcp\n`);
   await new Promise<void>((resolve) => {
     const stop = (): void => {
       server.close(() => resolve());

@@ -8,7 +8,9 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { AuraConfig } from '../config/config.js';
 import { InvalidOptionError } from '../errors.js';
+import { portOption } from './context.js';
 import { readTokens } from '../mcp/http.js';
+import { listeningPort } from '../mcp/loopback.js';
 import { ProxyConnection, readProxyProfile, type ProxySettings } from '../mcp/proxy.js';
 import { serveProxyHttp } from '../mcp/proxy-http.js';
 import type { UpstreamSpec } from '../mcp/upstream.js';
@@ -43,12 +45,10 @@ export async function proxyCommand(command: readonly string[], options: ProxyOpt
     process.off('SIGINT', stop);
     return { exitCode: end.reason === 'connect_failed' ? EXIT.usage : EXIT.ok, json: null, human: '', quiet: true };
   }
-  const port = Number(options.http);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InvalidOptionError('--http', options.http, 'a port number (0 for any free port)');
+  const port = portOption('--http', options.http);
   if (options.tokens === undefined) throw new InvalidOptionError('--tokens', undefined, 'a tokens file: the HTTP server never answers without authentication');
   const proxy = await serveProxyHttp(port, readTokens(options.tokens), settings);
-  const address = proxy.server.address();
-  log(`listening on http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : port}/mcp`);
+  log(`listening on http://127.0.0.1:${listeningPort(proxy.server)}/mcp`);
   await new Promise<void>((resolve) => {
     const stop = (): void => void proxy.stop().then(() => resolve());
     process.once('SIGTERM', stop);

@@ -1,7 +1,7 @@
 /** `aura ui [--port P]`: the sessions folder and each session's report in a browser, on loopback. */
 
 import type { AuraConfig } from '../config/config.js';
-import { InvalidOptionError } from '../errors.js';
+import { portOption } from './context.js';
 import { serveUi } from '../report/server.js';
 import type { KeyRing } from '../spine/signing.js';
 import { VERSION } from '../version.js';
@@ -17,11 +17,10 @@ export interface UiCommandOptions {
 /**
  * Serves until SIGINT or SIGTERM, then exits 0. The URL (with its access token) is printed as
  * soon as the server listens: on stdout, as one JSON line with `--json`.
- * @throws InvalidOptionError for a port that is not 0–65535
+ * @throws InvalidOptionError for a port that is not 0–65535 in decimal digits
  */
 export async function uiCommand(options: UiCommandOptions, config: AuraConfig): Promise<CommandResult> {
-  const port = Number(options.port ?? '0');
-  if (!/^\d+$/.test(options.port ?? '0') || port > 65535) throw new InvalidOptionError('--port', options.port, 'a port number (0 for any free port)');
+  const port = portOption('--port', options.port ?? '0');
   const ui = await serveUi(port, { sessionsDir: config.paths.sessions, keys: options.keys, exportPii: config.values['identity_export_pii'] === true, generator: `aura-harness ${VERSION}` });
   process.stdout.write(options.json ? `${JSON.stringify({ url: ui.url, port: ui.port, sessions_dir: config.paths.sessions })}\n` : `aura ui: ${ui.url}\n  serving ${config.paths.sessions} read-only on 127.0.0.1 (Ctrl-C to stop)\n`);
   await new Promise<void>((resolve) => {

@@ -6,7 +6,7 @@
  * the caller's folders, so no state leaks from one caller to the next.
  */
 
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import * as http from 'node:http';
 import * as path from 'node:path';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -14,6 +14,7 @@ import { parseDocument } from 'yaml';
 import * as fs from 'node:fs';
 import { ConfigError } from '../errors.js';
 import { FindingsService } from './findings-service.js';
+import { isLoopbackHost, listenOnLoopback, listeningPort, secretDigest } from './loopback.js';
 import { buildServer } from './server.js';
 
 /** One token's authority: the sessions folders it may read. */
@@ -41,21 +42,17 @@ export function readTokens(file: string): Grant[] {
   if (value === null || !Array.isArray(value.tokens) || value.tokens.length === 0) throw new ConfigError(file, 1, 'expected tokens: [{sha256, folders: [...]}, ...]');
   return value.tokens.map((entry: unknown, i: number) => {
     const grant = (entry ?? {}) as { sha256?: unknown; token?: unknown; folders?: unknown };
-    const digest = typeof grant.sha256 === 'string' && /^[0-9a-f]{64}$/.test(grant.sha256) ? Buffer.from(grant.sha256, 'hex') : typeof grant.token === 'string' && grant.token.length >= 16 ? sha256(grant.token) : null;
+    const digest = typeof grant.sha256 === 'string' && /^[0-9a-f]{64}$/.test(grant.sha256) ? Buffer.from(grant.sha256, 'hex') : typeof grant.token === 'string' && grant.token.length >= 16 ? secretDigest(grant.token) : null;
     if (digest === null) throw new ConfigError(file, null, `tokens[${i}] needs sha256 (64 hex) or a token of at least 16 characters`);
     if (!Array.isArray(grant.folders) || grant.folders.length === 0 || grant.folders.some((f) => typeof f !== 'string')) throw new ConfigError(file, null, `tokens[${i}].folders must list sessions folders`);
     return { digest, folders: (grant.folders as string[]).map((f) => path.resolve(path.dirname(file), f)) };
   });
 }
 
-function sha256(text: string): Buffer {
-  return createHash('sha256').update(text, 'utf8').digest();
-}
-
 function grantOf(grants: readonly Grant[], header: string | undefined): Grant | null {
   const match = /^Bearer ([^\s]+)$/.exec(header ?? '');
   if (match === null) return null;
-  const digest = sha256(match[1] as string);
+  const digest = secretDigest(match[1] as string);
   // Compare digests in constant time, every grant, so timing says nothing about which matched.
   let found: Grant | null = null;
   for (const grant of grants) if (timingSafeEqual(grant.digest, digest)) found = grant;
@@ -76,9 +73,7 @@ export async function serveHttp(port: number, grants: readonly Grant[]): Promise
  * 403 or 401 itself and returns null; else the caller's grant.
  */
 export function authorize(req: http.IncomingMessage, res: http.ServerResponse, server: http.Server, grants: readonly Grant[]): Grant | null {
-  const address = server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : 0;
-  if (req.headers.host !== `127.0.0.1:${port}` && req.headers.host !== `localhost:${port}`) {
+  if (!isLoopbackHost(req, listeningPort(server))) {
     refuse(res, 403, 'this server answers on loopback only');
     return null;
   }
@@ -88,14 +83,6 @@ export function authorize(req: http.IncomingMessage, res: http.ServerResponse, s
     refuse(res, 401, 'a valid bearer token is required');
   }
   return grant;
-}
-
-/** Listens on 127.0.0.1 only; resolves once listening (port 0 picks a free port). */
-export async function listenOnLoopback(server: http.Server, port: number): Promise<void> {
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => resolve());
-  });
 }
 
 async function handle(req: http.IncomingMessage, res: http.ServerResponse, server: http.Server, grants: readonly Grant[]): Promise<void> {

@@ -8,7 +8,8 @@
 import { randomUUID } from 'node:crypto';
 import * as http from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { authorize, listenOnLoopback, refuse, type Grant } from './http.js';
+import { authorize, refuse, type Grant } from './http.js';
+import { listenOnLoopback } from './loopback.js';
 import { ProxyConnection, type ConnectionEnd, type ProxySettings } from './proxy.js';
 
 interface Live {

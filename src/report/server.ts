@@ -11,10 +11,11 @@
  * sessions folder resolves, and a refused id is 404, like a missing one.
  */
 
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import { AuraError } from '../errors.js';
+import { isLoopbackHost, listeningPort, listenOnLoopback, secretDigest } from '../mcp/loopback.js';
 import type { KeyRing } from '../spine/signing.js';
 import { resolveSessionKey } from '../store/session-files.js';
 import { reportHtml, sessionsListHtml, type RenderedPage } from './html.js';
@@ -45,7 +46,7 @@ export interface UiServer {
 /** Starts the server on 127.0.0.1:`port` (0 picks a free port). */
 export async function serveUi(port: number, options: UiOptions): Promise<UiServer> {
   const token = options.token ?? randomBytes(32).toString('base64url');
-  const digest = sha256(token);
+  const digest = secretDigest(token);
   const server = http.createServer((req, res) => {
     try {
       handle(req, res, listening, digest, options);
@@ -54,12 +55,8 @@ export async function serveUi(port: number, options: UiOptions): Promise<UiServe
       if (!res.headersSent) answer(res, 500, 'internal error');
     }
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => resolve());
-  });
-  const address = server.address();
-  const listening = typeof address === 'object' && address !== null ? address.port : port;
+  await listenOnLoopback(server, port);
+  const listening = listeningPort(server);
   return {
     server,
     port: listening,
@@ -74,12 +71,12 @@ export async function serveUi(port: number, options: UiOptions): Promise<UiServe
 }
 
 function handle(req: http.IncomingMessage, res: http.ServerResponse, port: number, digest: Buffer, options: UiOptions): void {
-  if (req.headers.host !== `127.0.0.1:${port}` && req.headers.host !== `localhost:${port}`) return answer(res, 403, 'this server answers on loopback only');
+  if (!isLoopbackHost(req, port)) return answer(res, 403, 'this server answers on loopback only');
   const url = new URL(req.url ?? '/', `http://127.0.0.1:${port}`);
   const cookie = `aura_ui_${port}`;
   const fromQuery = url.searchParams.get('token');
   const given = fromQuery ?? cookieValue(req.headers.cookie, cookie);
-  if (given === null || !timingSafeEqual(sha256(given), digest)) {
+  if (given === null || !timingSafeEqual(secretDigest(given), digest)) {
     res.setHeader('WWW-Authenticate', 'Cookie');
     return answer(res, 401, 'open the URL that aura ui printed: it carries the access token');
   }
@@ -132,10 +129,6 @@ function cookieValue(header: string | undefined, name: string): string | null {
     if (key === name) return value.join('=');
   }
   return null;
-}
-
-function sha256(text: string): Buffer {
-  return createHash('sha256').update(text, 'utf8').digest();
 }
 
 function securityHeaders(res: http.ServerResponse): void {
