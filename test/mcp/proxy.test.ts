@@ -21,6 +21,7 @@ import { verifyTrail } from '../../src/spine/verify.js';
 import { listSessionIds, sessionFiles } from '../../src/store/session-files.js';
 import { aura, AURA_BIN, auraJson } from '../helpers/cli.js';
 import { REPO } from '../helpers/fixtures.js';
+import { writeProfile } from '../helpers/profiles.js';
 import { spansOnDisk } from '../helpers/otlp-receiver.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -32,12 +33,6 @@ const INSPECTOR = path.join(REPO, 'node_modules', '.bin', 'mcp-inspector');
 interface TrailEvent {
   readonly kind: string;
   readonly payload: Record<string, unknown>;
-}
-
-function writeProfile(dir: string, yaml: string): string {
-  const file = path.join(dir, 'profile.yaml');
-  fs.writeFileSync(file, yaml);
-  return file;
 }
 
 function proxyArgs(home: string, profile: string | null, upstream: readonly string[]): string[] {
@@ -88,10 +83,7 @@ describe('aura proxy in front of server-everything, with the SDK client over std
 
   beforeAll(async () => {
     home = tempDir();
-    const profile = writeProfile(
-      home,
-      ['rules:', '  - { type: deny_tools, tools: [get-env] }', '  - { type: confirm_before, tools: [get-sum] }', ''].join('\n'),
-    );
+    const profile = writeProfile(['rules:', '  - { type: deny_tools, tools: [get-env] }', '  - { type: confirm_before, tools: [get-sum] }', ''].join('\n'));
     ({ client } = await connect(proxyArgs(home, profile, [process.execPath, EVERYTHING, 'stdio'])));
     ({ client: direct } = await connect([EVERYTHING, 'stdio']));
     sessionId = onlySession(home);
@@ -288,7 +280,7 @@ describe('aura proxy in front of server-filesystem', () => {
     home = tempDir();
     files = fs.realpathSync(tempDir('aura-proxy-files-'));
     fs.writeFileSync(path.join(files, 'notes.txt'), 'kept as is\n');
-    profile = writeProfile(home, ['agent_ref: acme/files', 'rules:', '  - { type: deny_tools, tools: [write_file, edit_file, move_file] }', ''].join('\n'));
+    profile = writeProfile(['agent_ref: acme/files', 'rules:', '  - { type: deny_tools, tools: [write_file, edit_file, move_file] }', ''].join('\n'));
   });
 
   it('never lets a denied write reach the upstream: no file appears, and the trail holds no call', async () => {
@@ -561,11 +553,11 @@ describe('the findings tool name', () => {
 
   it('is not offered when the profile says proxy: {findings_tool: false}; a bad proxy key is refused at start', async () => {
     const home = tempDir();
-    const off = writeProfile(home, 'proxy: { findings_tool: false }\n');
+    const off = writeProfile('proxy: { findings_tool: false }\n');
     const { client } = await connect(proxyArgs(home, off, [process.execPath, ...FAULT_UPSTREAM]));
     expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['crash', 'echo', 'slow']);
     await client.close();
-    const bad = writeProfile(tempDir(), 'proxy: { findings: false }\n');
+    const bad = writeProfile('proxy: { findings: false }\n');
     const run = aura(['proxy', '--profile', bad, '--', process.execPath, ...FAULT_UPSTREAM], { home });
     expect(run.status).toBe(2);
     expect(run.stderr).toContain('proxy.findings');
@@ -575,7 +567,7 @@ describe('the findings tool name', () => {
 describe('aura proxy with pii_mask in the profile', () => {
   it('records the arguments masked and hands the client the masked result; no raw value reaches a written file', async () => {
     const home = tempDir();
-    const profile = writeProfile(home, 'middleware: {pii_mask: {strategy: mask}}\n');
+    const profile = writeProfile('middleware: {pii_mask: {strategy: mask}}\n');
     const { client } = await connect(proxyArgs(home, profile, [process.execPath, EVERYTHING, 'stdio']));
     const sessionId = onlySession(home);
     const result = (await client.callTool({ name: 'echo', arguments: { message: 'reach jane.doe@example.com or +351 912 345 678' } })) as CallToolResult;
@@ -596,7 +588,7 @@ describe('aura proxy with pii_mask in the profile', () => {
 describe('aura proxy with the break observer in the profile', () => {
   it('stops an agent that repeats a call: nudged, then refused before the upstream, until aura approve lets the session go on', async () => {
     const home = tempDir();
-    const profile = writeProfile(home, 'observers:\n  - { preset: break, config: { soft: 2, hard: 3 } }\n');
+    const profile = writeProfile('observers:\n  - { preset: break, config: { soft: 2, hard: 3 } }\n');
     const { client } = await connect(proxyArgs(home, profile, [process.execPath, EVERYTHING, 'stdio']));
     const sessionId = onlySession(home);
     const poll = { name: 'echo', arguments: { message: 'is the build done?' } };
