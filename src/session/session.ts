@@ -39,7 +39,8 @@ import { PiiMasker, type Masked, type PiiReport } from '../middleware/pii-mask.j
 import { runSequencer, SequencerState, type SequencerResult, type SequencerRunOptions, type SequencerTools } from '../sequencer/runner.js';
 import type { GateName, StepSpec } from '../sequencer/spec.js';
 import { ApprovalBook, callDigest } from '../policy/approvals.js';
-import { capabilitySummary, EnvSecretBroker, type SecretBroker } from '../policy/capabilities.js';
+import { capabilitySummary } from '../policy/capabilities.js';
+import { brokerSchemes, EnvSecretBroker, refScheme, type SecretBroker } from '../policy/secrets.js';
 import { EscalationEngine, type EscalationHandler } from '../policy/escalations.js';
 import { identityPolicy, ManualIdentityAdapter, operatorRecord, type Operator, type OperatorIdentityAdapter } from '../policy/identity.js';
 import type { Decision } from '../policy/policy.js';
@@ -68,7 +69,7 @@ export interface SessionOptions {
   readonly fsync?: FsyncPolicy;
   /** Recorded as every event's `task_id`. */
   readonly taskId?: string;
-  /** Resolves capability secret refs (default: the environment, `env:NAME`). */
+  /** Resolves the profile's secret refs (default: the agent's broker, else the environment); it must declare the scheme of each. */
   readonly secretBroker?: SecretBroker;
   /** The operator running the session, as declared (recorded with method `manual`). */
   readonly operator?: Partial<Operator>;
@@ -216,7 +217,7 @@ export class Session implements AsyncDisposable {
     this.clock = options.clock ?? systemClock;
     const policy = agent.policy;
     const piiConfig = agent.middleware.pii_mask;
-    this.broker = options.secretBroker ?? (policy.capabilities.length > 0 || piiConfig?.key != null ? new EnvSecretBroker() : null);
+    this.broker = openBroker(options.secretBroker ?? agent.secretBroker, [...policy.capabilities.flatMap((c) => c.inject.map((t) => t.ref)), ...(piiConfig?.key == null ? [] : [piiConfig.key])]);
     this.openSnapshotHash = agent.snapshotHash();
     // Before the trail exists: a missing pseudonymization key leaves no file.
     this.pii = piiConfig === null ? null : openPiiMasking(piiConfig, this.broker, (key) => this.redactor.addSecret(key));
@@ -773,6 +774,19 @@ export class Session implements AsyncDisposable {
     this.sinceCheckpoint = 0;
     this.record('chain.checkpoint', { count: this.count, head_hash: head, key_id: signer.keyId, signature: signer.sign(checkpointText(this.id, this.count, head)) }, {});
   }
+}
+
+/**
+ * The broker of a session: the one given (the session's, else the agent's), else the environment
+ * when the profile names secrets, else none.
+ * @throws InvalidOptionError, before anything is written, when the broker resolves no scheme of one of `refs`
+ */
+function openBroker(given: SecretBroker | null | undefined, refs: readonly string[]): SecretBroker | null {
+  if (given === undefined || given === null) return refs.length === 0 ? null : new EnvSecretBroker();
+  const schemes = brokerSchemes(given);
+  const unresolved = refs.find((ref) => !schemes.includes(refScheme(ref) ?? ''));
+  if (unresolved !== undefined) throw new InvalidOptionError('secretBroker', `a broker of ${schemes.map((s) => `${s}:`).join(', ')} refs`, `a broker that declares the scheme of every secret ref the profile names, ${unresolved} among them`);
+  return given;
 }
 
 function elapsed(started: number): number {
