@@ -730,8 +730,12 @@ export class Session implements AsyncDisposable {
     if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) {
       throw new NonJsonValueError(`payload of ${kind} must be a plain object`, { path: 'payload', reason: 'not_plain' });
     }
-    const stepId = options.stepId ?? null;
-    if (stepId !== null && typeof stepId !== 'string') throw new InvalidOptionError('stepId', stepId, 'a string or null');
+    const givenStep = options.stepId ?? null;
+    if (givenStep !== null && typeof givenStep !== 'string') throw new InvalidOptionError('stepId', givenStep, 'a string or null');
+    // Every string the caller gives is recorded through the redactor, ids included.
+    const redactor = this.redactor;
+    const stepId = givenStep === null ? null : redactor.scrub(givenStep);
+    const recordedKind = redactor.scrub(kind);
     const payloadText = canonicalJson(payload, 'payload', { redact: this.redactor });
     const telemetryText = options.telemetry === undefined ? EMPTY_OBJECT_TEXT : canonicalJson(options.telemetry, 'telemetry', { redact: this.redactor });
     // Timestamps never go backwards within a session, even if the wall clock does.
@@ -740,15 +744,15 @@ export class Session implements AsyncDisposable {
     const timestamp = isoTimestamp(micros);
     const encoded = encodeEvent({
       event_id: eventId,
-      parent_id: options.parentId ?? this.lastEventId,
+      parent_id: options.parentId === undefined ? this.lastEventId : redactor.scrub(options.parentId),
       trace_id: this.traceId,
       span_id: null,
       step_id: stepId,
-      task_id: this.taskId,
+      task_id: this.taskId === null ? null : redactor.scrub(this.taskId),
       session_id: this.id,
       aura_id: this.agent.profile.aura_id,
       agent_ids: this.agentIdsText,
-      kind,
+      kind: recordedKind,
       timestamp,
       payload: payloadText,
       telemetry: telemetryText,
@@ -761,7 +765,7 @@ export class Session implements AsyncDisposable {
     this.lastEventId = eventId;
     this.headHash = encoded.content_hash;
     this.count++;
-    const recorded = { event_id: eventId, kind, timestamp, prev_hash: prevHash, content_hash: encoded.content_hash, sequence: this.count };
+    const recorded = { event_id: eventId, kind: recordedKind, timestamp, prev_hash: prevHash, content_hash: encoded.content_hash, sequence: this.count };
     if (this.observers !== null) this.observers.publish(recorded, payloadText, micros, stepId);
     if (this.escalations.listensTo(kind)) this.escalations.onEvent(kind, eventId, parseJsonLossless(payloadText) as Record<string, unknown>);
     if (this.signer !== null && kind !== 'chain.checkpoint' && ++this.sinceCheckpoint >= this.checkpointEvery) this.checkpoint(this.signer);
