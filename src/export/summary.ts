@@ -7,7 +7,7 @@
 import { objectOf, stringOf } from '../spine/json-shape.js';
 import { buildAuditReport, type AuditReport } from '../audit/report.js';
 import { buildConformance, type Conformance } from '../audit/conformance.js';
-import { redactOperatorRecord } from '../policy/identity.js';
+import { IdentityRedactor } from './operator-redaction.js';
 import { escapeNonAscii } from '../spine/canonical.js';
 import type { TrailRead } from '../spine/trail-reader.js';
 import type { Seal } from '../store/seal-log.js';
@@ -28,7 +28,7 @@ export interface SessionSummary {
   readonly trace_id: string | null;
   readonly agent_ids: JsonObject;
   readonly purpose: string | null;
-  /** The bound operator, PII fields nulled unless `identity_export_pii` (reference §17.4). */
+  /** The bound operator, PII fields nulled unless `identity_export_pii` (reference §17.4), as everywhere else in the summary. */
   readonly identity: { readonly operator: JsonObject } | null;
   readonly conformance: Conformance;
   readonly audit_report: AuditReport;
@@ -72,7 +72,7 @@ export function buildSummary(sessionId: string, trail: TrailRead, logPath: strin
   const agentRef = stringOf(open['agent_ref']) ?? stringOf(context['agent_ref']) ?? stringOf(agentIds['agent_ref']);
   const conformance = buildConformance(events, snapshot);
   const closedAt = events.findLast((event) => event.kind === 'session.close')?.timestamp ?? null;
-  return {
+  const summary: SessionSummary = {
     session_id: sessionId,
     aura_id: first?.aura_id ?? null,
     agent_ref: agentRef,
@@ -84,7 +84,7 @@ export function buildSummary(sessionId: string, trail: TrailRead, logPath: strin
     trace_id: first?.trace_id ?? null,
     agent_ids: agentIds,
     purpose: stringOf(open['purpose']) ?? stringOf(context['purpose']),
-    identity: identityOf(events, options.exportPii === true),
+    identity: identityOf(events),
     conformance,
     audit_report: buildAuditReport(events, conformance, chain, { agent_ref: agentRef, policy_version: policyVersion }),
     event_count: events.length,
@@ -98,6 +98,11 @@ export function buildSummary(sessionId: string, trail: TrailRead, logPath: strin
     summary_version: 1,
     ...(options.otel === undefined ? {} : { otel: options.otel }),
   };
+  if (options.exportPii === true) return summary;
+  // The operator rides on copies of events too (conformance violations carry whole events).
+  const identity = new IdentityRedactor();
+  for (const event of events) identity.noteEvent(event.agent_ids, event.kind, event.payload);
+  return identity.redact(summary);
 }
 
 /** The summary file's text: indented and ASCII-escaped, as Aura writes it (`json.dump(indent=2)`). */
@@ -105,10 +110,9 @@ export function summaryText(summary: SessionSummary): string {
   return `${escapeNonAscii(JSON.stringify(summary, null, 2))}\n`;
 }
 
-function identityOf(events: readonly AuraEvent[], exportPii: boolean): { operator: JsonObject } | null {
+function identityOf(events: readonly AuraEvent[]): { operator: JsonObject } | null {
   const operator = objectOf(payloadOf(events, 'identity.bound')['operator']);
-  if (Object.keys(operator).length === 0) return null;
-  return { operator: exportPii ? operator : (redactOperatorRecord(operator) as JsonObject) };
+  return Object.keys(operator).length === 0 ? null : { operator };
 }
 
 function payloadOf(events: readonly AuraEvent[], kind: string): JsonObject {
