@@ -26,6 +26,8 @@ export interface SessionSummary {
   readonly snapshot_hash: string | null;
   readonly open_snapshot_hash: string | null;
   readonly trace_id: string | null;
+  /** The label the session declared (`agent.session({ sessionKey })`), or null. */
+  readonly session_key: string | null;
   readonly agent_ids: JsonObject;
   readonly purpose: string | null;
   /** The bound operator, PII fields nulled unless `identity_export_pii` (reference §17.4), as everywhere else in the summary. */
@@ -82,6 +84,7 @@ export function buildSummary(sessionId: string, trail: TrailRead, logPath: strin
     snapshot_hash: snapshot,
     open_snapshot_hash: snapshot,
     trace_id: first?.trace_id ?? null,
+    session_key: stringOf(open['session_key']),
     agent_ids: agentIds,
     purpose: stringOf(open['purpose']) ?? stringOf(context['purpose']),
     identity: identityOf(events),

@@ -57,7 +57,7 @@ import { SESSION_ID_PATTERN, sessionFiles, type SessionFiles } from '../store/se
 import { PACKAGE_NAME, VERSION } from '../version.js';
 import { parseSessionMode, type Agent, type SessionMode } from './agent.js';
 import { injectSecrets, withoutSecretKeys } from './egress.js';
-import { isoTimestamp, randomIds, systemClock, type Clock, type IdSource } from './ids.js';
+import { isoTimestamp, randomIds, SESSION_KEY_RULE, sessionKeyOf, systemClock, type Clock, type IdSource } from './ids.js';
 
 /** Options of `agent.session()`. */
 export interface SessionOptions {
@@ -69,6 +69,12 @@ export interface SessionOptions {
   readonly fsync?: FsyncPolicy;
   /** Recorded as every event's `task_id`. */
   readonly taskId?: string;
+  /**
+   * An opaque label the client declares for this session (`my-client-1`; 1–256 characters, no
+   * control character), recorded in `session.open`: the findings channel's `session_key` scopes
+   * session findings by it (SuperAuditor §7). The session id names a session too.
+   */
+  readonly sessionKey?: string;
   /** Resolves the profile's secret refs (default: the agent's broker, else the environment); it must declare the scheme of each. */
   readonly secretBroker?: SecretBroker;
   /** The operator running the session, as declared (recorded with method `manual`). */
@@ -174,6 +180,7 @@ export class Session implements AsyncDisposable {
   private agentIdsText: string;
   private readonly exportOnClose: boolean;
   private readonly taskId: string | null;
+  private readonly sessionKey: string | null;
   private readonly ids: IdSource;
   private readonly clock: Clock;
   private readonly redactor = new SessionRedactor();
@@ -213,6 +220,8 @@ export class Session implements AsyncDisposable {
     if (options.export !== undefined && typeof options.export !== 'boolean') throw new InvalidOptionError('export', options.export, 'true or false');
     this.exportOnClose = options.export ?? settings.export_on_close;
     this.taskId = options.taskId ?? null;
+    this.sessionKey = options.sessionKey === undefined ? null : sessionKeyOf(options.sessionKey);
+    if (options.sessionKey !== undefined && this.sessionKey === null) throw new InvalidOptionError('sessionKey', options.sessionKey, SESSION_KEY_RULE);
     this.ids = options.ids ?? randomIds;
     this.clock = options.clock ?? systemClock;
     const policy = agent.policy;
@@ -601,6 +610,7 @@ export class Session implements AsyncDisposable {
       {
         mode: this.mode,
         snapshot_hash: this.openSnapshotHash,
+        ...(this.sessionKey === null ? {} : { session_key: this.sessionKey }),
         purpose: p.purpose,
         policy_version: p.policy_version,
         agent_ref: p.agent_ref,
