@@ -58,6 +58,8 @@ export interface SummaryOptions {
   readonly seal?: (extent: { events: number; first_hash: string | null; head_hash: string | null; closed_at: string | null }) => Seal | null;
   /** What live export did (a closing session only). */
   readonly otel?: OtelExportStats;
+  /** Declared sequencer steps the trail does not hold (a Python Aura session's, from its summary). */
+  readonly declaredSteps?: readonly string[] | null;
 }
 
 /** Builds the summary of the trail at `logPath` from what was read of it. */
@@ -72,7 +74,7 @@ export function buildSummary(sessionId: string, trail: TrailRead, logPath: strin
   const snapshot = stringOf(open['snapshot_hash']) ?? stringOf(ingress['snapshot_hash']);
   const policyVersion = stringOf(open['policy_version']) ?? stringOf(context['policy_version']) ?? stringOf(agentIds['policy_version']);
   const agentRef = stringOf(open['agent_ref']) ?? stringOf(context['agent_ref']) ?? stringOf(agentIds['agent_ref']);
-  const conformance = buildConformance(events, snapshot);
+  const conformance = buildConformance(events, snapshot, options.declaredSteps ?? null);
   const closedAt = events.findLast((event) => event.kind === 'session.close')?.timestamp ?? null;
   const summary: SessionSummary = {
     session_id: sessionId,
