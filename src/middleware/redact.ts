@@ -14,6 +14,8 @@ export interface Redactor {
   secretKey(key: string): boolean;
   /** The text with every known secret value replaced. */
   scrub(text: string): string;
+  /** {@link scrub} for an object key: keys repeat from event to event, so the answer is kept. */
+  scrubKey(key: string): string;
   /** True once there is a value to scrub (until then `scrub` changes nothing, and keys need no second look). */
   readonly scrubbing: boolean;
 }
@@ -57,9 +59,13 @@ export function isSecretLikeKey(key: string): boolean {
 // Shorter values would scrub ordinary words out of recorded text; Aura uses the same bound.
 const MIN_SCRUB_LENGTH = 8;
 
+// Keys whose scrubbed form is kept, per redactor (forgotten when a secret is added).
+const KEY_CACHE_LIMIT = 10_000;
+
 /** The redactor of one session: secret-like keys, and the secret values it has injected so far. */
 export class SessionRedactor implements Redactor {
   private secrets: string[] = [];
+  private readonly keys = new Map<string, string>();
 
   secretKey(key: string): boolean {
     return isSecretLikeKey(key);
@@ -73,6 +79,16 @@ export class SessionRedactor implements Redactor {
   addSecret(value: string): void {
     if (value.length < MIN_SCRUB_LENGTH || this.secrets.includes(value)) return;
     this.secrets = [...this.secrets, value].sort((a, b) => b.length - a.length);
+    this.keys.clear();
+  }
+
+  scrubKey(key: string): string {
+    let scrubbed = this.keys.get(key);
+    if (scrubbed === undefined) {
+      scrubbed = this.scrub(key);
+      if (this.keys.size < KEY_CACHE_LIMIT) this.keys.set(key, scrubbed);
+    }
+    return scrubbed;
   }
 
   scrub(text: string): string {

@@ -141,7 +141,7 @@ function writeObject(object: object, depth: number, walk: Walk): string {
     try {
       const keyText = walk.ascii ? quote(name, true) : quotedKey(name);
       // A secret-like key keeps its place, so a reader sees that a value was there.
-      const valueText = walk.redact !== null && (walk.redact.secretKey(key) || walk.redact.secretKey(name)) ? REDACTED_TEXT : write(child, depth + 1, walk);
+      const valueText = walk.redact !== null && (walk.redact.secretKey(key) || (name !== key && walk.redact.secretKey(name))) ? REDACTED_TEXT : write(child, depth + 1, walk);
       text += (first ? '' : ', ') + keyText + ': ' + valueText;
     } catch (error) {
       if (error instanceof Refusal) error.segments.unshift(name);
@@ -159,8 +159,9 @@ function writeObject(object: object, depth: number, walk: Walk): string {
  * keys as given (a stable rule: the same object always records the same way, and no entry is lost).
  */
 function scrubbedKeys(keys: readonly string[], record: Readonly<Record<string, unknown>>, redact: Redactor): [string, string][] | null {
-  const scrubbed = keys.map((key) => redact.scrub(key));
-  if (scrubbed.every((name, i) => name === keys[i])) return null;
+  // Most objects hold no secret in a key: they cost one cached look-up a key, and no array.
+  if (keys.every((key) => redact.scrubKey(key) === key)) return null;
+  const scrubbed = keys.map((key) => redact.scrubKey(key));
   const taken = new Set(keys.filter((key, i) => record[key] !== undefined && scrubbed[i] === key));
   const renamed: [string, string][] = [];
   keys.forEach((key, i) => {
