@@ -10,8 +10,8 @@ export { Session } from './session/session.js';
 export type { EmitOptions, RecordedEvent, SessionOptions, SessionResult, ToolHost, ToolOptions } from './session/session.js';
 
 // Policy
-export { EnvSecretBroker } from './policy/capabilities.js';
-export type { SecretBroker } from './policy/capabilities.js';
+export { EnvSecretBroker } from './policy/secrets.js';
+export type { SecretBroker } from './policy/secrets.js';
 export { ManualIdentityAdapter } from './policy/identity.js';
 export type { IdentityContext, Operator, OperatorIdentityAdapter } from './policy/identity.js';
 export type { EscalationDelivery, EscalationHandler } from './policy/escalations.js';

@@ -16,6 +16,7 @@
  * spans in the same order. Ids come from event ids: exporting a trail again gives the same spans.
  */
 
+import { IdentityRedactor } from './operator-redaction.js';
 import { canonicalJson } from '../spine/canonical.js';
 import { sha256 } from '../spine/hash.js';
 import { objectOf, stringOf } from '../spine/json-shape.js';
@@ -115,6 +116,8 @@ export class SpanBuilder {
   private readonly rootFacts = new Map<string, AttributeValue>();
   private mcp: McpSession | null = null;
   private finished = false;
+  /** The operator's identity never goes on a span (a principal who was the operator, a message quoting them). */
+  private readonly identity = new IdentityRedactor();
 
   constructor(
     private readonly onSpan: (span: Span) => void,
@@ -126,6 +129,7 @@ export class SpanBuilder {
     if (this.finished) return;
     this.root ??= { first: event, start: nanos(event), spanId: spanIdOf(event.event_id), traceId: traceIdOf(event), events: [], dropped: 0 };
     this.last = event;
+    this.identity.noteEvent(event.agent_ids, event.kind, event.payload);
     this.noteRootFacts(event);
     const pending = this.calls.find((call) => call.resultEventId !== null);
     if (pending !== undefined && !this.checksResult(event, pending)) this.endCall(pending);
@@ -201,7 +205,7 @@ export class SpanBuilder {
     ];
     addPromoted(attributes, first);
     for (const [key, value] of this.rootFacts) setAttribute(attributes, key, value);
-    this.onSpan({
+    this.emitSpan({
       traceId,
       spanId,
       parentSpanId: null,
@@ -213,6 +217,22 @@ export class SpanBuilder {
       events,
       droppedEventsCount: dropped,
       status: null,
+    });
+  }
+
+  private emitSpan(span: Span): void {
+    if (!this.identity.active) {
+      this.onSpan(span);
+      return;
+    }
+    const identity = this.identity;
+    const attributes = (list: readonly Attribute[]): Attribute[] => list.map((a) => (typeof a.value === 'string' ? { key: a.key, value: identity.text(a.value) } : a));
+    this.onSpan({
+      ...span,
+      name: identity.text(span.name),
+      attributes: attributes(span.attributes),
+      events: span.events.map((e) => ({ ...e, attributes: attributes(e.attributes) })),
+      status: span.status === null ? null : { ...span.status, message: identity.text(span.status.message) },
     });
   }
 
@@ -370,7 +390,7 @@ export class SpanBuilder {
     if (requestId !== null) attributes.push({ key: AURA.requestId, value: requestId });
     addPromoted(attributes, event, [AURA.principal, AURA.tool]);
     const time = nanos(event);
-    this.onSpan({
+    this.emitSpan({
       traceId: this.openRoot.traceId,
       spanId: spanIdOf(index === 0 ? event.event_id : `${event.event_id}#${index}`),
       parentSpanId: parent,
@@ -389,7 +409,7 @@ export class SpanBuilder {
     this.calls.splice(this.calls.indexOf(call), 1);
     const attributes = call.attributes;
     if (call.error !== null) attributes.push({ key: GENERAL.errorType, value: call.error.type });
-    this.onSpan({
+    this.emitSpan({
       traceId: this.openRoot.traceId,
       spanId: call.spanId,
       parentSpanId: this.openRoot.spanId,

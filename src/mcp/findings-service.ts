@@ -63,22 +63,31 @@ export class FindingsService {
     this.stores = folders.map((f) => storeFor(f.sessionsDir, f.sealLog));
   }
 
-  /** `get_session_findings`. @throws ToolRefusal */
-  getSessionFindings(args: FindingsArgs): FindingsResponse {
-    const asked = this.sessionKey(args.session_key, false);
-    if (this.confinedTo !== null && asked !== null && asked !== this.confinedTo) throw new ToolRefusal(`this connection may read only its own session ${this.confinedTo}, not ${asked}`);
-    const key = this.confinedTo ?? asked;
+  /**
+   * `get_session_findings`. A `session_key` is an opaque label (SuperAuditor §7): it names the
+   * session with that id and every session that declared it, and is only ever compared. A key
+   * that names no readable session scopes to nothing: the answer holds the store findings alone
+   * and says so in `scope.sessions`, an empty list.
+   * @throws ToolRefusal
+   */
+  getSessionFindings(args: FindingsArgs): FindingsResponse & { readonly scope?: { readonly session_key: string; readonly sessions: readonly string[] } } {
+    if (args.session_key !== undefined && args.session_key !== null && typeof args.session_key !== 'string') throw new ToolRefusal(`session_key must be a string (a session id or the key a session declared), got ${JSON.stringify(args.session_key)}`);
+    const asked = typeof args.session_key === 'string' ? args.session_key : null;
+    // Another session's id names a session this connection may not read: refused, not answered empty (C13).
+    if (this.confinedTo !== null && asked !== null && SESSION_ID_PATTERN.test(asked) && asked !== this.confinedTo) throw new ToolRefusal(`this connection may read only its own session ${this.confinedTo}, not ${asked}`);
+    const key = asked ?? this.confinedTo;
     if (args.include_summary !== undefined && typeof args.include_summary !== 'boolean') throw new ToolRefusal(`include_summary must be true or false, got ${JSON.stringify(args.include_summary)}`);
-    if (key !== null && this.storeOf(key) === null) throw new ToolRefusal(`no session ${key} in the sessions this caller may read`);
     const readable = (f: Finding): boolean => this.confinedTo === null || f['session_id'] === undefined || f['session_id'] === this.confinedTo;
     const output = this.stores.flatMap((store) => store.findings(key).filter(readable).map((f) => (this.stores.length > 1 ? { ...f, sessions_dir: store.sessionsDir } : f)));
+    const named = asked === null ? null : this.stores.flatMap((store) => store.sessionsNamed(asked)).filter((id) => this.confinedTo === null || id === this.confinedTo);
     try {
-      return deliver(output, {
+      const response = deliver(output, {
         perKindLimit: args.per_kind_limit,
         includeSummary: args.include_summary !== false,
         identityShared: this.shared && key === null,
         severityOf,
       });
+      return asked === null ? response : { ...response, scope: { session_key: asked, sessions: named ?? [] } };
     } catch (error) {
       if (error instanceof DeliveryError) throw new ToolRefusal(error.message);
       throw error;

@@ -36,9 +36,10 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { AuraConfig } from '../config/config.js';
-import { AuraError } from '../errors.js';
+import { AuraError, InvalidOptionError } from '../errors.js';
 import { profileError } from '../policy/profile-source.js';
 import { agent } from '../session/agent.js';
+import { SESSION_KEY_RULE, sessionKeyOf } from '../session/ids.js';
 import { readProfileFile } from '../session/profile-file.js';
 import type { Session, SessionResult } from '../session/session.js';
 import { objectOf, stringOf } from '../spine/json-shape.js';
@@ -193,7 +194,8 @@ export class ProxyConnection {
         ...(home.projectDir === null ? {} : { projectDir: home.projectDir }),
         ...(settings.profileFile === null ? {} : { profileFile: settings.profileFile }),
       });
-      const session = ag.session();
+      const sessionKey = clientSessionKey(message, this.gate.sessionId);
+      const session = ag.session(sessionKey === undefined ? {} : { sessionKey });
       this.session = session;
       const requested = message.params.protocolVersion;
       session.emit('mcp.session', {
@@ -378,6 +380,24 @@ async function forward(target: Client | Server, request: Request, signal: AbortS
     }
     throw error;
   }
+}
+
+/** Where a client declares its session key in `initialize`: `params._meta["aura/session_key"]`. */
+export const SESSION_KEY_META = 'aura/session_key';
+
+/**
+ * The session key of a client connection (SuperAuditor §7: opaque and client-declared): the label
+ * its `initialize` declares under `_meta["aura/session_key"]`, which it can reuse across
+ * connections; else its `Mcp-Session-Id`, the MCP session it names on every Streamable HTTP
+ * request; else none (over stdio the pipe is the session).
+ * @throws InvalidOptionError for a declared key that is not a label
+ */
+function clientSessionKey(message: InitializeRequest, mcpSessionId: string | undefined): string | undefined {
+  const declared = objectOf(message.params._meta)[SESSION_KEY_META];
+  if (declared === undefined) return mcpSessionId;
+  const key = sessionKeyOf(declared);
+  if (key === null) throw new InvalidOptionError(`_meta["${SESSION_KEY_META}"]`, declared, SESSION_KEY_RULE);
+  return key;
 }
 
 /** What the client may do, declared to the upstream as the proxy's own (tasks are not relayed). */

@@ -1,10 +1,12 @@
 /**
  * Agent profiles from a YAML (or JSON) file, with every key of Aura's profile (reference §5.1)
  * plus `default_tool_policy`. A key that is not one of them is an error naming the file and line:
- * a typo must not quietly switch a rule off.
+ * a typo must not quietly switch a rule off. A string anywhere in it that has the shape of a known
+ * credential is an error too: a profile names secrets by ref, it never holds one.
  */
 
 import { fileSource, profileError, type ProfileSource } from '../policy/profile-source.js';
+import { refuseCredentials } from '../policy/secrets.js';
 
 /** The keys a profile may have. */
 export const PROFILE_KEYS = [
@@ -63,6 +65,7 @@ export function readProfileFile(path: string): ProfileFile {
     if (k === 'policy_version' && typeof item !== 'string' && typeof item !== 'number') throw profileError(source, [key], 'expected a version string');
     if (k === 'archived' && typeof item !== 'boolean') throw profileError(source, [key], 'expected true or false');
   }
+  refuseCredentials(values, source, []);
   const skills = values['skills'];
   if (Array.isArray(skills)) skills.forEach((skill, i) => {
     if (typeof skill !== 'string') throw profileError(source, ['skills', i], 'expected a skill id');

@@ -39,7 +39,8 @@ import { PiiMasker, type Masked, type PiiReport } from '../middleware/pii-mask.j
 import { runSequencer, SequencerState, type SequencerResult, type SequencerRunOptions, type SequencerTools } from '../sequencer/runner.js';
 import type { GateName, StepSpec } from '../sequencer/spec.js';
 import { ApprovalBook, callDigest } from '../policy/approvals.js';
-import { capabilitySummary, EnvSecretBroker, type SecretBroker } from '../policy/capabilities.js';
+import { capabilitySummary } from '../policy/capabilities.js';
+import { brokerSchemes, EnvSecretBroker, refScheme, type SecretBroker } from '../policy/secrets.js';
 import { EscalationEngine, type EscalationHandler } from '../policy/escalations.js';
 import { identityPolicy, ManualIdentityAdapter, operatorRecord, type Operator, type OperatorIdentityAdapter } from '../policy/identity.js';
 import type { Decision } from '../policy/policy.js';
@@ -56,7 +57,7 @@ import { SESSION_ID_PATTERN, sessionFiles, type SessionFiles } from '../store/se
 import { PACKAGE_NAME, VERSION } from '../version.js';
 import { parseSessionMode, type Agent, type SessionMode } from './agent.js';
 import { injectSecrets, withoutSecretKeys } from './egress.js';
-import { isoTimestamp, randomIds, systemClock, type Clock, type IdSource } from './ids.js';
+import { isoTimestamp, randomIds, SESSION_KEY_RULE, sessionKeyOf, systemClock, type Clock, type IdSource } from './ids.js';
 
 /** Options of `agent.session()`. */
 export interface SessionOptions {
@@ -68,7 +69,13 @@ export interface SessionOptions {
   readonly fsync?: FsyncPolicy;
   /** Recorded as every event's `task_id`. */
   readonly taskId?: string;
-  /** Resolves capability secret refs (default: the environment, `env:NAME`). */
+  /**
+   * An opaque label the client declares for this session (`my-client-1`; 1–256 characters, no
+   * control character), recorded in `session.open`: the findings channel's `session_key` scopes
+   * session findings by it (SuperAuditor §7). The session id names a session too.
+   */
+  readonly sessionKey?: string;
+  /** Resolves the profile's secret refs (default: the agent's broker, else the environment); it must declare the scheme of each. */
   readonly secretBroker?: SecretBroker;
   /** The operator running the session, as declared (recorded with method `manual`). */
   readonly operator?: Partial<Operator>;
@@ -173,6 +180,7 @@ export class Session implements AsyncDisposable {
   private agentIdsText: string;
   private readonly exportOnClose: boolean;
   private readonly taskId: string | null;
+  private readonly sessionKey: string | null;
   private readonly ids: IdSource;
   private readonly clock: Clock;
   private readonly redactor = new SessionRedactor();
@@ -212,11 +220,13 @@ export class Session implements AsyncDisposable {
     if (options.export !== undefined && typeof options.export !== 'boolean') throw new InvalidOptionError('export', options.export, 'true or false');
     this.exportOnClose = options.export ?? settings.export_on_close;
     this.taskId = options.taskId ?? null;
+    this.sessionKey = options.sessionKey === undefined ? null : sessionKeyOf(options.sessionKey);
+    if (options.sessionKey !== undefined && this.sessionKey === null) throw new InvalidOptionError('sessionKey', options.sessionKey, SESSION_KEY_RULE);
     this.ids = options.ids ?? randomIds;
     this.clock = options.clock ?? systemClock;
     const policy = agent.policy;
     const piiConfig = agent.middleware.pii_mask;
-    this.broker = options.secretBroker ?? (policy.capabilities.length > 0 || piiConfig?.key != null ? new EnvSecretBroker() : null);
+    this.broker = openBroker(options.secretBroker ?? agent.secretBroker, [...policy.capabilities.flatMap((c) => c.inject.map((t) => t.ref)), ...(piiConfig?.key == null ? [] : [piiConfig.key])]);
     this.openSnapshotHash = agent.snapshotHash();
     // Before the trail exists: a missing pseudonymization key leaves no file.
     this.pii = piiConfig === null ? null : openPiiMasking(piiConfig, this.broker, (key) => this.redactor.addSecret(key));
@@ -600,6 +610,7 @@ export class Session implements AsyncDisposable {
       {
         mode: this.mode,
         snapshot_hash: this.openSnapshotHash,
+        ...(this.sessionKey === null ? {} : { session_key: this.sessionKey }),
         purpose: p.purpose,
         policy_version: p.policy_version,
         agent_ref: p.agent_ref,
@@ -729,8 +740,12 @@ export class Session implements AsyncDisposable {
     if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) {
       throw new NonJsonValueError(`payload of ${kind} must be a plain object`, { path: 'payload', reason: 'not_plain' });
     }
-    const stepId = options.stepId ?? null;
-    if (stepId !== null && typeof stepId !== 'string') throw new InvalidOptionError('stepId', stepId, 'a string or null');
+    const givenStep = options.stepId ?? null;
+    if (givenStep !== null && typeof givenStep !== 'string') throw new InvalidOptionError('stepId', givenStep, 'a string or null');
+    // Every string the caller gives is recorded through the redactor, ids included.
+    const redactor = this.redactor;
+    const stepId = givenStep === null ? null : redactor.scrub(givenStep);
+    const recordedKind = redactor.scrub(kind);
     const payloadText = canonicalJson(payload, 'payload', { redact: this.redactor });
     const telemetryText = options.telemetry === undefined ? EMPTY_OBJECT_TEXT : canonicalJson(options.telemetry, 'telemetry', { redact: this.redactor });
     // Timestamps never go backwards within a session, even if the wall clock does.
@@ -739,15 +754,15 @@ export class Session implements AsyncDisposable {
     const timestamp = isoTimestamp(micros);
     const encoded = encodeEvent({
       event_id: eventId,
-      parent_id: options.parentId ?? this.lastEventId,
+      parent_id: options.parentId === undefined ? this.lastEventId : redactor.scrub(options.parentId),
       trace_id: this.traceId,
       span_id: null,
       step_id: stepId,
-      task_id: this.taskId,
+      task_id: this.taskId === null ? null : redactor.scrub(this.taskId),
       session_id: this.id,
       aura_id: this.agent.profile.aura_id,
       agent_ids: this.agentIdsText,
-      kind,
+      kind: recordedKind,
       timestamp,
       payload: payloadText,
       telemetry: telemetryText,
@@ -760,7 +775,7 @@ export class Session implements AsyncDisposable {
     this.lastEventId = eventId;
     this.headHash = encoded.content_hash;
     this.count++;
-    const recorded = { event_id: eventId, kind, timestamp, prev_hash: prevHash, content_hash: encoded.content_hash, sequence: this.count };
+    const recorded = { event_id: eventId, kind: recordedKind, timestamp, prev_hash: prevHash, content_hash: encoded.content_hash, sequence: this.count };
     if (this.observers !== null) this.observers.publish(recorded, payloadText, micros, stepId);
     if (this.escalations.listensTo(kind)) this.escalations.onEvent(kind, eventId, parseJsonLossless(payloadText) as Record<string, unknown>);
     if (this.signer !== null && kind !== 'chain.checkpoint' && ++this.sinceCheckpoint >= this.checkpointEvery) this.checkpoint(this.signer);
@@ -773,6 +788,19 @@ export class Session implements AsyncDisposable {
     this.sinceCheckpoint = 0;
     this.record('chain.checkpoint', { count: this.count, head_hash: head, key_id: signer.keyId, signature: signer.sign(checkpointText(this.id, this.count, head)) }, {});
   }
+}
+
+/**
+ * The broker of a session: the one given (the session's, else the agent's), else the environment
+ * when the profile names secrets, else none.
+ * @throws InvalidOptionError, before anything is written, when the broker resolves no scheme of one of `refs`
+ */
+function openBroker(given: SecretBroker | null | undefined, refs: readonly string[]): SecretBroker | null {
+  if (given === undefined || given === null) return refs.length === 0 ? null : new EnvSecretBroker();
+  const schemes = brokerSchemes(given);
+  const unresolved = refs.find((ref) => !schemes.includes(refScheme(ref) ?? ''));
+  if (unresolved !== undefined) throw new InvalidOptionError('secretBroker', `a broker of ${schemes.map((s) => `${s}:`).join(', ')} refs`, `a broker that declares the scheme of every secret ref the profile names, ${unresolved} among them`);
+  return given;
 }
 
 function elapsed(started: number): number {
