@@ -57,6 +57,7 @@ import { PACKAGE_NAME, VERSION } from '../version.js';
 import { parseSessionMode, type Agent, type SessionMode } from './agent.js';
 import { injectSecrets, withoutSecretKeys } from './egress.js';
 import { isoTimestamp, randomIds, systemClock, type Clock, type IdSource } from './ids.js';
+import { parseTraceparent, sessionTraceParent, type TraceParent } from './trace-context.js';
 
 /** Options of `agent.session()`. */
 export interface SessionOptions {
@@ -86,6 +87,11 @@ export interface SessionOptions {
   readonly ids?: IdSource;
   /** Clock in epoch microseconds, for tests. */
   readonly clock?: Clock;
+  /**
+   * The W3C `traceparent` of the span this session runs under: its spans join that trace as its
+   * children. Default: the active span of `@opentelemetry/api` when the app has it; null for none.
+   */
+  readonly traceParent?: string | null;
 }
 
 /** Options of {@link Session.emit}. */
@@ -105,6 +111,10 @@ export interface ToolOptions {
   readonly capabilityId?: string;
   /** Middleware for this call's arguments and result beyond the profile's boundaries (`['pii_mask']`), as a sequencer step declares. */
   readonly middleware?: readonly (typeof MIDDLEWARE_OPS)[number][];
+  /** The framework's id of this call (recorded as `tool_call_id`; the span's `gen_ai.tool.call.id`). */
+  readonly callId?: string;
+  /** The W3C `traceparent` of the caller's span: this call's span becomes its child (`aura proxy` passes the client's). */
+  readonly traceParent?: string;
 }
 
 /** Tools dispatched by name through the guarded path. */
@@ -147,6 +157,8 @@ const TOOL_KINDS: ReadonlySet<string> = new Set(['tool.call', 'action.request'])
 const ATTEMPT_MEMORY = 4096;
 // Three tries at a fresh id: a collision of 48 random bits is already unheard of.
 const OPEN_ATTEMPTS = 3;
+// Frameworks' ids are short (`call_…`, `toolu_…`); a longer one is not an id.
+const MAX_CALL_ID = 256;
 // What `middleware: [pii_mask]` on a call (a sequencer step) masks.
 const CALL_BOUNDARIES: readonly PiiBoundary[] = ['tool.args', 'tool.result'];
 
@@ -160,6 +172,8 @@ interface Masking {
 export class Session implements AsyncDisposable {
   readonly id: string;
   readonly traceId: string;
+  /** The span the session runs under (its spans join that trace), or null. */
+  readonly traceParent: TraceParent | null;
   readonly mode: SessionMode;
   /** The snapshot hash of the declared policy, fixed at open. */
   readonly openSnapshotHash: string;
@@ -245,7 +259,8 @@ export class Session implements AsyncDisposable {
     this.id = opened.files.sessionId;
     this.files = opened.files;
     this.writer = opened.writer;
-    this.traceId = this.ids.traceId();
+    this.traceParent = sessionTraceParent(options.traceParent);
+    this.traceId = this.traceParent?.trace_id ?? this.ids.traceId();
     this.escalations = new EscalationEngine(policy.escalations, policy.level, options.escalationHandler, {
       record: (kind, payload) => this.record(kind, payload, {}).event_id,
       pause: (requestId) => {
@@ -277,6 +292,11 @@ export class Session implements AsyncDisposable {
   /** Events recorded so far. */
   get eventCount(): number {
     return this.count;
+  }
+
+  /** The observer stop in force, or null: until its request is approved, guarded calls throw {@link LoopBrokenError}. */
+  get stoppedBy(): (StopRequest & { readonly request_id: string }) | null {
+    return this.loopStop;
   }
 
   /**
@@ -323,11 +343,13 @@ export class Session implements AsyncDisposable {
     const raw: Record<string, unknown> = { tool: name, skill_id: options.skillId ?? null, args };
     if (options.capabilityId !== undefined) raw['capability_id'] = options.capabilityId;
     if (options.stepId !== undefined) raw['step_id'] = options.stepId;
+    if (options.callId !== undefined) raw['tool_call_id'] = callIdOf(options.callId);
     const argsReport = maskedArgs?.report ?? null;
     const base: Record<string, unknown> = maskedArgs === null || argsReport === null ? raw : { ...raw, args: maskedArgs.value };
     const maskingOf = (recorded: Record<string, unknown>): Masking | undefined => (masker === null ? undefined : { payload: recorded, text: (message) => masker.masker.maskText(message, new Map()) });
     const emitOptions: EmitOptions = options.stepId === undefined ? {} : { stepId: options.stepId };
-    const intent = this.record('tool.intent', { ...base, membrane: 'egress' }, emitOptions);
+    const traceParent = options.traceParent === undefined ? {} : { trace_parent: parseTraceparent(options.traceParent, 'traceParent') };
+    const intent = this.record('tool.intent', { ...base, ...traceParent, membrane: 'egress' }, emitOptions);
     if (argsReport !== null) this.applied(argsReport, 'tool.args', intent.event_id, options.stepId ?? null, name);
     // Attempts of the same call (same tool, same canonical args); the digest itself is only needed for approvals.
     const sameCall = `${name}\u0000${canonicalJson(args, 'args')}`;
@@ -609,6 +631,7 @@ export class Session implements AsyncDisposable {
         default_tool_policy: policy.defaultToolPolicy,
         spectrum: openSpectrum,
         ...(this.signer === null ? {} : { signing: { key_id: this.signer.keyId, checkpoint_every: this.checkpointEvery } }),
+        ...(this.traceParent === null ? {} : { trace_parent: this.traceParent }),
         harness: { name: PACKAGE_NAME, version: VERSION },
       },
       {},
@@ -773,6 +796,12 @@ export class Session implements AsyncDisposable {
     this.sinceCheckpoint = 0;
     this.record('chain.checkpoint', { count: this.count, head_hash: head, key_id: signer.keyId, signature: signer.sign(checkpointText(this.id, this.count, head)) }, {});
   }
+}
+
+/** A framework's tool-call id, checked: it names the call in the trail and on its span. */
+function callIdOf(value: unknown): string {
+  if (typeof value !== 'string' || value === '' || value.length > MAX_CALL_ID) throw new InvalidOptionError('callId', value, `a tool-call id of 1 to ${MAX_CALL_ID} characters`);
+  return value;
 }
 
 function elapsed(started: number): number {
