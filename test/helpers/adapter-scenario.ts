@@ -35,7 +35,7 @@ export function scenarioSession(ref: string): Session {
 }
 
 /** The events of a closed session's trail. */
-export function trailEvents(result: SessionResult): AuraEvent[] {
+export function trailEvents(result: SessionResult): readonly AuraEvent[] {
   return readTrail(result.log_path).events;
 }
 
@@ -46,7 +46,7 @@ export function trailEvents(result: SessionResult): AuraEvent[] {
  */
 export function expectScenarioTrail(result: SessionResult, ids: { readonly allowed: string; readonly denied: string; readonly approved: string; readonly otherPay: string }): void {
   const events = trailEvents(result);
-  const ofCall = (id: string): AuraEvent[] => events.filter((e) => e.payload['tool_call_id'] === id || (e.payload['event'] as { payload?: { tool_call_id?: unknown } } | undefined)?.payload?.tool_call_id === id);
+  const ofCall = (id: string): readonly AuraEvent[] => events.filter((e) => e.payload['tool_call_id'] === id || (e.payload['event'] as { payload?: { tool_call_id?: unknown } } | undefined)?.payload?.tool_call_id === id);
   const kindsOf = (id: string): string[] => ofCall(id).map((e) => e.kind);
 
   // The framework's ids are recorded on the call's events.
