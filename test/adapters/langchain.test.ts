@@ -28,8 +28,8 @@ class ScriptedChatModel extends FakeListChatModel {
     const usage_metadata = { input_tokens: 30, output_tokens: 7, total_tokens: 37 };
     const message =
       typeof step === 'string'
-        ? new AIMessage({ content: step, usage_metadata })
-        : new AIMessage({ content: '', tool_calls: [{ id: step[0], name: step[1], args: step[2], type: 'tool_call' }], usage_metadata });
+        ? new AIMessage({ content: step, usage_metadata } as never)
+        : new AIMessage({ content: '', tool_calls: [{ id: step[0], name: step[1], args: step[2], type: 'tool_call' }], usage_metadata } as never);
     return { generations: [{ text: '', message }] };
   }
 
