@@ -5,7 +5,6 @@
  * framework adapters and the Claude Code hook all say it this way.
  */
 
-import type { AuraError } from '../errors.js';
 import { objectOf, stringOf } from '../spine/json-shape.js';
 
 /** What a refusal names besides its text. */
@@ -19,7 +18,7 @@ export interface Refusal {
  * @param approveWith how a person releases a request where this call came from (a command, or
  *   the app's own approval), said after "A person must approve …:"
  */
-export function refusalOf(error: AuraError, approveWith: (requestId: string) => string): Refusal {
+export function refusalOf(error: { readonly code: string; readonly message: string; readonly data?: unknown }, approveWith: (requestId: string) => string): Refusal {
   const data = objectOf(error.data);
   const requestId = stringOf(data['request_id']);
   const rule = data['rule'];

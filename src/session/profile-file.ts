@@ -29,13 +29,15 @@ export const PROFILE_KEYS = [
   'middleware',
   /** `aura proxy`'s own settings: `{findings_tool: boolean}`. */
   'proxy',
+  /** `aura hook claude-code`'s own settings: `{on_error: allow | deny}`. */
+  'claude_code',
 ] as const;
 
 /** A profile key. */
 export type ProfileKey = (typeof PROFILE_KEYS)[number];
 
 const STRING_KEYS: readonly ProfileKey[] = ['aura_id', 'agent_ref', 'name', 'purpose', 'default_mode', 'default_tool_policy'];
-const OBJECT_KEYS: readonly ProfileKey[] = ['ids', 'variables', 'spectrum', 'sequencer', 'middleware', 'proxy'];
+const OBJECT_KEYS: readonly ProfileKey[] = ['ids', 'variables', 'spectrum', 'sequencer', 'middleware', 'proxy', 'claude_code'];
 const LIST_KEYS: readonly ProfileKey[] = ['rules', 'skills', 'observers', 'escalations', 'capabilities', 'types'];
 
 /** A profile file's values, checked for known keys and their basic types. */
