@@ -32,7 +32,12 @@ export default tseslint.config(
     },
   },
   {
-    files: ['bench/**', 'scripts/**', 'test/fixtures/**'],
+    files: ['bench/**', 'scripts/**', 'test/fixtures/**', 'examples/**'],
     rules: { 'no-console': 'off' },
+  },
+  {
+    // The examples are plain ES modules for Node, as a user would write them.
+    files: ['examples/**/*.mjs'],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
   },
 );

@@ -248,7 +248,7 @@ function preToolUseAnswer(session: Session, input: Record<string, unknown>): Hoo
   try {
     session.emit('tool.call', call.recorded);
   } catch (error) {
-    if (error instanceof ApprovalRequiredError) return { output: preToolUse('ask', `aura: ${call.tool} needs a person's approval (request ${error.data?.request_id ?? ''}). ${error.message}`) };
+    if (error instanceof ApprovalRequiredError) return { output: preToolUse('ask', `aura: ${call.tool} needs a person's approval (aura request ${error.data?.request_id ?? ''}); approving here runs exactly this call, once.`) };
     if (error instanceof PolicyDeniedError || error instanceof LoopBrokenError) return { output: preToolUse('deny', refusalOf(error, approveCommand(session.id)).text) };
     throw error;
   }
