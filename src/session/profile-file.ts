@@ -4,6 +4,7 @@
  * a typo must not quietly switch a rule off.
  */
 
+import * as fs from 'node:fs';
 import { fileSource, profileError, type ProfileSource } from '../policy/profile-source.js';
 
 /** The keys a profile may have. */
@@ -51,6 +52,27 @@ export interface ProfileFile {
  * @throws NotFoundError, ReadError, ProfileError
  */
 export function readProfileFile(path: string): ProfileFile {
+  // A short process (a Claude Code hook) reads its profile for its own keys and again for the agent.
+  const stat = statOrNull(path);
+  const key = stat === null ? null : `${stat.size}:${stat.mtimeMs}:${stat.ino}`;
+  const known = lastRead;
+  if (key !== null && known !== null && known.path === path && known.key === key) return known.file;
+  const file = parseProfileFile(path);
+  lastRead = key === null ? null : { path, key, file };
+  return file;
+}
+
+let lastRead: { readonly path: string; readonly key: string; readonly file: ProfileFile } | null = null;
+
+function statOrNull(path: string): fs.Stats | null {
+  try {
+    return fs.statSync(path);
+  } catch {
+    return null;
+  }
+}
+
+function parseProfileFile(path: string): ProfileFile {
   const source = fileSource(path);
   const value = source.value;
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw profileError(source, [], 'a profile must be a mapping of keys to values');
