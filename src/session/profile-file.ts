@@ -54,7 +54,7 @@ export interface ProfileFile {
 export function readProfileFile(path: string): ProfileFile {
   // A short process (a Claude Code hook) reads its profile for its own keys and again for the agent.
   const stat = statOrNull(path);
-  const key = stat === null ? null : `${stat.size}:${stat.mtimeMs}:${stat.ino}`;
+  const key = stat === null ? null : `${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}:${stat.ino}`;
   const known = lastRead;
   if (key !== null && known !== null && known.path === path && known.key === key) return known.file;
   const file = parseProfileFile(path);
