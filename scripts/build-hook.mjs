@@ -7,7 +7,7 @@
  */
 
 import { buildSync } from 'esbuild';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, URL } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 buildSync({

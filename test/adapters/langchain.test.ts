@@ -9,15 +9,14 @@ import { z } from 'zod';
 import { AuraCallbackHandler, auraTools, type AuraInterrupt } from '../../src/adapters/langchain/index.js';
 import { LoopBrokenError } from '../../src/errors.js';
 import { APPROVER, expectScenarioTrail, scenarioSession } from '../helpers/adapter-scenario.js';
-
-type Step = readonly [id: string, tool: string, args: Record<string, unknown>] | string;
+import { SCENARIO_SCRIPT, type ScriptStep } from '../fixtures/scenario-script.js';
 
 /** LangChain's fake chat model, answering each call with the next step of the script (a tool call or text). */
 class ScriptedChatModel extends FakeListChatModel {
   readonly seen: BaseMessage[][] = [];
   private next = 0;
 
-  constructor(private readonly script: readonly Step[]) {
+  constructor(private readonly script: readonly ScriptStep[]) {
     super({ responses: [] });
   }
 
@@ -53,19 +52,7 @@ describe('aura-harness/langchain with LangGraph', () => {
   it('guards every tool call of a graph: denied and recovered, approved through interrupt for exactly that call, stopped by break', async () => {
     const session = scenarioSession('acme/langgraph');
     const ran: string[] = [];
-    const model = new ScriptedChatModel([
-      ['call_w1', 'weather', { city: 'Lisbon' }],
-      ['call_d1', 'delete_account', { user: 'bob' }],
-      ['call_w2', 'weather', { city: 'Porto' }],
-      ['call_p1', 'pay', { amount: 120 }],
-      ['call_p2', 'pay', { amount: 999 }],
-      ['call_s1', 'job_status', { job: 7 }],
-      ['call_s2', 'job_status', { job: 7 }],
-      ['call_s3', 'job_status', { job: 7 }],
-      ['call_s4', 'job_status', { job: 7 }],
-      ['call_s5', 'job_status', { job: 7 }],
-      'never reached',
-    ]);
+    const model = new ScriptedChatModel(SCENARIO_SCRIPT);
     const tools = auraTools(session, appTools(ran), { principal: 'nobody' });
     const graph = new StateGraph(MessagesAnnotation)
       .addNode('agent', async (state) => ({ messages: [await model.invoke(state.messages)] }))

@@ -4,15 +4,14 @@ import { z } from 'zod';
 import { auraModel, auraTools } from '../../src/adapters/openai-agents/index.js';
 import { LoopBrokenError } from '../../src/errors.js';
 import { APPROVER, expectScenarioTrail, scenarioSession } from '../helpers/adapter-scenario.js';
-
-type Step = readonly [id: string, tool: string, args: Record<string, unknown>] | string;
+import { SCENARIO_SCRIPT, type ScriptStep } from '../fixtures/scenario-script.js';
 
 /** An Agents SDK `Model` answering each request with the next step of the script. */
 class ScriptedModel implements Model {
   readonly requests: ModelRequest[] = [];
   private next = 0;
 
-  constructor(private readonly script: readonly Step[]) {}
+  constructor(private readonly script: readonly ScriptStep[]) {}
 
   async getResponse(request: ModelRequest): Promise<ModelResponse> {
     this.requests.push(request);
@@ -43,19 +42,7 @@ describe('aura-harness/openai-agents', () => {
   it('guards every function tool call: denied and recovered, approved through the run state for exactly that call, stopped by break', async () => {
     const session = scenarioSession('acme/agents');
     const ran: string[] = [];
-    const model = new ScriptedModel([
-      ['call_w1', 'weather', { city: 'Lisbon' }],
-      ['call_d1', 'delete_account', { user: 'bob' }],
-      ['call_w2', 'weather', { city: 'Porto' }],
-      ['call_p1', 'pay', { amount: 120 }],
-      ['call_p2', 'pay', { amount: 999 }],
-      ['call_s1', 'job_status', { job: 7 }],
-      ['call_s2', 'job_status', { job: 7 }],
-      ['call_s3', 'job_status', { job: 7 }],
-      ['call_s4', 'job_status', { job: 7 }],
-      ['call_s5', 'job_status', { job: 7 }],
-      'never reached',
-    ]);
+    const model = new ScriptedModel(SCENARIO_SCRIPT);
     const agent = new Agent({ name: 'planner', instructions: 'Plan and pay.', model: auraModel(session, model), tools: auraTools(session, appTools(ran), { principal: APPROVER }) });
     const runner = new Runner({ tracingDisabled: true });
 
