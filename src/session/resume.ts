@@ -30,6 +30,7 @@ export interface PastEvent {
   readonly payload: JsonObject;
   readonly agent_ids: JsonObject;
   readonly trace_id: string;
+  readonly aura_id: string;
 }
 
 /** A shared session's trail, as a later process takes it up. */
@@ -80,6 +81,7 @@ export function readHistory(trail: string, sessionId: string): SessionHistory {
       payload,
       agent_ids: objectOf(record['agent_ids']),
       trace_id: stringOf(record['trace_id']) ?? '',
+      aura_id: stringOf(record['aura_id']) ?? '',
     });
   }
   const last = events.at(-1);

@@ -197,6 +197,8 @@ export class Session implements AsyncDisposable {
   /** Pushes spans to a collector as they end (config `otel.endpoint`), or null. */
   private readonly live: LiveExport | null;
   private agentIdsText: string;
+  /** The agent's id as the trail records it (a shared session keeps the one its first process recorded). */
+  private auraId: string;
   private readonly exportOnClose: boolean;
   private readonly taskId: string | null;
   private readonly ids: IdSource;
@@ -270,6 +272,7 @@ export class Session implements AsyncDisposable {
     this.live = shared === null ? LiveExport.fromSettings(settings.otel) : null;
     this.checkpointEvery = settings.checkpoint_every;
     this.agentIdsText = canonicalJson(agent.trailer(), 'agent_ids');
+    this.auraId = agent.profile.aura_id;
     makeFolder(paths.sessions);
     const opened = shared === null ? openTrail(paths.sessions, sessionId, this.ids, fsync) : attachTrail(paths.sessions, shared, fsync);
     this.id = opened.files.sessionId;
@@ -808,6 +811,8 @@ export class Session implements AsyncDisposable {
     this.lastEventId = last.event_id;
     this.lastMicros = last.micros;
     this.agentIdsText = canonicalJson(last.agent_ids, 'agent_ids');
+    // Two first hooks of a new agent can register it with two ids: the trail's first one stands.
+    this.auraId = last.aura_id;
     const checkpoint = events.findLastIndex((event) => event.kind === 'chain.checkpoint');
     this.sinceCheckpoint = events.length - 1 - checkpoint;
     // A stop whose request a refused call recorded keeps that request id.
@@ -892,7 +897,7 @@ export class Session implements AsyncDisposable {
       step_id: stepId,
       task_id: this.taskId,
       session_id: this.id,
-      aura_id: this.agent.profile.aura_id,
+      aura_id: this.auraId,
       agent_ids: this.agentIdsText,
       kind,
       timestamp,
