@@ -57,18 +57,23 @@ export function auraTools(session: Session, tools: readonly StructuredToolInterf
 }
 
 function auraTool(guard: CallGuard, tool: StructuredToolInterface): DynamicStructuredTool {
+  // LangChain's StructuredTool: what it runs, and its settings the interface does not name.
+  const inner = tool as StructuredToolInterface & { _call?: (input: unknown, runManager: unknown, config: RunnableConfig) => unknown; responseFormat?: 'content' | 'content_and_artifact'; metadata?: Record<string, unknown> };
   return new DynamicStructuredTool({
     name: tool.name,
     description: tool.description,
     schema: tool.schema as never,
     ...(tool.returnDirect === undefined ? {} : { returnDirect: tool.returnDirect }),
-    metadata: { ...(tool as { metadata?: Record<string, unknown> }).metadata, [GUARDED]: true },
-    func: async (input: unknown, _runManager: unknown, config?: RunnableConfig): Promise<unknown> => {
+    ...(inner.responseFormat === undefined ? {} : { responseFormat: inner.responseFormat }),
+    metadata: { ...inner.metadata, [GUARDED]: true },
+    func: async (input: unknown, runManager: unknown, config?: RunnableConfig): Promise<unknown> => {
       const { toolCall, ...rest }: ToolConfig = config ?? {};
       const callId = toolCall?.id;
       const args = argsObject(input);
-      // The tool runs with the caller's config, without the tool call (it answers as content; this wrapper makes the message).
-      const run = (live: Record<string, unknown>): Promise<unknown> => tool.invoke(liveInput(input, live) as never, { ...rest, metadata: { ...rest.metadata, [GUARDED]: true } });
+      // The wrapper has already checked the input against the tool's own schema and opened its run:
+      // a tool with a body of its own (`_call`) runs it directly, anything else is invoked (as content: this wrapper makes the message).
+      const run = (live: Record<string, unknown>): Promise<unknown> =>
+        typeof inner._call === 'function' ? Promise.resolve(inner._call(liveInput(input, live), runManager, rest)) : tool.invoke(liveInput(input, live) as never, { ...rest, metadata: { ...rest.metadata, [GUARDED]: true } });
       const checkpointed = config?.configurable?.['__pregel_checkpointer'] !== undefined;
       const interrupts = checkpointed ? await langGraphInterrupt() : null;
       let approved = false;
@@ -142,7 +147,8 @@ export class AuraCallbackHandler extends BaseCallbackHandler {
   private readonly tools = new Map<string, { readonly tool: string; readonly args: Readonly<Record<string, unknown>>; readonly callId: string | null; readonly started: number }>();
 
   constructor(readonly session: Session) {
-    super({ raiseError: true, _awaitHandler: true });
+    // Chains, agents and retrievers are not recorded: skipping them keeps a graph's every node from waiting on this handler.
+    super({ raiseError: true, _awaitHandler: true, ignoreChain: true, ignoreAgent: true, ignoreRetriever: true, ignoreCustomEvent: true });
   }
 
   override handleChatModelStart(llm: Serialized, messages: readonly (readonly unknown[])[], runId: string, _parentRunId?: string, _extraParams?: Record<string, unknown>, _tags?: string[], metadata?: Record<string, unknown>): void {
