@@ -7,7 +7,7 @@
 export { agent, parseAgentRef, Agent, SESSION_MODES } from './session/agent.js';
 export type { AgentOptions, AgentProfile, SessionMode } from './session/agent.js';
 export { Session } from './session/session.js';
-export type { EmitOptions, RecordedEvent, SessionOptions, SessionResult, ToolHost, ToolOptions } from './session/session.js';
+export type { EmitOptions, RecordedEvent, SessionOptions, SessionResult, SharedSessionOptions, ToolHost, ToolOptions } from './session/session.js';
 
 // Policy
 export { EnvSecretBroker } from './policy/secrets.js';

@@ -40,8 +40,8 @@ export function buildServer(service: FindingsService): McpServer {
         .object({
         findings: z.array(finding),
         total: z.number().int(),
-        counts_by_kind: z.record(z.number()),
-        counts_by_severity: z.record(z.number()),
+        counts_by_kind: z.record(z.string(), z.number()),
+        counts_by_severity: z.record(z.string(), z.number()),
         capped_kinds: z.array(z.string()),
         per_kind_limit: z.number().int(),
         summary: z.string().optional(),
