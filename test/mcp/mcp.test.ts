@@ -9,18 +9,19 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FindingsService } from '../../src/mcp/findings-service.js';
-import { AURA_BIN, auraJson } from '../helpers/cli.js';
+import { AURA_BIN } from '../helpers/cli.js';
 import { AURA_PY, REPO } from '../helpers/fixtures.js';
 import { schemaErrors } from '../helpers/superauditor.js';
+import { demoSession } from '../helpers/sessions.js';
 import { tempDir } from '../helpers/temp.js';
 
 type Response = { findings: { kind: string; severity: string; session_id?: string }[]; capped_kinds: string[]; identity_shared?: boolean; summary?: string; _meta: Record<string, unknown> };
 
 /** A store with demo sessions of two agents, Python sessions, and each kind of damage. */
-function damagedStore(): { home: string; ids: Record<string, string> } {
+async function damagedStore(): Promise<{ home: string; ids: Record<string, string> }> {
   const home = tempDir();
-  const a = String(auraJson(['demo'], { home }).json['session_id']);
-  const b = String(auraJson(['demo'], { home }).json['session_id']);
+  const a = await demoSession(home);
+  const b = await demoSession(home);
   const sessions = path.join(home, 'sessions');
   for (const name of ['aura_sess_7b0064268f4b.jsonl', 'aura_sess_7b0064268f4b.summary.json']) fs.copyFileSync(path.join(AURA_PY, 'sessions', name), path.join(sessions, name));
   // Torn tail, a trail edited, an abandoned writer, a closed trail with no summary, a summary with no trail.
@@ -46,11 +47,11 @@ async function findings(client: Client, args: Record<string, unknown>): Promise<
 }
 
 describe('aura mcp over stdio, with the SDK client', () => {
-  let store: ReturnType<typeof damagedStore>;
+  let store: Awaited<ReturnType<typeof damagedStore>>;
   let client: Client;
 
   beforeAll(async () => {
-    store = damagedStore();
+    store = await damagedStore();
     client = await stdioClient(store.home);
   });
   afterAll(async () => {
@@ -173,15 +174,15 @@ describe('FindingsService', () => {
 describe('aura mcp over Streamable HTTP', () => {
   let server: ChildProcess;
   let url: string;
-  let tenantA: ReturnType<typeof damagedStore>;
+  let tenantA: Awaited<ReturnType<typeof damagedStore>>;
   let tenantB: { home: string; id: string };
   const TOKEN_A = 'token-for-tenant-a-0123456789';
   const TOKEN_B = 'token-for-tenant-b-9876543210';
 
   beforeAll(async () => {
-    tenantA = damagedStore();
+    tenantA = await damagedStore();
     const bHome = tempDir();
-    tenantB = { home: bHome, id: String(auraJson(['demo'], { home: bHome }).json['session_id']) };
+    tenantB = { home: bHome, id: await demoSession(bHome) };
     const tokens = path.join(tempDir(), 'tokens.yaml');
     const sha = (t: string): string => crypto.createHash('sha256').update(t).digest('hex');
     fs.writeFileSync(tokens, `tokens:\n  - sha256: ${sha(TOKEN_A)}\n    folders: [${path.join(tenantA.home, 'sessions')}]\n  - token: ${TOKEN_B}\n    folders: [${path.join(tenantB.home, 'sessions')}]\n`);

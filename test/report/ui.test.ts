@@ -11,8 +11,9 @@ import { createInterface } from 'node:readline';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, watchedPage } from '../helpers/browser.js';
-import { AURA_BIN, auraJson } from '../helpers/cli.js';
+import { AURA_BIN } from '../helpers/cli.js';
 import { AURA_PY, interopIndex } from '../helpers/fixtures.js';
+import { demoSession } from '../helpers/sessions.js';
 import { tempDir } from '../helpers/temp.js';
 
 interface Answer {
@@ -47,7 +48,7 @@ describe('aura ui', () => {
 
   beforeAll(async () => {
     const home = tempDir();
-    demoId = String(auraJson(['demo'], { home }).json['session_id']);
+    demoId = await demoSession(home);
     for (const suffix of ['.jsonl', '.summary.json']) fs.copyFileSync(path.join(AURA_PY, 'sessions', `${pythonId}${suffix}`), path.join(home, 'sessions', `${pythonId}${suffix}`));
     server = spawn(process.execPath, [AURA_BIN, 'ui', '--port', '0', '--json'], { env: { ...process.env, AURA_HOME: home, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'inherit'] });
     const first = await new Promise<string>((resolve) => createInterface({ input: server.stdout as NodeJS.ReadableStream }).once('line', resolve));
