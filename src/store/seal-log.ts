@@ -11,6 +11,7 @@ import { AuraError, TrailWriteError } from '../errors.js';
 import { canonicalJson } from '../spine/canonical.js';
 import { contentHash } from '../spine/hash.js';
 import { tryLock } from '../spine/writer.js';
+import { makeFolder } from './fs-write.js';
 
 /** What a closed session seals: its trail's extent, signed when a key is active. */
 export interface Seal {
@@ -51,7 +52,11 @@ const LOCK_RETRY_MS = 5;
  * @throws TrailWriteError when the log cannot be written or its lock is held too long
  */
 export function appendSeal(logPath: string, seal: Seal): SealLogEntry {
-  fs.mkdirSync(path.dirname(logPath), { recursive: true });
+  try {
+    makeFolder(path.dirname(logPath));
+  } catch (error) {
+    throw new TrailWriteError(logPath, error);
+  }
   const lockPath = `${logPath}.lock`;
   const deadline = Date.now() + LOCK_WAIT_MS;
   while (tryLock(lockPath, seal.session_id, logPath) !== null) {

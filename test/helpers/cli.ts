@@ -12,6 +12,9 @@ export interface CliRun {
   readonly stderr: string;
 }
 
+/** What a stack trace looks like in output: no command may print one. */
+export const STACK_TRACE = /\n\s+at /;
+
 /** The built binary (test/global-setup.ts builds it). */
 export const AURA_BIN = path.join(REPO, 'dist', 'cli', 'main.js');
 

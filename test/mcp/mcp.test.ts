@@ -8,8 +8,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/errors.js';
 import { FindingsService } from '../../src/mcp/findings-service.js';
+import { readTokens } from '../../src/mcp/http.js';
 import { AURA_BIN } from '../helpers/cli.js';
+import { expectAuraError } from '../helpers/errors.js';
 import { AURA_PY, REPO } from '../helpers/fixtures.js';
 import { schemaErrors } from '../helpers/superauditor.js';
 import { demoSession } from '../helpers/sessions.js';
@@ -168,6 +171,18 @@ describe('FindingsService', () => {
       ['aura_sess_000000000009', 'CHECK_CRASHED'],
     ]);
     expect(response.findings[1]).toMatchObject({ severity: 'warn', probe: 'store' });
+  });
+});
+
+describe('the tokens file', () => {
+  it('refuses an unknown key, naming the file and the line', () => {
+    const file = path.join(tempDir(), 'tokens.yaml');
+    fs.writeFileSync(file, 'tokens:\n  - token: a-token-of-sixteen-chars\n    folder: [sessions]\n');
+    const error = expectAuraError(() => readTokens(file), ConfigError, 'CONFIG_INVALID');
+    expect(error.data).toEqual({ path: file, line: 3 });
+    expect(error.message).toContain('unknown key "folder" in tokens[0]; expected sha256, token, folders');
+    fs.writeFileSync(file, 'tokens:\n  - { token: a-token-of-sixteen-chars, folders: [sessions] }\ntokns: []\n');
+    expect(expectAuraError(() => readTokens(file), ConfigError, 'CONFIG_INVALID').data).toEqual({ path: file, line: 3 });
   });
 });
 
