@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { withConfigOrigin, type AuraConfig, type ConfigOptions } from '../config/config.js';
 import { currentConfig } from '../config/configure.js';
-import { ConfigError, InvalidAgentRefError, InvalidOptionError } from '../errors.js';
+import { ConfigError, describeCause, InvalidAgentRefError, InvalidOptionError } from '../errors.js';
 import { canonicalJson } from '../spine/canonical.js';
 import { sha256 } from '../spine/hash.js';
 import { makeFolder, writing } from '../store/fs-write.js';
@@ -251,7 +251,7 @@ class Registry {
       text = fs.readFileSync(file, 'utf8');
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { aliases: {}, refs: {} };
-      throw new ConfigError(file, null, `cannot read: ${(error as Error).message}`);
+      throw new ConfigError(file, null, `cannot read: ${describeCause(error)}`);
     }
     let parsed: Partial<RegistryState>;
     try {

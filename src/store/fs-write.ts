@@ -19,14 +19,17 @@ export function writing<T>(target: string, write: () => T): T {
 /**
  * Creates `dir` and any missing parents. A recursive mkdir reports a read-only or full file system
  * as ENOENT (nodejs/node#47098); then the first missing folder is made alone, which fails with
- * the real cause (EROFS, ENOSPC, EACCES, ENOTDIR), thrown as Node's error.
+ * the real cause (EROFS, ENOSPC, EACCES, ENOTDIR), thrown as Node's error. A file where the folder
+ * should be is ENOTDIR too (mkdir says EEXIST, as if all were well).
  */
 export function makeFolder(dir: string, mode?: number): void {
   const options = mode === undefined ? {} : { mode };
   try {
     fs.mkdirSync(dir, { ...options, recursive: true });
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') throw Object.assign(new Error(`ENOTDIR: ${dir} is a file, not a folder`), { code: 'ENOTDIR', syscall: 'mkdir', path: dir });
+    if (code !== 'ENOENT') throw error;
     let missing = dir;
     while (path.dirname(missing) !== missing && !fs.existsSync(path.dirname(missing))) missing = path.dirname(missing);
     fs.mkdirSync(missing, options);

@@ -7,7 +7,7 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { AuraError, TrailWriteError } from '../errors.js';
+import { AuraError, ReadError, TrailWriteError } from '../errors.js';
 import { canonicalJson } from '../spine/canonical.js';
 import { contentHash } from '../spine/hash.js';
 import { tryLock } from '../spine/writer.js';
@@ -99,14 +99,17 @@ function lastHash(logPath: string): string | null {
   }
 }
 
-/** Reads a seal log and walks its chain. A missing log reads as empty. */
+/**
+ * Reads a seal log and walks its chain. A missing log reads as empty.
+ * @throws ReadError when it is there but cannot be read (a folder in its place, no permission)
+ */
 export function readSealLog(logPath: string): SealLogRead {
   let text: string;
   try {
     text = fs.readFileSync(logPath, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { entries: [], problem: null };
-    throw error;
+    throw new ReadError(logPath, error);
   }
   const entries: SealLogEntry[] = [];
   let prev: string | null = null;

@@ -116,6 +116,26 @@ describe('a folder where a file should be', () => {
   });
 });
 
+describe("a file or folder in the place of aura's own", () => {
+  const IS_A_FILE = 'a part of the path is a file, not a folder (ENOTDIR)';
+  const cases: [string, (home: string) => void, string[], (home: string) => string][] = [
+    ['the sessions folder is a file: sessions list', (home) => fs.writeFileSync(path.join(home, 'sessions'), ''), ['sessions', 'list'], (home) => `cannot read ${path.join(home, 'sessions')}: ${IS_A_FILE}`],
+    ['the sessions folder is a file: demo', (home) => fs.writeFileSync(path.join(home, 'sessions'), ''), ['demo'], (home) => `cannot write the trail ${path.join(home, 'sessions')}: ${IS_A_FILE}`],
+    ['the agents folder is a file: demo', (home) => fs.writeFileSync(path.join(home, 'agents'), ''), ['demo'], (home) => `cannot write ${path.join(home, 'agents')}: ${IS_A_FILE}`],
+    ['the keys folder is a file: keys rotate', (home) => fs.writeFileSync(path.join(home, 'keys'), ''), ['keys', 'rotate'], (home) => `cannot write ${path.join(home, 'keys')}: ${IS_A_FILE}`],
+    ['the seal log is a folder: verify store', (home) => fs.mkdirSync(path.join(home, 'seals.jsonl')), ['verify', 'store'], (home) => `cannot read ${path.join(home, 'seals.jsonl')}: ${IS_A_FOLDER}`],
+    ['the registry is a folder: demo', (home) => fs.mkdirSync(path.join(home, 'registry_state.json')), ['demo'], (home) => `${path.join(home, 'registry_state.json')}: cannot read: ${IS_A_FOLDER}`],
+  ];
+  for (const [what, setUp, args, message] of cases) {
+    it(`${what}: exits 2 naming the path`, () => {
+      const home = tempDir();
+      setUp(home);
+      const run = aura(args, { home });
+      expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 2, stderr: `aura: ${message(home)}\n` });
+    });
+  }
+});
+
 describe('aura --json errors', () => {
   it('prints one JSON object on stdout with the code, message and data, and nothing on stderr', () => {
     const home = tempDir();
