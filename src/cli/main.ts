@@ -7,7 +7,7 @@
 
 import { Command, CommanderError, Option } from 'commander';
 import type { AuraConfig } from '../config/config.js';
-import { AuraError, describeCause, type ChainFailureReason } from '../errors.js';
+import { AuraError, describeCause } from '../errors.js';
 import { VERSION } from '../version.js';
 import { configFor, keysFor, type GlobalOptions, type KeyOptions } from './context.js';
 import { compareCommand } from './compare.js';
@@ -235,9 +235,6 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
-// Reasons a trail failed a check: thrown where a command checks a trail, they exit 1, not 2.
-const CHECK_FAILURES: ReadonlySet<string> = new Set<ChainFailureReason>(['edited', 'deleted_or_reordered', 'missing_hash', 'malformed_record', 'malformed_line', 'torn_tail', 'truncated', 'empty', 'signature_invalid']);
-
 /** A failed system call (`open`, `write`, `mkdir`, …) that escaped its command: the file system's doing, not a bug. */
 function isSystemError(error: unknown): error is NodeJS.ErrnoException {
   const { code, syscall } = error as NodeJS.ErrnoException;
@@ -245,9 +242,10 @@ function isSystemError(error: unknown): error is NodeJS.ErrnoException {
 }
 
 /**
- * The one place errors become messages and exit codes: 1 for a check that failed, 2 for what the
- * user or the file system caused (arguments, input, a full disk, a read-only folder), 70 for a
- * bug. With `--json` the error is one JSON object on stdout, `{"error": {code, message, data?}}`.
+ * The one place errors become messages and exit codes: 2 for what the user or the file system
+ * caused (arguments, input, a full disk, a read-only folder), 70 for a bug. (A check that fails is
+ * a result with exit code 1, not an error.) With `--json` the error is one JSON object on stdout,
+ * `{"error": {code, message, data?}}`.
  */
 function reportError(error: unknown, asJson: boolean): number {
   let code: string;
@@ -261,7 +259,7 @@ function reportError(error: unknown, asJson: boolean): number {
     if (!asJson) return EXIT.usage;
     [code, message, exit] = ['USAGE', error.message.replace(/^error: /, ''), EXIT.usage];
   } else if (error instanceof AuraError) {
-    [code, message, data, exit] = [error.code, error.message, error.data, CHECK_FAILURES.has(error.code) ? EXIT.checkFailed : EXIT.usage];
+    [code, message, data, exit] = [error.code, error.message, error.data, EXIT.usage];
   } else if (isSystemError(error)) {
     const where = error.path === undefined ? '' : ` ${error.path}`;
     [code, message, data, exit] = ['FILE_SYSTEM', `cannot ${error.syscall}${where}: ${describeCause(error)}`, error.path === undefined ? undefined : { path: error.path }, EXIT.usage];

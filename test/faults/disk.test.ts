@@ -4,7 +4,7 @@
  * skips, when it is not (as root, chmod 0555 does not stop writes, hence the read-only mount).
  */
 
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -15,7 +15,8 @@ import type { RecordedEvent, Session } from '../../src/session/session.js';
 import { stagingPathOf } from '../../src/export/commit.js';
 import { verifyTrail } from '../../src/spine/verify.js';
 import { lockPathOf, readLock, TrailWriter } from '../../src/spine/writer.js';
-import { aura } from '../helpers/cli.js';
+import { aura, AURA_BIN } from '../helpers/cli.js';
+import { openSession } from '../helpers/sessions.js';
 import { expectAuraError } from '../helpers/errors.js';
 import { eventIdsOf, rawTrail, runFixture } from './helpers.js';
 
@@ -307,6 +308,19 @@ describe('agent() and the command line on a full or read-only home', () => {
       if (fs.existsSync(keys)) expect(fs.readdirSync(keys)).toEqual([]);
     });
   }
+
+  it('aura logs > a file on a full disk: exits 2 saying the output could not be written, no stack trace', async () => {
+    const { session, home } = openSession();
+    session.emit('turn.start', { input: 'hello' });
+    await session.close();
+    const out = fs.openSync(path.join(full, 'logs.txt'), 'w');
+    try {
+      const run = spawnSync(process.execPath, [AURA_BIN, 'logs', session.id], { env: { ...process.env, AURA_HOME: home }, stdio: ['ignore', out, 'pipe'], encoding: 'utf8' });
+      expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 2, stderr: 'aura: cannot write the output: no space left on the device (ENOSPC)\n' });
+    } finally {
+      fs.closeSync(out);
+    }
+  });
 
   it('aura demo once more when the disk has filled since the first: exits 2 naming the trail', () => {
     const home = path.join(root, 'cli-late-full');
