@@ -70,8 +70,12 @@ function renameAll(sessionId: string, files: readonly FileToCommit[]): void {
     }
   } catch (error) {
     for (const { target, backup } of done.reverse()) {
-      if (backup === null) fs.rmSync(target, { force: true });
-      else fs.renameSync(backup, target);
+      try {
+        if (backup === null) fs.rmSync(target, { force: true });
+        else fs.renameSync(backup, target);
+      } catch {
+        // The disk that refused the commit may refuse this too: the ExportError says what failed first.
+      }
     }
     throw error;
   }
