@@ -7,7 +7,8 @@
  * It pulls with per_kind_limit 1 and then 200 and checks what the standard makes observable: no
  * kind over the limit; a kind with more rows at 200 than at 1 is named in capped_kinds at 1 (and a
  * kind with as many is not); the rows at 1 lead the rows at 200; counts agree with the findings;
- * `_meta` names the server and `superauditor`; a per_kind_limit of 0 is refused as a tool error.
+ * `_meta` names the server and `superauditor`; a per_kind_limit of 0 is refused as a tool error;
+ * both answers validate against the standard's response schema (conformance/superauditor/schema/).
  * Exit 0 when every check passes, 1 when one fails, 2 for bad arguments.
  */
 
@@ -15,6 +16,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { schemaErrors } from './superauditor-schema.js';
 
 interface Response {
   findings: { kind: string; severity: string; [key: string]: unknown }[];
@@ -66,6 +68,10 @@ async function main(): Promise<void> {
     if (one.body !== null && many.body !== null) {
       const at1 = one.body;
       const at200 = many.body;
+      for (const [name, r] of [['1', at1], ['200', at200]] as const) {
+        const errors = schemaErrors(r);
+        check(errors.length === 0, `the answer at ${name} validates against the response schema${errors.length === 0 ? '' : ` (${errors.join('; ')})`}`);
+      }
       const byKind = (r: Response): Map<string, Response['findings']> =>
         r.findings.reduce((m, f) => m.set(f.kind, [...(m.get(f.kind) ?? []), f]), new Map<string, Response['findings']>());
       const k1 = byKind(at1);

@@ -8,9 +8,14 @@ cd "$(dirname "$0")/.."
 dir=.compat/ai-sdk-7
 mkdir -p "$dir"
 [ -f "$dir/package.json" ] || echo '{ "private": true, "type": "module" }' > "$dir/package.json"
-(cd "$dir" && npm install --no-audit --no-fund --loglevel=error ai@7 zod@4 node@22 >/dev/null)
+# Pinned, so every run tests the same versions; npm runs only when they are not there yet.
+want='ai@7.0.173 zod@4.6.7 node@22.23.3'
+if [ "$(cat "$dir/.installed" 2>/dev/null)" != "$want" ] || [ ! -x "$dir/node_modules/.bin/node" ]; then
+  # shellcheck disable=SC2086
+  (cd "$dir" && npm install --no-audit --no-fund --loglevel=error $want >/dev/null)
+  echo "$want" > "$dir/.installed"
+fi
 # After npm install, which removes what it did not install.
 mkdir -p "$dir/node_modules/aura-harness"
 cp package.json "$dir/node_modules/aura-harness/package.json"
 ln -sfn ../../../../dist "$dir/node_modules/aura-harness/dist"
-"$dir/node_modules/.bin/node" --version

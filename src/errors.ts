@@ -28,6 +28,11 @@ export type AuraErrorCode =
   | 'NOT_FOUND'
   /** A file exists but could not be read (`data.path`, `cause`). */
   | 'READ_FAILED'
+  /**
+   * A file or folder other than a trail or an export could not be written (a full disk, a
+   * read-only or forbidden folder, a folder where a file should be): `data.path`, `cause`.
+   */
+  | 'WRITE_FAILED'
   /** An agent profile is invalid: `data.path`, `data.line`, `data.key` say where. */
   | 'PROFILE_INVALID'
   /** Policy refused a tool call; the tool did not run (`data.tool`, `data.rule`, `data.event_id`). */
@@ -184,6 +189,13 @@ export class ReadError extends AuraError<'READ_FAILED', { readonly path: string 
   }
 }
 
+/** A file or folder could not be written; nothing was left half-written. */
+export class WriteError extends AuraError<'WRITE_FAILED', { readonly path: string }> {
+  constructor(path: string, cause: unknown) {
+    super('WRITE_FAILED', `cannot write ${path}: ${describeCause(cause)}`, { data: { path }, cause });
+  }
+}
+
 /** An OTLP export setting is wrong. The message never repeats a header value or an endpoint's credentials. */
 export class OtlpConfigError extends AuraError<'OTLP_CONFIG_INVALID', { readonly source: string }> {
   constructor(source: string, why: string) {
@@ -293,10 +305,29 @@ export class ChainVerificationError extends AuraError<ChainFailureReason, ChainF
   }
 }
 
-function describeCause(cause: unknown): string {
+// What the file system errors a user can meet mean, in words: the code stays for searching.
+const SYSTEM_REASONS: Readonly<Record<string, string>> = {
+  ENOSPC: 'no space left on the device',
+  EDQUOT: 'the disk quota is used up',
+  EROFS: 'the file system is read-only',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EISDIR: 'it is a folder, not a file',
+  ENOTDIR: 'a part of the path is a file, not a folder',
+  ENOENT: 'no such file or folder',
+  EEXIST: 'it already exists',
+  ENAMETOOLONG: 'the name is too long',
+  EMFILE: 'too many open files',
+  EIO: 'an input/output error of the device',
+};
+
+/** Why a system call failed, for people: `no space left on the device (ENOSPC)`. */
+export function describeCause(cause: unknown): string {
   if (cause instanceof Error) {
     const code = (cause as NodeJS.ErrnoException).code;
-    return code === undefined ? cause.message : `${code} (${cause.message})`;
+    if (code === undefined) return cause.message;
+    const reason = SYSTEM_REASONS[code];
+    return reason === undefined ? `${code} (${cause.message})` : `${reason} (${code})`;
   }
   return String(cause);
 }

@@ -71,5 +71,6 @@ export {
   SessionClosedError,
   SessionLockedError,
   TrailWriteError,
+  WriteError,
 } from './errors.js';
 export type { AuraErrorCode, ChainFailureData, ChainFailureReason, LoopBrokenData, NonJsonValueData, PolicyDeniedData, ProfileErrorData } from './errors.js';

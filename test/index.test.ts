@@ -31,6 +31,7 @@ describe('the public entry point', () => {
         'SessionClosedError',
         'SessionLockedError',
         'TrailWriteError',
+        'WriteError',
         'agent',
         'canonicalJson',
         'configure',

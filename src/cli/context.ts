@@ -51,3 +51,13 @@ export function portOption(flag: string, value: string): number {
   if (!/^\d+$/.test(value) || port > 65535) throw new InvalidOptionError(flag, value, 'a port number (0 for any free port)');
   return port;
 }
+
+/**
+ * A count or size flag (`--max-sessions`, `--idle-timeout`): decimal digits, at least 1.
+ * @throws InvalidOptionError naming the flag
+ */
+export function positiveOption(flag: string, value: string, what: string): number {
+  const number = Number(value);
+  if (!/^\d+$/.test(value) || number < 1 || !Number.isSafeInteger(number)) throw new InvalidOptionError(flag, value, what);
+  return number;
+}

@@ -2,12 +2,12 @@
 /**
  * The `aura` command line. Each command lives in its own file and returns a result object; this
  * file wires them to commander, prints results (`--json` or for people) and maps errors to the
- * documented exit codes. Nothing reaches the user as a stack trace.
+ * documented exit codes, in one place (`reportError`). Nothing reaches the user as a stack trace.
  */
 
 import { Command, CommanderError, Option } from 'commander';
 import type { AuraConfig } from '../config/config.js';
-import { AuraError } from '../errors.js';
+import { AuraError, describeCause } from '../errors.js';
 import { VERSION } from '../version.js';
 import { configFor, keysFor, type GlobalOptions, type KeyOptions } from './context.js';
 import { compareCommand } from './compare.js';
@@ -47,7 +47,8 @@ function buildProgram(invocation: Invocation): Command {
     .option('--anchor-dir <dir>', 'also append every seal to DIR/seals.jsonl, ideally off this machine (config anchor_dir)')
     .showHelpAfterError('(run aura --help for usage)')
     .exitOverride()
-    .configureOutput({ writeErr: (text) => process.stderr.write(text) });
+    // With --json a usage error is printed as JSON, by reportError.
+    .configureOutput({ writeErr: (text) => !invocation.asJson && process.stderr.write(text) });
 
   const global = (): GlobalOptions => program.opts<GlobalOptions>();
   const json = new Option('--json', 'print one JSON object (stable, for machines)');
@@ -138,7 +139,7 @@ function buildProgram(invocation: Invocation): Command {
     .command('html')
     .description('write the report as one self-contained HTML page (verdict, chain, findings, scorecard, timeline); prints its path')
     .argument('<session_id>', 'aura_sess_ + 12 hex')
-    .option('-o, --output <file>', 'write the page here (default: ./<session_id>.report.html)')
+    .option('-o, --output <path>', 'write the page to this file, or into this folder as <session_id>.report.html (default: the current folder)')
     .option('--keys <dir>', 'trust the public keys in DIR (default: AURA_HOME/keys when it has any)')
     .option('--public-key <file>', 'trust this one public key')
     .addOption(json)
@@ -198,6 +199,10 @@ function buildProgram(invocation: Invocation): Command {
     .option('--upstream-url <url>', 'reach the upstream over Streamable HTTP instead of running a command')
     .option('--http <port>', 'serve clients over Streamable HTTP on 127.0.0.1:PORT (0 for any free port) instead of stdio')
     .option('--tokens <file>', 'with --http: the bearer tokens that may connect (required)')
+    .option('--max-message-bytes <n>', 'the largest message a stdio upstream may send; a larger answer fails its call (default 10485760, 10 MiB)')
+    .option('--max-sessions <n>', 'with --http: sessions at once, each with its own upstream (default 32)')
+    .option('--max-sessions-per-token <n>', 'with --http: sessions at once for one token (default 8)')
+    .option('--idle-timeout <seconds>', 'with --http: close a session no request has used for this long (default 900)')
     .action((command: string[], flags: ProxyOptions) => run({}, () => proxyCommand(command, flags, configFor(global()))));
 
   program
@@ -241,7 +246,8 @@ function buildProgram(invocation: Invocation): Command {
 
 /** Runs the CLI on `argv` (without the node and script names) and returns the exit code. */
 export async function main(argv: readonly string[]): Promise<number> {
-  const invocation: Invocation = { asJson: false };
+  const end = argv.indexOf('--');
+  const invocation: Invocation = { asJson: (end < 0 ? argv : argv.slice(0, end)).includes('--json') };
   try {
     await buildProgram(invocation).parseAsync([...argv], { from: 'user' });
     if (invocation.outcome === undefined) return EXIT.ok;
@@ -249,23 +255,61 @@ export async function main(argv: readonly string[]): Promise<number> {
     printResult(result, invocation.asJson);
     return result.exitCode;
   } catch (error) {
-    return reportError(error);
+    return reportError(error, invocation.asJson);
   }
 }
 
-function reportError(error: unknown): number {
+/** A failed system call (`open`, `write`, `mkdir`, …) that escaped its command: the file system's doing, not a bug. */
+function isSystemError(error: unknown): error is NodeJS.ErrnoException {
+  const { code, syscall } = error as NodeJS.ErrnoException;
+  return error instanceof Error && typeof code === 'string' && /^E[A-Z0-9]+$/.test(code) && typeof syscall === 'string';
+}
+
+/**
+ * The one place errors become messages and exit codes: 2 for what the user or the file system
+ * caused (arguments, input, a full disk, a read-only folder), 70 for a bug. (A check that fails is
+ * a result with exit code 1, not an error.) With `--json` the error is one JSON object on stdout,
+ * `{"error": {code, message, data?}}`.
+ */
+function reportError(error: unknown, asJson: boolean): number {
+  let code: string;
+  let message: string;
+  let data: unknown;
+  let exit: number;
   if (error instanceof CommanderError) {
     // Asked-for help and version are successes; help shown for a missing subcommand, and every
-    // other parse failure, is a usage error (commander has already printed why).
+    // other parse failure, is a usage error (commander has already printed why, unless --json).
     if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return EXIT.ok;
-    return EXIT.usage;
+    if (!asJson) return EXIT.usage;
+    [code, message, exit] = ['USAGE', error.message.replace(/^error: /, ''), EXIT.usage];
+  } else if (error instanceof AuraError) {
+    [code, message, data, exit] = [error.code, error.message, error.data, EXIT.usage];
+  } else if (isSystemError(error)) {
+    const where = error.path === undefined ? '' : ` ${error.path}`;
+    [code, message, data, exit] = ['FILE_SYSTEM', `cannot ${error.syscall}${where}: ${describeCause(error)}`, error.path === undefined ? undefined : { path: error.path }, EXIT.usage];
+  } else {
+    [code, message, exit] = ['INTERNAL', `internal error: ${error instanceof Error ? error.message : String(error)}`, EXIT.internal];
   }
-  if (error instanceof AuraError) {
-    process.stderr.write(`aura: ${error.message}\n`);
-    return EXIT.usage;
-  }
-  process.stderr.write(`aura: internal error: ${error instanceof Error ? error.message : String(error)}\n`);
-  return EXIT.internal;
+  if (asJson) process.stdout.write(`${JSON.stringify({ error: { code, message, ...(data === undefined ? {} : { data }) } }, null, 2)}\n`);
+  else process.stderr.write(`aura: ${message}\n`);
+  return exit;
 }
 
-process.exitCode = await main(process.argv.slice(2));
+/**
+ * Output that cannot be written. A reader that stops reading (`aura logs <id> | head -2`) ends the
+ * output quietly, and the command finishes as it would have; any other failure (a full disk under
+ * `> file`) is said on stderr and exits 2.
+ */
+let outputFailed = false;
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    stream.destroy();
+    if (error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED') return;
+    outputFailed = true;
+    process.exitCode = EXIT.usage;
+    if (stream === process.stdout && !process.stderr.destroyed) process.stderr.write(`aura: cannot write the output: ${describeCause(error)}\n`);
+  });
+}
+
+const exitCode = await main(process.argv.slice(2));
+process.exitCode = outputFailed ? EXIT.usage : exitCode;

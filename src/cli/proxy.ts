@@ -8,12 +8,12 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { AuraConfig } from '../config/config.js';
 import { InvalidOptionError } from '../errors.js';
-import { portOption } from './context.js';
+import { portOption, positiveOption } from './context.js';
 import { readTokens } from '../mcp/http.js';
 import { listeningPort } from '../mcp/loopback.js';
 import { ProxyConnection, readProxyProfile, type ProxySettings } from '../mcp/proxy.js';
-import { serveProxyHttp } from '../mcp/proxy-http.js';
-import type { UpstreamSpec } from '../mcp/upstream.js';
+import { DEFAULT_HTTP_PROXY_LIMITS, serveProxyHttp, type HttpProxyLimits } from '../mcp/proxy-http.js';
+import { DEFAULT_MAX_MESSAGE_BYTES, type UpstreamSpec } from '../mcp/upstream.js';
 import { parseAgentRef } from '../session/agent.js';
 import { EXIT, type CommandResult } from './output.js';
 
@@ -24,6 +24,10 @@ export interface ProxyOptions {
   readonly upstreamUrl?: string;
   readonly http?: string;
   readonly tokens?: string;
+  readonly maxMessageBytes?: string;
+  readonly maxSessions?: string;
+  readonly maxSessionsPerToken?: string;
+  readonly idleTimeout?: string;
 }
 
 const log = (line: string): void => {
@@ -33,6 +37,7 @@ const log = (line: string): void => {
 /** Runs the proxy; exit 0 when it ended normally, 2 when it could not serve the client. */
 export async function proxyCommand(command: readonly string[], options: ProxyOptions, config: AuraConfig): Promise<CommandResult> {
   const settings = proxySettings(command, options, config);
+  const limits = httpLimits(options);
   if (options.http === undefined) {
     const connection = new ProxyConnection(new StdioServerTransport(), settings, 'stdio');
     process.stdin.once('end', () => void connection.end('client_disconnected'));
@@ -47,7 +52,7 @@ export async function proxyCommand(command: readonly string[], options: ProxyOpt
   }
   const port = portOption('--http', options.http);
   if (options.tokens === undefined) throw new InvalidOptionError('--tokens', undefined, 'a tokens file: the HTTP server never answers without authentication');
-  const proxy = await serveProxyHttp(port, readTokens(options.tokens), settings);
+  const proxy = await serveProxyHttp(port, readTokens(options.tokens), settings, limits);
   log(`listening on http://127.0.0.1:${listeningPort(proxy.server)}/mcp`);
   await new Promise<void>((resolve) => {
     const stop = (): void => void proxy.stop().then(() => resolve());
@@ -55,6 +60,18 @@ export async function proxyCommand(command: readonly string[], options: ProxyOpt
     process.once('SIGINT', stop);
   });
   return { exitCode: EXIT.ok, json: null, human: '', quiet: true };
+}
+
+/** The session limits of `--http`; refused without it, where the one client is the one session. */
+function httpLimits(options: ProxyOptions): HttpProxyLimits {
+  const given = (['maxSessions', 'maxSessionsPerToken', 'idleTimeout'] as const).find((key) => options[key] !== undefined);
+  if (given !== undefined && options.http === undefined) throw new InvalidOptionError(`--${given.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`, options[given], 'to be given with --http only');
+  const count = (flag: string, value: string | undefined, fallback: number): number => (value === undefined ? fallback : positiveOption(flag, value, 'a whole number of at least 1'));
+  return {
+    maxSessions: count('--max-sessions', options.maxSessions, DEFAULT_HTTP_PROXY_LIMITS.maxSessions),
+    maxSessionsPerToken: count('--max-sessions-per-token', options.maxSessionsPerToken, DEFAULT_HTTP_PROXY_LIMITS.maxSessionsPerToken),
+    idleTimeoutMs: options.idleTimeout === undefined ? DEFAULT_HTTP_PROXY_LIMITS.idleTimeoutMs : positiveOption('--idle-timeout', options.idleTimeout, 'a whole number of seconds, at least 1') * 1000,
+  };
 }
 
 /** Checks the command line before anything starts: one upstream, a valid agent ref and profile. */
@@ -87,5 +104,6 @@ function proxySettings(command: readonly string[], options: ProxyOptions, config
     findingsTool: profile.findingsTool,
     config,
     log,
+    maxMessageBytes: options.maxMessageBytes === undefined ? DEFAULT_MAX_MESSAGE_BYTES : positiveOption('--max-message-bytes', options.maxMessageBytes, 'a number of bytes, at least 1'),
   };
 }

@@ -1,5 +1,6 @@
 /** `aura report html <id> [-o FILE]`: the session's report as one self-contained HTML page. */
 
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { AuraConfig } from '../config/config.js';
 import { commitFiles } from '../export/commit.js';
@@ -12,7 +13,7 @@ import { EXIT, type CommandResult } from './output.js';
 
 /** Options of `report html`. */
 export interface ReportHtmlOptions {
-  /** Where to write the page; default `{id}.report.html` in the current folder. */
+  /** The page's file, or a folder to write `{id}.report.html` into; default the current folder. */
   readonly output?: string;
   /** Trusted public keys, or null to show signatures as not checked. */
   readonly keys: KeyRing | null;
@@ -26,7 +27,8 @@ export interface ReportHtmlOptions {
 export function reportHtmlCommand(sessionKey: string, options: ReportHtmlOptions, config: AuraConfig): CommandResult {
   const files = resolveSessionKey(config.paths.sessions, sessionKey);
   const model = reportPageModel(files, { exportPii: config.values['identity_export_pii'] === true, keys: options.keys, generator: `aura-harness ${VERSION}` });
-  const output = path.resolve(options.output ?? `${files.sessionId}.report.html`);
+  const target = path.resolve(options.output ?? '.');
+  const output = fs.statSync(target, { throwIfNoEntry: false })?.isDirectory() === true ? path.join(target, `${files.sessionId}.report.html`) : target;
   const { html } = reportHtml(model);
   commitFiles(files.sessionId, [{ path: output, content: html }]);
   const bytes = Buffer.byteLength(html, 'utf8');

@@ -3,15 +3,35 @@
  * `{AURA_HOME}/config.yaml`, then `{project}/aura.project.yaml`, then the caller's overrides.
  * `storage: project` with a project directory keeps everything in `{project}/.aura/`.
  * Resolving never creates a directory: read-only commands leave the disk as they found it.
+ * A key that is not a config key, or a value outside its set, is an error naming the file and line:
+ * a typo must not quietly turn a setting off.
  */
 
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { parseDocument } from 'yaml';
-import { ConfigError, InvalidOptionError } from '../errors.js';
+import { ConfigError, describeCause, InvalidOptionError, OtlpConfigError } from '../errors.js';
 import { parseFsyncPolicy, type FsyncPolicy } from '../spine/writer.js';
 import { parseOtelSettings, type OtelSettings } from './otel.js';
+import { parseYamlSource, type KeyPath } from './yaml-source.js';
+
+/** The keys a config file (or `overrides`) may set. */
+export const CONFIG_KEYS = [
+  'storage',
+  'export_on_close',
+  'fsync',
+  'default_session_mode',
+  'project_dir',
+  'checkpoint_every',
+  'anchor_dir',
+  'otel',
+  'identity_required',
+  'identity_export_pii',
+  'pii_key',
+  // Python Aura's identity adapter settings: accepted so that both can share one AURA_HOME; aura does not read them.
+  'identity',
+  'identity_redact_fields',
+] as const;
 
 /** Where aura keeps its files. */
 export interface AuraPaths {
@@ -56,12 +76,20 @@ export interface ConfigFile {
   readonly loaded: boolean;
 }
 
+/** The config file a key was set in, and where in it each part of its value is. */
+export interface ConfigOrigin {
+  readonly path: string;
+  lineOf(keys: KeyPath): number | null;
+}
+
 /** The resolved configuration. */
 export interface AuraConfig {
   readonly paths: AuraPaths;
   readonly settings: AuraSettings;
   readonly values: Readonly<Record<string, unknown>>;
   readonly files: readonly ConfigFile[];
+  /** The file each key's value came from (the last that set it); none for defaults and overrides. */
+  readonly origins: Readonly<Record<string, ConfigOrigin>>;
 }
 
 /** How to resolve a configuration. */
@@ -94,23 +122,31 @@ export function resolveConfig(options: ConfigOptions = {}): AuraConfig {
   const globalConfig = path.join(home, 'config.yaml');
   const files: ConfigFile[] = [];
   let values: Record<string, unknown> = { ...DEFAULTS };
+  const origins = new Map<string, ConfigOrigin>();
+  const layer = (kind: ConfigFile['layer'], file: string): void => {
+    const read = readConfigFile(file);
+    files.push({ layer: kind, path: file, loaded: read !== null });
+    if (read === null) return;
+    values = { ...values, ...read.values };
+    for (const key of Object.keys(read.values)) origins.set(key, read.origin);
+  };
 
-  const global = readYamlMapping(globalConfig);
-  files.push({ layer: 'global', path: globalConfig, loaded: global !== null });
-  values = { ...values, ...global };
-
+  layer('global', globalConfig);
   const projectSetting = options.projectDir ?? (typeof values['project_dir'] === 'string' ? values['project_dir'] : undefined);
   const projectDir = projectSetting === undefined ? null : path.resolve(projectSetting);
   let projectConfig: string | null = null;
   if (projectDir !== null) {
     projectConfig = path.join(projectDir, 'aura.project.yaml');
-    const project = readYamlMapping(projectConfig);
-    files.push({ layer: 'project', path: projectConfig, loaded: project !== null });
-    values = { ...values, ...project };
+    layer('project', projectConfig);
+  }
+  for (const key of Object.keys(options.overrides ?? {})) {
+    if (!isConfigKey(key)) throw new InvalidOptionError('overrides', key, `a config key: ${CONFIG_KEYS.join(', ')}`);
+    origins.delete(key);
   }
   values = { ...values, ...options.overrides };
 
-  const settings = checkSettings(values, projectDir);
+  const located = { origins: Object.fromEntries(origins) };
+  const settings = withConfigOrigin(located, () => checkSettings(values, projectDir));
   const base = settings.storage === 'project' && projectDir !== null ? path.join(projectDir, '.aura') : home;
   return {
     paths: {
@@ -130,7 +166,27 @@ export function resolveConfig(options: ConfigOptions = {}): AuraConfig {
     settings,
     values,
     files,
+    origins: located.origins,
   };
+}
+
+/**
+ * Runs `read` over config values; an invalid value it refuses (InvalidOptionError, OtlpConfigError)
+ * that a config file set becomes a ConfigError naming that file, the line and the allowed values.
+ */
+export function withConfigOrigin<T>(config: Pick<AuraConfig, 'origins'>, read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    const keys = error instanceof InvalidOptionError ? [error.data?.option ?? ''] : error instanceof OtlpConfigError ? (error.data?.source ?? '').split('.') : [];
+    const origin = config.origins[keys[0] ?? ''];
+    if (origin === undefined || !(error instanceof Error)) throw error;
+    throw new ConfigError(origin.path, origin.lineOf(keys), error.message);
+  }
+}
+
+function isConfigKey(key: string): boolean {
+  return (CONFIG_KEYS as readonly string[]).includes(key);
 }
 
 function nonEmpty(value: string | undefined): string | undefined {
@@ -148,6 +204,11 @@ function checkSettings(values: Record<string, unknown>, projectDir: string | nul
   if (typeof every !== 'number' || !Number.isInteger(every) || every < 1) throw new InvalidOptionError('checkpoint_every', every, 'a positive integer');
   const anchor = values['anchor_dir'];
   if (anchor !== null && typeof anchor !== 'string') throw new InvalidOptionError('anchor_dir', anchor, 'a folder path');
+  const project = values['project_dir'];
+  if (project !== null && typeof project !== 'string') throw new InvalidOptionError('project_dir', project, 'a folder path');
+  for (const flag of ['identity_required', 'identity_export_pii']) {
+    if (values[flag] !== undefined && typeof values[flag] !== 'boolean') throw new InvalidOptionError(flag, values[flag], 'true or false');
+  }
   return {
     storage,
     export_on_close: exportOnClose,
@@ -160,20 +221,25 @@ function checkSettings(values: Record<string, unknown>, projectDir: string | nul
   };
 }
 
-/** The mapping in a YAML (or JSON) file, or null when the file does not exist. */
-function readYamlMapping(file: string): Record<string, unknown> | null {
+/**
+ * The keys and values of a config file (YAML or JSON), and where they are; null when there is no file.
+ * @throws ConfigError naming the file and line: unreadable, not YAML, not a mapping, an unknown key
+ */
+function readConfigFile(file: string): { values: Record<string, unknown>; origin: ConfigOrigin } | null {
   let text: string;
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw new ConfigError(file, null, `cannot read: ${(error as Error).message}`);
+    throw new ConfigError(file, null, `cannot read: ${describeCause(error)}`);
   }
-  const document = parseDocument(text);
-  const [problem] = document.errors;
-  if (problem !== undefined) throw new ConfigError(file, problem.linePos?.[0].line ?? null, (problem.message.split('\n')[0] ?? 'invalid YAML').replace(/:$/, ''));
-  const value: unknown = document.toJS();
-  if (value === null || value === undefined) return {};
-  if (typeof value !== 'object' || Array.isArray(value)) throw new ConfigError(file, 1, 'expected a mapping of keys to values');
-  return value as Record<string, unknown>;
+  const yaml = parseYamlSource(text, (message, line) => new ConfigError(file, line, message));
+  const origin: ConfigOrigin = { path: file, lineOf: yaml.lineOf };
+  if (yaml.value === null || yaml.value === undefined) return { values: {}, origin };
+  if (typeof yaml.value !== 'object' || Array.isArray(yaml.value)) throw new ConfigError(file, 1, `expected a mapping of config keys to values (${CONFIG_KEYS.join(', ')})`);
+  const values = yaml.value as Record<string, unknown>;
+  for (const key of Object.keys(values)) {
+    if (!isConfigKey(key)) throw new ConfigError(file, yaml.lineOf([key]), `unknown config key ${JSON.stringify(key)}; expected one of ${CONFIG_KEYS.join(', ')}`);
+  }
+  return { values, origin };
 }

@@ -44,7 +44,7 @@ export function parseOtlpProtocol(value: unknown, source: string): OtlpProtocol 
  */
 export function parseOtelSettings(value: unknown): OtelSettings {
   const settings = value === undefined || value === null ? {} : value;
-  if (typeof settings !== 'object' || Array.isArray(settings)) throw new OtlpConfigError('otel', 'expected a mapping');
+  if (typeof settings !== 'object' || Array.isArray(settings)) throw new OtlpConfigError('otel', `expected a mapping with the keys ${[...KEYS].join(', ')}`);
   const map = settings as Record<string, unknown>;
   for (const key of Object.keys(map)) if (!KEYS.has(key)) throw new OtlpConfigError(`otel.${key}`, `unknown key; known: ${[...KEYS].join(', ')}`);
   const endpoint = map['endpoint'] ?? null;

@@ -58,34 +58,44 @@ function renameAll(sessionId: string, files: readonly FileToCommit[]): void {
   const done: { target: string; backup: string | null }[] = [];
   try {
     for (const file of files) {
-      const backup = `${file.path}.previous`;
-      const hadPrevious = linkIfExists(file.path, backup);
+      let backup: string | null = null;
       try {
+        backup = keepPrevious(file.path);
         fs.renameSync(stagingPathOf(file.path), file.path);
       } catch (error) {
-        if (hadPrevious) fs.rmSync(backup, { force: true });
+        if (backup !== null) fs.rmSync(backup, { force: true });
         throw new ExportError(sessionId, file.path, error);
       }
-      done.push({ target: file.path, backup: hadPrevious ? backup : null });
+      done.push({ target: file.path, backup });
     }
   } catch (error) {
     for (const { target, backup } of done.reverse()) {
-      if (backup === null) fs.rmSync(target, { force: true });
-      else fs.renameSync(backup, target);
+      try {
+        if (backup === null) fs.rmSync(target, { force: true });
+        else fs.renameSync(backup, target);
+      } catch {
+        // The disk that refused the commit may refuse this too: the ExportError says what failed first.
+      }
     }
     throw error;
   }
   for (const { backup } of done) if (backup !== null) fs.rmSync(backup, { force: true });
 }
 
-/** Keeps the current target under a second name (a hard link: no copy) so a failed commit can restore it. */
-function linkIfExists(target: string, backup: string): boolean {
+/**
+ * Keeps the current target under a second name (a hard link: no copy) so a failed commit can
+ * restore it; null when there is none. A folder where the file should be is left for the rename
+ * to refuse (EISDIR), which says what is wrong better than the link would (EPERM).
+ */
+function keepPrevious(target: string): string | null {
+  const backup = `${target}.previous`;
   fs.rmSync(backup, { force: true });
   try {
     fs.linkSync(target, backup);
-    return true;
+    return backup;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || (code === 'EPERM' && fs.statSync(target, { throwIfNoEntry: false })?.isDirectory() === true)) return null;
     throw error;
   }
 }

@@ -8,6 +8,11 @@
  * building and protobuf encoding never cost `emit` more than copying the line's bytes (a message
  * carrying the text costs several times that to clone); `close` waits for the worker at most the
  * configured `close_timeout_ms` (plus a margin for the thread to answer).
+ *
+ * The worker runs at a lower priority, so on a busy machine it falls behind and the ring fills: a
+ * line that does not fit then goes as text in a message, while the text waiting stays under a
+ * bound; past it the line is left out and counted as dropped, so a summary never reports spans as
+ * exported that the collector could not have had.
  */
 
 import * as fs from 'node:fs';
@@ -24,12 +29,11 @@ export type { OtelExportStats } from './live-queue.js';
 const DEFAULT_LIMITS: LiveExportLimits = { maxQueue: 2048, maxBatch: 512, delayMs: 200 };
 // Lines kept before they go to the worker even mid-step: a long synchronous loop stays bounded.
 const MAX_PENDING_LINES = 4096;
-// The shared ring of a session: lines the worker has not taken yet. When a line does not fit, the
-// worker is behind, and the line is left out (its spans are never built) rather than piling up.
+// The shared ring of a session: lines the worker has not taken yet.
 const DEFAULT_RING_BYTES = 16 * 1024 * 1024;
-// A line longer than the whole ring goes as text in the message, while this much such text is
-// waiting at most.
-const MAX_BACKLOG_CHARS = 64 * 1024 * 1024;
+// A line the ring cannot take (longer than the ring, or the worker is behind) goes as text in a
+// message, while this much such text is waiting at most.
+const DEFAULT_BACKLOG_CHARS = 64 * 1024 * 1024;
 // UTF-8 takes at most three bytes for each UTF-16 code unit.
 const MAX_BYTES_PER_CHAR = 3;
 // Time for the worker to answer after its own deadline.
@@ -45,8 +49,11 @@ export class LiveExport {
   private taken = 0;
   private pendingLines = 0;
   private flushScheduled = false;
-  /** Characters of long lines posted as text that the worker has not yet taken. */
+  /** Characters of lines posted as text that the worker has not yet taken. */
   private textBacklog = 0;
+  private readonly maxBacklogChars: number;
+  /** Lines left out since the last message: the worker counts them as dropped. */
+  private leftOut = 0;
   /** The worker's last account, what close reports if the worker does not answer in time. */
   private latest: OtelExportStats;
   private readonly onReport = (report: LiveWorkerReport): void => {
@@ -63,6 +70,7 @@ export class LiveExport {
     options: LiveQueueOptions,
   ) {
     this.ring = Buffer.from(new SharedArrayBuffer(options.limits.ringBytes ?? DEFAULT_RING_BYTES));
+    this.maxBacklogChars = options.limits.backlogChars ?? DEFAULT_BACKLOG_CHARS;
     this.latest = { endpoint: options.target.endpoint, protocol: options.target.protocol, exported: 0, dropped: 0 };
     openSessions++;
     liveWorker().on('message', this.onReport);
@@ -81,9 +89,17 @@ export class LiveExport {
     return new LiveExport(settings.close_timeout_ms, { target, closeTimeoutMs: settings.close_timeout_ms, limits, captureToolContent: settings.capture_tool_content, resourceEnv });
   }
 
+  /** Bytes and characters handed to the export thread that it has not taken yet. */
+  get behind(): number {
+    return this.written - this.taken + this.textBacklog;
+  }
+
   /** Takes a trail line as written. Never throws, never waits. */
   add(line: string): void {
-    if (!this.write(line)) return;
+    if (!this.write(line)) {
+      this.leftOut++;
+      return;
+    }
     if (++this.pendingLines >= MAX_PENDING_LINES) this.flush(false);
     if (this.flushScheduled) return;
     this.flushScheduled = true;
@@ -121,7 +137,7 @@ export class LiveExport {
     }
   }
 
-  /** Copies a line into the ring (or, longer than the ring, posts it); false when it is left out. */
+  /** Copies a line into the ring, or posts it when the ring cannot take it; false when it is left out. */
   private write(line: string): boolean {
     const size = this.ring.length;
     const at = this.written % size;
@@ -132,27 +148,32 @@ export class LiveExport {
       return true;
     }
     const bytes = Buffer.from(line, 'utf8');
-    if (bytes.length > size) {
-      if (this.textBacklog > MAX_BACKLOG_CHARS) return false;
-      // Order: what the ring holds before it goes first.
-      this.post({ session: this.session, upTo: this.written, text: line, stepEnd: false });
-      this.textBacklog += line.length;
-      this.pendingLines = 0;
+    if (bytes.length <= free) {
+      // The line wraps around the end of the ring.
+      const head = Math.min(bytes.length, size - at);
+      bytes.copy(this.ring, at, 0, head);
+      bytes.copy(this.ring, 0, head);
+      this.written += bytes.length;
       return true;
     }
-    if (bytes.length > free) return false;
-    // The line wraps around the end of the ring.
-    const head = Math.min(bytes.length, size - at);
-    bytes.copy(this.ring, at, 0, head);
-    bytes.copy(this.ring, 0, head);
-    this.written += bytes.length;
+    if (this.textBacklog > this.maxBacklogChars) return false;
+    // Order: what the ring holds before it goes first.
+    this.post({ session: this.session, upTo: this.written, text: line, stepEnd: false, leftOut: this.takeLeftOut() });
+    this.textBacklog += line.length;
+    this.pendingLines = 0;
     return true;
   }
 
   private flush(stepEnd: boolean): void {
-    if (this.pendingLines === 0 && !stepEnd) return;
-    this.post({ session: this.session, upTo: this.written, text: '', stepEnd });
+    if (this.pendingLines === 0 && this.leftOut === 0 && !stepEnd) return;
+    this.post({ session: this.session, upTo: this.written, text: '', stepEnd, leftOut: this.takeLeftOut() });
     this.pendingLines = 0;
+  }
+
+  private takeLeftOut(): number {
+    const count = this.leftOut;
+    this.leftOut = 0;
+    return count;
   }
 
   private post(message: LiveWorkerMessage): void {

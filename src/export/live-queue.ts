@@ -21,7 +21,10 @@ export interface OtelExportStats {
   readonly protocol: string;
   /** Spans the collector accepted. */
   readonly exported: number;
-  /** Spans given up on: queue full, refused, or not delivered by the close deadline. */
+  /**
+   * Spans given up on: queue full, refused, or not delivered by the close deadline; and each trail
+   * line the export thread fell too far behind to take, counted as one.
+   */
   readonly dropped: number;
 }
 
@@ -32,6 +35,8 @@ export interface LiveExportLimits {
   readonly delayMs: number;
   /** Bytes of the ring that carries lines to the export thread (live-export.ts). */
   readonly ringBytes?: number;
+  /** Characters of lines the ring could not take that may wait as messages, before lines are left out. */
+  readonly backlogChars?: number;
 }
 
 /** How the queue is set up (what crosses to its thread). */
@@ -79,9 +84,11 @@ export class LiveSpanQueue {
   /**
    * Takes trail lines as written, `\n`-terminated. `stepEnd` says the session finished a
    * synchronous step with the last of them: a result and the checks of it are then all in, so a
-   * call waiting on them can end. Never throws.
+   * call waiting on them can end. `leftOut` lines never reached this thread: each counts as dropped.
+   * Never throws.
    */
-  addLines(text: string, stepEnd: boolean): void {
+  addLines(text: string, stepEnd: boolean, leftOut = 0): void {
+    this.dropped += leftOut;
     for (const line of text.split('\n')) {
       if (line === '') continue;
       try {

@@ -10,12 +10,12 @@ import { LiveSpanQueue, type LiveQueueOptions, type OtelExportStats } from './li
 
 /**
  * A message from a session's thread. Its lines are in the shared ring: `upTo` says how many bytes
- * have been written to it since the session opened; `text` follows them (a line too long for the
- * ring), and `stepEnd` comes after both.
+ * have been written to it since the session opened; `text` follows them (a line the ring could not
+ * take), and `stepEnd` comes after both. `leftOut` counts the lines left out since the last message.
  */
 export type LiveWorkerMessage =
   | { readonly session: number; readonly open: LiveQueueOptions; readonly ring: SharedArrayBuffer }
-  | { readonly session: number; readonly upTo: number; readonly text: string; readonly stepEnd: boolean }
+  | { readonly session: number; readonly upTo: number; readonly text: string; readonly stepEnd: boolean; readonly leftOut: number }
   | { readonly session: number; readonly close: true };
 
 /**
@@ -70,7 +70,7 @@ if (port !== null) {
     }
     const lines = ringText(session.ring, session.read, message.upTo);
     session.read = message.upTo;
-    session.queue.addLines(message.text === '' ? lines : lines + message.text, message.stepEnd);
+    session.queue.addLines(message.text === '' ? lines : lines + message.text, message.stepEnd, message.leftOut);
     port.postMessage({ session: message.session, taken: message.upTo, textTaken: message.text.length } satisfies LiveWorkerReport);
   });
 }

@@ -10,9 +10,9 @@ import { timingSafeEqual } from 'node:crypto';
 import * as http from 'node:http';
 import * as path from 'node:path';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { parseDocument } from 'yaml';
 import * as fs from 'node:fs';
-import { ConfigError } from '../errors.js';
+import { parseYamlSource, type KeyPath } from '../config/yaml-source.js';
+import { ConfigError, describeCause } from '../errors.js';
 import { FindingsService } from './findings-service.js';
 import { isLoopbackHost, listenOnLoopback, listeningPort, secretDigest } from './loopback.js';
 import { buildServer } from './server.js';
@@ -26,28 +26,31 @@ export interface Grant {
 /**
  * Reads a tokens file: `tokens: [{sha256: <hex of SHA-256 of the token>, folders: [<sessions folder>, …]}]`
  * (`token: <plain text>` is accepted too, for tests and throwaway setups).
- * @throws ConfigError naming the file and line
+ * @throws ConfigError naming the file and line (an unknown key too: a typo must not drop a grant's limits)
  */
 export function readTokens(file: string): Grant[] {
   let text: string;
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch (error) {
-    throw new ConfigError(file, null, `cannot read the tokens file: ${(error as Error).message}`);
+    throw new ConfigError(file, null, `cannot read the tokens file: ${describeCause(error)}`);
   }
-  const document = parseDocument(text);
-  const [problem] = document.errors;
-  if (problem !== undefined) throw new ConfigError(file, problem.linePos?.[0].line ?? null, problem.message.split('\n')[0] ?? 'invalid YAML');
-  const value = document.toJS() as { tokens?: unknown } | null;
-  if (value === null || !Array.isArray(value.tokens) || value.tokens.length === 0) throw new ConfigError(file, 1, 'expected tokens: [{sha256, folders: [...]}, ...]');
+  const yaml = parseYamlSource(text, (message, line) => new ConfigError(file, line, message));
+  const value = yaml.value as { tokens?: unknown } | null;
+  const fail = (keys: KeyPath, why: string): ConfigError => new ConfigError(file, yaml.lineOf(keys), why);
+  if (value === null || typeof value !== 'object' || !Array.isArray(value.tokens) || value.tokens.length === 0) throw fail([], 'expected tokens: [{sha256, folders: [...]}, ...]');
+  for (const key of Object.keys(value)) if (key !== 'tokens') throw fail([key], `unknown key ${JSON.stringify(key)}; expected tokens`);
   return value.tokens.map((entry: unknown, i: number) => {
     const grant = (entry ?? {}) as { sha256?: unknown; token?: unknown; folders?: unknown };
+    for (const key of Object.keys(grant)) if (!TOKEN_KEYS.includes(key)) throw fail(['tokens', i, key], `unknown key ${JSON.stringify(key)} in tokens[${i}]; expected ${TOKEN_KEYS.join(', ')}`);
     const digest = typeof grant.sha256 === 'string' && /^[0-9a-f]{64}$/.test(grant.sha256) ? Buffer.from(grant.sha256, 'hex') : typeof grant.token === 'string' && grant.token.length >= 16 ? secretDigest(grant.token) : null;
-    if (digest === null) throw new ConfigError(file, null, `tokens[${i}] needs sha256 (64 hex) or a token of at least 16 characters`);
-    if (!Array.isArray(grant.folders) || grant.folders.length === 0 || grant.folders.some((f) => typeof f !== 'string')) throw new ConfigError(file, null, `tokens[${i}].folders must list sessions folders`);
+    if (digest === null) throw fail(['tokens', i], `tokens[${i}] needs sha256 (64 hex) or a token of at least 16 characters`);
+    if (!Array.isArray(grant.folders) || grant.folders.length === 0 || grant.folders.some((f) => typeof f !== 'string')) throw fail(['tokens', i, 'folders'], `tokens[${i}].folders must list sessions folders`);
     return { digest, folders: (grant.folders as string[]).map((f) => path.resolve(path.dirname(file), f)) };
   });
 }
+
+const TOKEN_KEYS = ['sha256', 'token', 'folders'];
 
 function grantOf(grants: readonly Grant[], header: string | undefined): Grant | null {
   const match = /^Bearer ([^\s]+)$/.exec(header ?? '');

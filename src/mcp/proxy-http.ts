@@ -2,7 +2,10 @@
  * `aura proxy --http PORT`: the proxy over Streamable HTTP, on loopback, behind the findings
  * channel's gate (a loopback Host, a bearer token from the tokens file: `authorize` in http.ts).
  * Stateful: each MCP session (`Mcp-Session-Id`) is one client connection, with its own upstream
- * and its own aura session, and it answers only the token that opened it.
+ * and its own aura session, and it answers only the token that opened it. Sessions are bounded:
+ * so many at once in all and for one token (each holds an upstream, a process for a stdio
+ * upstream), and a session that no request has used for the idle time is closed, its upstream
+ * with it: a client that goes away without ending its session leaves nothing running.
  */
 
 import { randomUUID } from 'node:crypto';
@@ -12,10 +15,26 @@ import { authorize, refuse, type Grant } from './http.js';
 import { listenOnLoopback } from './loopback.js';
 import { ProxyConnection, type ConnectionEnd, type ProxySettings } from './proxy.js';
 
+/** How many sessions the proxy keeps, and how long an unused one lives. */
+export interface HttpProxyLimits {
+  /** Sessions at once, for every token together (`--max-sessions`). */
+  readonly maxSessions: number;
+  /** Sessions at once for one token (`--max-sessions-per-token`). */
+  readonly maxSessionsPerToken: number;
+  /** A session with no request for this long is closed, as `idle_timeout` (`--idle-timeout`, in seconds). */
+  readonly idleTimeoutMs: number;
+}
+
+/** The limits unless the command line sets them. */
+export const DEFAULT_HTTP_PROXY_LIMITS: HttpProxyLimits = { maxSessions: 32, maxSessionsPerToken: 8, idleTimeoutMs: 15 * 60 * 1000 };
+
 interface Live {
   readonly grant: Grant;
   readonly transport: StreamableHTTPServerTransport;
   readonly connection: ProxyConnection;
+  /** Requests being answered: a session is idle only when there are none. */
+  busy: number;
+  idle: NodeJS.Timeout | null;
 }
 
 /** A listening proxy and how to stop it. */
@@ -26,7 +45,9 @@ export interface HttpProxy {
 }
 
 /** Starts the proxy on 127.0.0.1:`port` (0 picks a free port). */
-export async function serveProxyHttp(port: number, grants: readonly Grant[], settings: ProxySettings): Promise<HttpProxy> {
+export async function serveProxyHttp(port: number, grants: readonly Grant[], settings: ProxySettings, limits: HttpProxyLimits = DEFAULT_HTTP_PROXY_LIMITS): Promise<HttpProxy> {
+  // Every connection from its first request on, so one being set up counts against the limits too.
+  const connections = new Set<Live>();
   const live = new Map<string, Live>();
   const server = http.createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
@@ -34,6 +55,31 @@ export async function serveProxyHttp(port: number, grants: readonly Grant[], set
       if (!res.headersSent) refuse(res, 500, 'internal error');
     });
   });
+
+  /** Restarts the idle clock of a session that has no request in flight. */
+  function rest(entry: Live): void {
+    if (entry.idle !== null) clearTimeout(entry.idle);
+    entry.idle = null;
+    if (entry.busy > 0 || !connections.has(entry)) return;
+    entry.idle = setTimeout(() => {
+      settings.log(`closing a session unused for ${limits.idleTimeoutMs / 1000} s`);
+      void entry.connection.end('idle_timeout');
+    }, limits.idleTimeoutMs);
+    entry.idle.unref();
+  }
+
+  /** Answers one request of a session, counting it as use while it lasts. */
+  async function serve(entry: Live, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    // A GET is the session's standing stream of notifications, open while the client is: not use.
+    if (req.method !== 'POST') return entry.transport.handleRequest(req, res);
+    entry.busy++;
+    rest(entry);
+    res.once('close', () => {
+      entry.busy--;
+      rest(entry);
+    });
+    await entry.transport.handleRequest(req, res);
+  }
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const grant = authorize(req, res, server, grants);
@@ -44,21 +90,34 @@ export async function serveProxyHttp(port: number, grants: readonly Grant[], set
       const known = live.get(sessionId);
       // Another token's session is answered as unknown: its existence is not the caller's to learn.
       if (known === undefined || known.grant !== grant) return refuse(res, 404, 'unknown MCP session: initialize a new one');
-      return known.transport.handleRequest(req, res);
+      return serve(known, req, res);
     }
     if (req.method !== 'POST') return refuse(res, 400, 'no Mcp-Session-Id: POST an initialize request first');
+    if (connections.size >= limits.maxSessions) {
+      settings.log(`refused a session: ${connections.size} are open, the most (--max-sessions)`);
+      return refuse(res, 503, `the proxy has ${connections.size} sessions open, its most: try again when one has ended`);
+    }
+    const mine = [...connections].filter((c) => c.grant === grant).length;
+    if (mine >= limits.maxSessionsPerToken) {
+      settings.log(`refused a session: its token has ${mine} open, the most (--max-sessions-per-token)`);
+      return refuse(res, 429, `this token has ${mine} sessions open, its most: end one (DELETE /mcp with its Mcp-Session-Id) or let one go unused until it is closed`);
+    }
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
-        live.set(id, { grant, transport, connection });
+        live.set(id, entry);
       },
     });
     const connection = new ProxyConnection(transport, settings, 'http');
+    const entry: Live = { grant, transport, connection, busy: 0, idle: null };
+    connections.add(entry);
     void connection.done.then(() => {
+      connections.delete(entry);
+      if (entry.idle !== null) clearTimeout(entry.idle);
       if (transport.sessionId !== undefined) live.delete(transport.sessionId);
     });
     await connection.start();
-    await transport.handleRequest(req, res);
+    await serve(entry, req, res);
     // Not an initialize request: the transport refused it and no session began.
     if (transport.sessionId === undefined) await connection.end('client_disconnected');
   }
@@ -67,7 +126,7 @@ export async function serveProxyHttp(port: number, grants: readonly Grant[], set
   return {
     server,
     async stop() {
-      const ends = await Promise.all([...live.values()].map((l) => l.connection.end('proxy_stopped')));
+      const ends = await Promise.all([...connections].map((c) => c.connection.end('proxy_stopped')));
       await new Promise<void>((resolve) => server.close(() => resolve()));
       return ends;
     },

@@ -50,7 +50,7 @@ import { VERSION } from '../version.js';
 import { ClientGate } from './client-gate.js';
 import { FindingsService } from './findings-service.js';
 import { buildServer } from './server.js';
-import { UpstreamProcess, upstreamEndReason, upstreamTransport, type UpstreamSpec } from './upstream.js';
+import { TOO_LARGE, UpstreamProcess, upstreamEndReason, upstreamTransport, type UpstreamSpec } from './upstream.js';
 
 /** The findings tool's name, unless an upstream tool already has it. */
 export const FINDINGS_TOOL = 'get_session_findings';
@@ -68,10 +68,12 @@ export interface ProxySettings {
   readonly config: AuraConfig;
   /** Where log lines go (stderr: stdout may carry the protocol). */
   readonly log: (line: string) => void;
+  /** The largest message a stdio upstream may send (`--max-message-bytes`); a larger answer fails its call. */
+  readonly maxMessageBytes: number;
 }
 
 /** Why a connection's session was closed, as `session.close` records it. */
-export type CloseReason = 'client_disconnected' | 'upstream_exited' | 'upstream_crashed' | 'proxy_stopped' | 'connect_failed';
+export type CloseReason = 'client_disconnected' | 'upstream_exited' | 'upstream_crashed' | 'proxy_stopped' | 'connect_failed' | 'idle_timeout';
 
 /** How a connection ended. */
 export interface ConnectionEnd {
@@ -141,7 +143,7 @@ export class ProxyConnection {
     });
     this.gate.onclose = () => void this.end('client_disconnected');
     this.upstream = new Client({ name: 'aura-proxy', version: VERSION });
-    this.upstreamTransport = upstreamTransport(settings.upstream);
+    this.upstreamTransport = upstreamTransport(settings.upstream, settings.maxMessageBytes);
   }
 
   /** Starts listening to the client. */
@@ -150,15 +152,16 @@ export class ProxyConnection {
   }
 
   /**
-   * Ends the connection: lets calls in flight settle (a client gone or a proxy stopping first
-   * closes the upstream, which fails them), closes the session with `reason`, then both ends.
+   * Ends the connection: lets calls in flight settle (a client gone, a proxy stopping or an idle
+   * session first closes the upstream, which fails them), closes the session with `reason`, then
+   * both ends.
    * The first reason wins; later calls wait for the same end.
    */
   async end(reason: CloseReason): Promise<ConnectionEnd> {
     if (this.ending !== null) return this.done;
     this.ending = reason;
     await this.building?.catch(() => undefined);
-    if (reason === 'client_disconnected' || reason === 'proxy_stopped') await this.upstream.close().catch(() => undefined);
+    if (reason === 'client_disconnected' || reason === 'proxy_stopped' || reason === 'idle_timeout') await this.upstream.close().catch(() => undefined);
     await Promise.allSettled([...this.inFlight]);
     // The replies of those calls are sent on the next turns of the event loop: let them go out.
     await new Promise((resolve) => setImmediate(resolve));
@@ -276,6 +279,12 @@ export class ProxyConnection {
       }, traceParent === null ? {} : { traceParent });
     } catch (error) {
       if (error instanceof AuraError) return refusal(error, session.id);
+      if (objectOf(objectOf(error)['data'])[TOO_LARGE] !== undefined) {
+        return {
+          isError: true,
+          content: [{ type: 'text', text: `The tool ran, but its answer was not passed on: ${(error as Error).message}. Ask for less at a time (a smaller page, a narrower query). It is recorded in aura session ${session.id}.` }],
+        };
+      }
       if (this.ending === 'upstream_exited' || this.ending === 'upstream_crashed' || (error instanceof McpError && error.code === ErrorCode.ConnectionClosed)) {
         return {
           isError: true,

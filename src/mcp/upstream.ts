@@ -2,15 +2,28 @@
  * The upstream side of `aura proxy`: the MCP server it stands in front of, reached as a child
  * process over stdio or over Streamable HTTP. The stdio transport is ours rather than the SDK's
  * `StdioClientTransport` because the proxy must tell an upstream that exited from one that crashed
- * (the reason recorded in `session.close`), and the SDK's transport drops the exit status. Framing
- * is the SDK's (`ReadBuffer`, `serializeMessage`).
+ * (the reason recorded in `session.close`), and the SDK's transport drops the exit status. It also
+ * frames the upstream's output itself: the SDK's `ReadBuffer` throws, uncaught, on a message over
+ * its limit, which ended the proxy and every session with it; here a message over the limit is
+ * skipped as it streams in (never held whole), and an answer that was too large fails that one
+ * request. Messages are the SDK's (`deserializeMessage`, `serializeMessage`).
  */
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+
+/**
+ * The largest message a stdio upstream may send, in bytes, unless `--max-message-bytes` says
+ * otherwise: what the MCP SDK's stdio transports accept, so a client behind the proxy could not
+ * take a larger one either.
+ */
+export const DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
+
+/** What the JSON-RPC error that stands for an answer over the limit carries in `data`. */
+export const TOO_LARGE = 'aura/too_large';
 
 /** Where the upstream server is. */
 export type UpstreamSpec =
@@ -40,11 +53,12 @@ export class UpstreamProcess implements Transport {
   exit: UpstreamExit | null = null;
 
   private child: ChildProcess | null = null;
-  private readonly buffer = new ReadBuffer();
+  private readonly lines = new LineReader();
 
   constructor(
     private readonly command: string,
     private readonly args: readonly string[],
+    private readonly maxMessageBytes: number = DEFAULT_MAX_MESSAGE_BYTES,
   ) {}
 
   /** Spawns the process; rejects when it cannot be started (command not found). */
@@ -63,8 +77,7 @@ export class UpstreamProcess implements Transport {
       });
       child.stdin?.on('error', (error) => this.onerror?.(error));
       child.stdout?.on('data', (chunk: Buffer) => {
-        this.buffer.append(chunk);
-        this.drain();
+        for (const line of this.lines.take(chunk, this.maxMessageBytes)) this.receive(line);
       });
     });
   }
@@ -92,25 +105,110 @@ export class UpstreamProcess implements Transport {
     clearTimeout(kill);
   }
 
-  private drain(): void {
-    for (;;) {
-      let message: JSONRPCMessage | null;
-      try {
-        message = this.buffer.readMessage();
-      } catch (error) {
-        // A line that is not JSON-RPC (an upstream printing to stdout): reported, then skipped.
-        this.onerror?.(error as Error);
-        continue;
-      }
-      if (message === null) return;
-      this.onmessage?.(message);
+  private receive(line: Line): void {
+    if (line.text === null) {
+      this.refuseTooLarge(line);
+      return;
     }
+    if (line.text.trim() === '') return;
+    let message: JSONRPCMessage;
+    try {
+      message = deserializeMessage(line.text);
+    } catch (error) {
+      // A line that is not JSON-RPC (an upstream printing to stdout): reported, then skipped.
+      this.onerror?.(error as Error);
+      return;
+    }
+    this.onmessage?.(message);
+  }
+
+  /** An answer over the limit fails its request, as an error response; anything else over it is reported and dropped. */
+  private refuseTooLarge(line: Line): void {
+    const why = `the MCP server's message of ${line.bytes} bytes is over the proxy's limit of ${this.maxMessageBytes} bytes (--max-message-bytes)`;
+    const id = responseIdOf(line.head, line.tail);
+    if (id === null) {
+      this.onerror?.(new Error(`${why}: dropped`));
+      return;
+    }
+    this.onmessage?.({ jsonrpc: '2.0', id, error: { code: ErrorCode.InternalError, message: why, data: { [TOO_LARGE]: { bytes: line.bytes, limit: this.maxMessageBytes } } } });
   }
 }
 
+/** One line of output: its text, or, over the limit, its size and its first and last bytes. */
+interface Line {
+  readonly text: string | null;
+  readonly bytes: number;
+  readonly head: string;
+  readonly tail: string;
+}
+
+// Bytes kept of each end of a line over the limit: where a response's id is.
+const EDGE_BYTES = 1024;
+
+/** Splits a byte stream into newline-delimited lines, holding at most `limit` bytes of any one. */
+class LineReader {
+  private pieces: Buffer[] = [];
+  private size = 0;
+  /** The ends of the line being skipped, once it is over the limit. */
+  private over: { head: Buffer; tail: Buffer } | null = null;
+
+  /** The lines that `chunk` completes. */
+  take(chunk: Buffer, limit: number): Line[] {
+    const lines: Line[] = [];
+    let start = 0;
+    for (;;) {
+      const end = chunk.indexOf(0x0a, start);
+      this.add(chunk.subarray(start, end < 0 ? chunk.length : end), limit);
+      if (end < 0) return lines;
+      lines.push(this.finish());
+      start = end + 1;
+    }
+  }
+
+  private add(piece: Buffer, limit: number): void {
+    this.size += piece.length;
+    if (this.over !== null) {
+      this.over.tail = Buffer.concat([this.over.tail, piece]).subarray(-EDGE_BYTES);
+      return;
+    }
+    this.pieces.push(piece);
+    if (this.size <= limit) return;
+    const whole = Buffer.concat(this.pieces);
+    this.over = { head: Buffer.from(whole.subarray(0, EDGE_BYTES)), tail: Buffer.from(whole.subarray(-EDGE_BYTES)) };
+    this.pieces = [];
+  }
+
+  private finish(): Line {
+    const over = this.over;
+    const bytes = this.size;
+    const text = over === null ? Buffer.concat(this.pieces).toString('utf8').replace(/\r$/, '') : null;
+    this.pieces = [];
+    this.size = 0;
+    this.over = null;
+    return over === null ? { text, bytes, head: '', tail: '' } : { text: null, bytes, head: over.head.toString('utf8'), tail: over.tail.toString('utf8') };
+  }
+}
+
+const ID = String.raw`(-?\d+|"(?:[^"\\]|\\.)*")`;
+// A response begins with its top-level keys: jsonrpc and id (in either order, or neither), then result or error.
+const RESPONSE_HEAD = new RegExp(String.raw`^\s*\{(?:\s*"(?:jsonrpc|id)"\s*:\s*(?:"(?:[^"\\]|\\.)*"|-?\d+)\s*,)*\s*"(?:result|error)"\s*:`);
+const ID_IN_HEAD = new RegExp(String.raw`^\s*\{(?:\s*"jsonrpc"\s*:\s*"2\.0"\s*,)?\s*"id"\s*:\s*${ID}`);
+// The SDK writes {result, jsonrpc, id}: the id closes the line.
+const ID_AT_END = new RegExp(String.raw`"id"\s*:\s*${ID}\s*\}\s*$`);
+
+/**
+ * The id of a response from the ends of its line, or null when the line is not recognisably a
+ * response (a request or notification from the upstream has ids of its own, never ours).
+ */
+function responseIdOf(head: string, tail: string): RequestId | null {
+  if (!RESPONSE_HEAD.test(head)) return null;
+  const found = ID_IN_HEAD.exec(head) ?? ID_AT_END.exec(tail.replace(/\r$/, ''));
+  return found === null ? null : (JSON.parse(found[1] as string) as RequestId);
+}
+
 /** The transport toward the upstream, not yet started. */
-export function upstreamTransport(spec: UpstreamSpec): UpstreamProcess | StreamableHTTPClientTransport {
-  return spec.transport === 'stdio' ? new UpstreamProcess(spec.command, spec.args) : new StreamableHTTPClientTransport(spec.url);
+export function upstreamTransport(spec: UpstreamSpec, maxMessageBytes: number): UpstreamProcess | StreamableHTTPClientTransport {
+  return spec.transport === 'stdio' ? new UpstreamProcess(spec.command, spec.args, maxMessageBytes) : new StreamableHTTPClientTransport(spec.url);
 }
 
 /** How an upstream that ended by itself ended, as `session.close` records it. */

@@ -21,7 +21,7 @@ export class PresetConfig {
    */
   static read(value: unknown, known: readonly string[], source: ProfileSource, keys: KeyPath): PresetConfig {
     if (value === undefined || value === null) return new PresetConfig({}, source, keys);
-    if (typeof value !== 'object' || Array.isArray(value)) throw profileError(source, keys, 'expected a mapping of config keys');
+    if (typeof value !== 'object' || Array.isArray(value)) throw profileError(source, keys, `expected a mapping with the keys ${known.join(', ')}`);
     const values = value as Record<string, unknown>;
     for (const key of Object.keys(values)) {
       if (!known.includes(key)) throw profileError(source, [...keys, key], `unknown config key; expected ${known.join(', ')}`);

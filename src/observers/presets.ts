@@ -145,7 +145,7 @@ export function planObservers(
     const configKey = Object.keys(serviceConfig).find((key) => presetName(key) === name);
     const own = configKey === undefined ? {} : serviceConfig[configKey];
     const at: KeyPath = configKey === undefined ? ['spectrum', 'services'] : ['spectrum', 'service_config', configKey];
-    if (own !== null && (typeof own !== 'object' || Array.isArray(own))) throw profileError(spectrum.source, at, 'expected a mapping of config keys');
+    if (own !== null && (typeof own !== 'object' || Array.isArray(own))) throw profileError(spectrum.source, at, `expected a mapping with the keys ${preset.keys.join(', ')}`);
     const config = PresetConfig.read({ ...preset.serviceDefaults, ...(own as Record<string, unknown> | null) }, preset.keys, spectrum.source, at);
     const create = preset.compile(config, variables);
     const id = `spectrum-${name}`;

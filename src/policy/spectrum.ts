@@ -26,7 +26,10 @@ export interface Spectrum {
   readonly service_config: Readonly<Record<string, unknown>>;
 }
 
-const SPECTRUM_KEYS = ['level', 'services', 'output', 'budgets', 'identity_required', 'service_config', 'strict_services', 'schema_enforcement'];
+const SPECTRUM_KEYS: readonly string[] = ['level', 'services', 'output', 'budgets', 'identity_required', 'service_config', 'strict_services', 'schema_enforcement'];
+
+// What a `spectrum` value must be, said when it is not a mapping (`spectrum: high`).
+const SPECTRUM_EXPECTED = `expected a mapping with the keys ${SPECTRUM_KEYS.join(', ')} (for a level alone: spectrum: {level: high})`;
 const COATS: Readonly<Record<SpectrumLevel, string>> = { low: 'loose', mid: 'tight', high: 'tight', full: 'tailored' };
 const DEFAULT_SERVICES: Readonly<Record<SpectrumLevel, readonly string[]>> = { low: [], mid: [], high: ['monitor'], full: ['monitor', 'break'] };
 
@@ -36,7 +39,7 @@ const DEFAULT_SERVICES: Readonly<Record<SpectrumLevel, readonly string[]>> = { l
  */
 export function parseSpectrum(value: unknown, source: ProfileSource, keys: KeyPath): Spectrum | null {
   if (value === undefined || value === null) return null;
-  if (typeof value !== 'object' || Array.isArray(value)) throw profileError(source, keys, 'expected a mapping');
+  if (typeof value !== 'object' || Array.isArray(value)) throw profileError(source, keys, SPECTRUM_EXPECTED);
   const block = value as Record<string, unknown>;
   for (const key of Object.keys(block)) if (!SPECTRUM_KEYS.includes(key)) throw profileError(source, [...keys, key], `unknown spectrum key; expected ${SPECTRUM_KEYS.join(', ')}`);
   const rawLevel = block['level'] ?? 'mid';

@@ -52,7 +52,8 @@ export async function serveUi(port: number, options: UiOptions): Promise<UiServe
       handle(req, res, listening, digest, options);
     } catch (error) {
       process.stderr.write(`aura ui: ${error instanceof Error ? error.message : String(error)}\n`);
-      if (!res.headersSent) answer(res, 500, 'internal error');
+      // What a file of the folder lacks (unreadable, a folder in its place) is said as it is.
+      if (!res.headersSent) answer(res, 500, error instanceof AuraError ? error.message : 'internal error');
     }
   });
   await listenOnLoopback(server, port);
@@ -114,7 +115,9 @@ function route(pathname: string, options: UiOptions): RenderedPage | null {
   }
   try {
     const files = resolveSessionKey(options.sessionsDir, key);
-    if (!fs.existsSync(files.trail) && !fs.existsSync(files.summary)) return null;
+    // A folder named like a session's file is no session, as in the list.
+    const isFile = (file: string): boolean => fs.statSync(file, { throwIfNoEntry: false })?.isFile() === true;
+    if (!isFile(files.trail) && !isFile(files.summary)) return null;
     return reportHtml(reportPageModel(files, { exportPii: options.exportPii, keys: options.keys, generator: options.generator }), '/');
   } catch (error) {
     // A refused id (INVALID_SESSION_ID) or a file gone in the meantime (NOT_FOUND) is not there.

@@ -120,7 +120,7 @@ function parseStep(value: unknown, source: ProfileSource, keys: KeyPath, before:
   const ref = entry['ref'] ?? null;
   if (ref !== null && typeof ref !== 'string') throw profileError(source, [...keys, 'ref'], 'expected a string');
   const config = entry['config'] ?? {};
-  if (config === null || typeof config !== 'object' || Array.isArray(config)) throw profileError(source, [...keys, 'config'], 'expected a mapping');
+  if (config === null || typeof config !== 'object' || Array.isArray(config)) throw profileError(source, [...keys, 'config'], 'expected a mapping such as {tool, args}, {gate} or, for a subflow, {steps}');
   const c = config as Record<string, unknown>;
   const earlier = (id: unknown, at: KeyPath): string => {
     if (typeof id !== 'string' || !before.has(id)) throw profileError(source, at, `${JSON.stringify(id)} is not a step that runs before this one`);

@@ -6,11 +6,12 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { AuraConfig, ConfigOptions } from '../config/config.js';
+import { withConfigOrigin, type AuraConfig, type ConfigOptions } from '../config/config.js';
 import { currentConfig } from '../config/configure.js';
-import { ConfigError, InvalidAgentRefError, InvalidOptionError } from '../errors.js';
+import { ConfigError, describeCause, InvalidAgentRefError, InvalidOptionError } from '../errors.js';
 import { canonicalJson } from '../spine/canonical.js';
 import { sha256 } from '../spine/hash.js';
+import { makeFolder, writing } from '../store/fs-write.js';
 import { newUlid } from './ids.js';
 import { Policy, type DefaultToolPolicy } from '../policy/policy.js';
 import { codeSource, profileError, type ProfileSource } from '../policy/profile-source.js';
@@ -202,7 +203,7 @@ export function agent(ref: string, options: AgentOptions = {}): Agent {
     secretSchemes,
   });
   const middlewarePart = part(options.middleware, 'middleware');
-  const middleware = parseMiddleware(middlewarePart.value, middlewarePart.source, ['middleware'], secretSchemes, configKeyRef(config.values['pii_key'], secretSchemes));
+  const middleware = parseMiddleware(middlewarePart.value, middlewarePart.source, ['middleware'], secretSchemes, withConfigOrigin(config, () => configKeyRef(config.values['pii_key'], secretSchemes)));
   const sequencerPart = part(options.sequencer, 'sequencer');
   const sequencer = parseSequencer(sequencerPart.value, sequencerPart.source, ['sequencer']);
   const profile: AgentProfile = {
@@ -252,7 +253,7 @@ class Registry {
 
   save(profile: AgentProfile): void {
     const { agents, registryState } = this.config.paths;
-    fs.mkdirSync(agents, { recursive: true });
+    writing(agents, () => makeFolder(agents));
     const file = path.join(agents, `${profile.aura_id.replaceAll('/', '_')}.json`);
     writeIfChanged(file, `${JSON.stringify({ ...profile, archived: false }, null, 2)}\n`);
     const state = this.state();
@@ -268,7 +269,7 @@ class Registry {
       text = fs.readFileSync(file, 'utf8');
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { aliases: {}, refs: {} };
-      throw new ConfigError(file, null, `cannot read: ${(error as Error).message}`);
+      throw new ConfigError(file, null, `cannot read: ${describeCause(error)}`);
     }
     let parsed: Partial<RegistryState>;
     try {
@@ -281,14 +282,23 @@ class Registry {
   }
 }
 
-/** Writes through a temporary file and a rename, and only when the content changed. */
+/**
+ * Writes through a temporary file and a rename, and only when the content changed.
+ * @throws WriteError (a full disk, a read-only folder, a folder where the file should be); the file is as it was
+ */
 function writeIfChanged(file: string, content: string): void {
   try {
     if (fs.readFileSync(file, 'utf8') === content) return;
   } catch {
-    // Not there yet.
+    // Not there yet (or unreadable: the write below says why).
   }
   const staging = `${file}.${process.pid}.tmp`;
-  fs.writeFileSync(staging, content);
-  fs.renameSync(staging, file);
+  writing(file, () => {
+    try {
+      fs.writeFileSync(staging, content);
+      fs.renameSync(staging, file);
+    } finally {
+      fs.rmSync(staging, { force: true });
+    }
+  });
 }

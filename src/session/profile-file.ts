@@ -40,7 +40,15 @@ export const PROFILE_KEYS = [
 export type ProfileKey = (typeof PROFILE_KEYS)[number];
 
 const STRING_KEYS: readonly ProfileKey[] = ['aura_id', 'agent_ref', 'name', 'purpose', 'default_mode', 'default_tool_policy'];
-const OBJECT_KEYS: readonly ProfileKey[] = ['ids', 'variables', 'spectrum', 'sequencer', 'middleware', 'proxy', 'claude_code'];
+/** The keys whose value is a mapping, and what the error says it must hold (`spectrum`: its parser says). */
+const MAPPING_KEYS: Readonly<Partial<Record<ProfileKey, string>>> = {
+  ids: 'expected a mapping of id names to values',
+  variables: 'expected a mapping of variable names to values',
+  sequencer: 'expected a mapping with the key steps',
+  middleware: 'expected a mapping with the key pii_mask',
+  proxy: 'expected a mapping with the key findings_tool',
+  claude_code: 'expected a mapping with the key on_error',
+};
 const LIST_KEYS: readonly ProfileKey[] = ['rules', 'skills', 'observers', 'escalations', 'capabilities', 'types'];
 
 /** A profile file's values, checked for known keys and their basic types. */
@@ -84,7 +92,8 @@ function parseProfileFile(path: string): ProfileFile {
     if (item === null) continue;
     const k = key as ProfileKey;
     if (STRING_KEYS.includes(k) && typeof item !== 'string') throw profileError(source, [key], 'expected a string');
-    if (OBJECT_KEYS.includes(k) && (typeof item !== 'object' || Array.isArray(item))) throw profileError(source, [key], 'expected a mapping');
+    const mapping = MAPPING_KEYS[k];
+    if (mapping !== undefined && (typeof item !== 'object' || Array.isArray(item))) throw profileError(source, [key], mapping);
     if (LIST_KEYS.includes(k) && !Array.isArray(item)) throw profileError(source, [key], 'expected a list');
     if (k === 'policy_version' && typeof item !== 'string' && typeof item !== 'number') throw profileError(source, [key], 'expected a version string');
     if (k === 'archived' && typeof item !== 'boolean') throw profileError(source, [key], 'expected true or false');

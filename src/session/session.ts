@@ -10,8 +10,6 @@
  * object afterwards changes nothing recorded.
  */
 
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import {
   ApprovalRequiredError,
@@ -49,6 +47,7 @@ import { canonicalJson } from '../spine/canonical.js';
 import { parseJsonLossless } from '../spine/json-reader.js';
 import { encodeEvent } from '../spine/record.js';
 import { checkpointText, KeyRing, sealText, type Signer } from '../spine/signing.js';
+import { makeFolder } from '../store/fs-write.js';
 import { appendSeal } from '../store/seal-log.js';
 import type { ChainReport } from '../spine/verify.js';
 import { parseFsyncPolicy, TrailWriter, type FsyncPolicy } from '../spine/writer.js';
@@ -283,7 +282,11 @@ export class Session implements AsyncDisposable {
     this.checkpointEvery = settings.checkpoint_every;
     this.agentIdsText = canonicalJson(agent.trailer(), 'agent_ids');
     this.auraId = agent.profile.aura_id;
-    makeFolder(paths.sessions);
+    try {
+      makeFolder(paths.sessions);
+    } catch (error) {
+      throw new TrailWriteError(paths.sessions, error);
+    }
     const opened = shared === null ? openTrail(paths.sessions, sessionId, this.ids, fsync) : attachTrail(paths.sessions, shared, fsync);
     this.id = opened.files.sessionId;
     this.files = opened.files;
@@ -965,26 +968,6 @@ function elapsed(started: number): number {
   return Math.round((performance.now() - started) * 1000) / 1000;
 }
 
-/**
- * Creates the sessions folder. A recursive mkdir reports a read-only or full file system as
- * ENOENT (nodejs/node#47098); a plain mkdir where the parent exists gives the real cause.
- */
-function makeFolder(dir: string): void {
-  try {
-    fs.mkdirSync(dir, { recursive: true });
-  } catch (error) {
-    let cause = error;
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT' && fs.existsSync(path.dirname(dir))) {
-      try {
-        fs.mkdirSync(dir);
-        return;
-      } catch (direct) {
-        cause = direct;
-      }
-    }
-    throw new TrailWriteError(dir, cause);
-  }
-}
 
 function attachTrail(sessionsDir: string, shared: SharedSessionOptions, fsync: FsyncPolicy): { files: SessionFiles; writer: TrailWriter } {
   const files = sessionFiles(sessionsDir, shared.sessionId);

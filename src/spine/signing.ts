@@ -13,6 +13,7 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { AuraError, NotFoundError, ReadError } from '../errors.js';
+import { makeFolder, writing } from '../store/fs-write.js';
 import { readTextFile } from '../store/json-file.js';
 
 /** A public key and its id. */
@@ -125,16 +126,29 @@ export class KeyRing {
     return { keyId, sign: (text) => crypto.sign(null, Buffer.from(text, 'utf8'), privateKey).toString('base64') };
   }
 
-  /** Makes a new key pair, makes it the active one, and returns its id. Older keys stay trusted. */
+  /**
+   * Makes a new key pair, makes it the active one, and returns its id. Older keys stay trusted.
+   * @throws WriteError naming the file or folder that could not be written; no part of the new key is left
+   */
   static generate(dir: string): string {
-    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
     const { publicKey, privateKey } = crypto.generateKeyPairSync('ed25519');
     const keyId = keyIdOf(publicKey);
-    fs.writeFileSync(path.join(dir, `${keyId}.key`), privateKey.export({ format: 'pem', type: 'pkcs8' }), { mode: 0o600, flag: 'wx' });
-    fs.writeFileSync(path.join(dir, `${keyId}.pub`), publicKey.export({ format: 'pem', type: 'spki' }), { mode: 0o644, flag: 'wx' });
+    const privateFile = path.join(dir, `${keyId}.key`);
+    const publicFile = path.join(dir, `${keyId}.pub`);
+    const active = path.join(dir, 'active');
     const staging = path.join(dir, 'active.staging');
-    fs.writeFileSync(staging, `${keyId}\n`);
-    fs.renameSync(staging, path.join(dir, 'active'));
+    writing(dir, () => makeFolder(dir, 0o700));
+    try {
+      writing(privateFile, () => fs.writeFileSync(privateFile, privateKey.export({ format: 'pem', type: 'pkcs8' }), { mode: 0o600, flag: 'wx' }));
+      writing(publicFile, () => fs.writeFileSync(publicFile, publicKey.export({ format: 'pem', type: 'spki' }), { mode: 0o644, flag: 'wx' }));
+      writing(active, () => {
+        fs.writeFileSync(staging, `${keyId}\n`);
+        fs.renameSync(staging, active);
+      });
+    } catch (error) {
+      for (const file of [privateFile, publicFile, staging]) fs.rmSync(file, { force: true });
+      throw error;
+    }
     return keyId;
   }
 }

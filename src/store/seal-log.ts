@@ -7,10 +7,11 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { AuraError, TrailWriteError } from '../errors.js';
+import { AuraError, ReadError, TrailWriteError } from '../errors.js';
 import { canonicalJson } from '../spine/canonical.js';
 import { contentHash } from '../spine/hash.js';
 import { tryLock } from '../spine/writer.js';
+import { makeFolder } from './fs-write.js';
 
 /** What a closed session seals: its trail's extent, signed when a key is active. */
 export interface Seal {
@@ -51,7 +52,11 @@ const LOCK_RETRY_MS = 5;
  * @throws TrailWriteError when the log cannot be written or its lock is held too long
  */
 export function appendSeal(logPath: string, seal: Seal): SealLogEntry {
-  fs.mkdirSync(path.dirname(logPath), { recursive: true });
+  try {
+    makeFolder(path.dirname(logPath));
+  } catch (error) {
+    throw new TrailWriteError(logPath, error);
+  }
   const lockPath = `${logPath}.lock`;
   const deadline = Date.now() + LOCK_WAIT_MS;
   while (tryLock(lockPath, seal.session_id, logPath) !== null) {
@@ -94,14 +99,17 @@ function lastHash(logPath: string): string | null {
   }
 }
 
-/** Reads a seal log and walks its chain. A missing log reads as empty. */
+/**
+ * Reads a seal log and walks its chain. A missing log reads as empty.
+ * @throws ReadError when it is there but cannot be read (a folder in its place, no permission)
+ */
 export function readSealLog(logPath: string): SealLogRead {
   let text: string;
   try {
     text = fs.readFileSync(logPath, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { entries: [], problem: null };
-    throw error;
+    throw new ReadError(logPath, error);
   }
   const entries: SealLogEntry[] = [];
   let prev: string | null = null;

@@ -6,7 +6,7 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { InvalidSessionIdError } from '../errors.js';
+import { InvalidSessionIdError, ReadError } from '../errors.js';
 
 /** `aura_sess_` + 12 lowercase hex. */
 export const SESSION_ID_PATTERN = /^aura_sess_[0-9a-f]{12}$/;
@@ -50,20 +50,26 @@ export function resolveSessionKey(sessionsDir: string, key: string): SessionFile
   return sessionFiles(sessionsDir, id);
 }
 
-/** The ids of the sessions that have a trail in the folder, sorted; none when there is no folder. */
+/**
+ * The ids of the sessions that have a trail in the folder, sorted; none when there is no folder.
+ * A trail is a file: a folder (or a pipe, a socket) that has a trail's name is no session.
+ * @throws ReadError when the folder cannot be read (a file where it should be, no permission)
+ */
 export function listSessionIds(sessionsDir: string): string[] {
-  let names: string[];
+  let entries: fs.Dirent[];
   try {
-    names = fs.readdirSync(sessionsDir);
+    entries = fs.readdirSync(sessionsDir, { withFileTypes: true });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw error;
+    throw new ReadError(sessionsDir, error);
   }
   const ids = new Set<string>();
-  for (const name of names) {
+  for (const entry of entries) {
+    const name = entry.name;
     if (!name.endsWith('.jsonl') || name.endsWith('.otel.jsonl')) continue;
     const id = name.slice(0, -'.jsonl'.length);
-    if (SESSION_ID_PATTERN.test(id)) ids.add(id);
+    if (!SESSION_ID_PATTERN.test(id)) continue;
+    if (entry.isFile() || (entry.isSymbolicLink() && fs.statSync(path.join(sessionsDir, name), { throwIfNoEntry: false })?.isFile() === true)) ids.add(id);
   }
   return [...ids].sort();
 }

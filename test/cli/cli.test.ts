@@ -3,11 +3,9 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AURA_PY, interopIndex, pythonTrail } from '../helpers/fixtures.js';
 import { spawnSync } from 'node:child_process';
-import { AURA_BIN, aura, auraJson } from '../helpers/cli.js';
+import { aura, AURA_BIN, auraJson, STACK_TRACE } from '../helpers/cli.js';
 import { lines, writeLines } from '../helpers/sessions.js';
 import { tempDir } from '../helpers/temp.js';
-
-const STACK_TRACE = /\n\s+at /;
 
 describe('aura demo', () => {
   it('writes a real session to the sessions folder, and prints its path, verdict and verify result', () => {

@@ -1,10 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { aura, auraJson } from '../helpers/cli.js';
+import { aura, auraJson, STACK_TRACE } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
-
-const STACK_TRACE = /\n\s+at /;
 
 describe('aura report html', () => {
   it('writes <id>.report.html into the current folder by default and prints its path', () => {

@@ -2,10 +2,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AURA_PY, interopIndex } from '../helpers/fixtures.js';
-import { aura, auraJson } from '../helpers/cli.js';
+import { aura, auraJson, STACK_TRACE } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
-
-const STACK_TRACE = /\n\s+at /;
 
 /** A home holding copies of every Python Aura session. */
 function pythonHome(): string {

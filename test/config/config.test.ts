@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/config/config.js';
 import { configure, currentConfig } from '../../src/config/configure.js';
 import { ConfigError, InvalidOptionError } from '../../src/errors.js';
+import { agent } from '../../src/session/agent.js';
 import { expectAuraError } from '../helpers/errors.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -11,17 +12,25 @@ describe('resolveConfig', () => {
   it('uses AURA_HOME, and ~/.aura without it', () => {
     const home = tempDir();
     expect(resolveConfig({ env: { AURA_HOME: home } }).paths).toMatchObject({ home, base: home, sessions: path.join(home, 'sessions'), storage: 'global' });
-    expect(resolveConfig({ env: { HOME: '/nowhere' } }).paths.home).toMatch(/\.aura$/);
+    // A home of the test's own: the config of whoever runs the tests is not read.
+    const user = tempDir();
+    const before = process.env['HOME'];
+    process.env['HOME'] = user;
+    try {
+      expect(resolveConfig({ env: {} }).paths.home).toBe(path.join(user, '.aura'));
+    } finally {
+      process.env['HOME'] = before;
+    }
   });
 
   it('merges defaults < config.yaml < aura.project.yaml < overrides', () => {
     const home = tempDir();
     const project = tempDir();
-    fs.writeFileSync(path.join(home, 'config.yaml'), 'fsync: every\nexport_on_close: false\nteam: blue\n');
+    fs.writeFileSync(path.join(home, 'config.yaml'), 'fsync: every\nexport_on_close: false\nidentity_export_pii: true\n');
     fs.writeFileSync(path.join(project, 'aura.project.yaml'), 'fsync: none\n');
     const config = resolveConfig({ home, projectDir: project, overrides: { export_on_close: true } });
     expect(config.settings).toMatchObject({ fsync: 'none', export_on_close: true, storage: 'global' });
-    expect(config.values['team']).toBe('blue');
+    expect(config.values['identity_export_pii']).toBe(true);
     expect(config.files).toEqual([
       { layer: 'global', path: path.join(home, 'config.yaml'), loaded: true },
       { layer: 'project', path: path.join(project, 'aura.project.yaml'), loaded: true },
@@ -57,17 +66,65 @@ describe('resolveConfig', () => {
     expect(error.data?.line).toBeGreaterThanOrEqual(2);
   });
 
-  it('refuses known keys with values outside their set', () => {
+  it('refuses a value outside its set, naming the file, the line and the allowed values', () => {
     const home = tempDir();
-    for (const [line, option] of [
-      ['storage: cloud', 'storage'],
-      ['export_on_close: maybe', 'export_on_close'],
-      ['fsync: 3', 'fsync'],
-    ]) {
-      fs.writeFileSync(path.join(home, 'config.yaml'), `${line}\n`);
-      const error = expectAuraError(() => resolveConfig({ home }), InvalidOptionError, 'INVALID_OPTION');
-      expect(error.data?.option).toBe(option);
+    const file = path.join(home, 'config.yaml');
+    for (const [line, message] of [
+      ['storage: cloud', `invalid storage "cloud": expected 'global' or 'project'`],
+      ['export_on_close: maybe', 'invalid export_on_close "maybe": expected true or false'],
+      ['fsync: 3', `invalid fsync 3: expected 'close', 'every', 'none'`],
+      ['checkpoint_every: 0', 'invalid checkpoint_every 0: expected a positive integer'],
+      ['identity_required: "yes"', 'invalid identity_required "yes": expected true or false'],
+      ['otel:\n  endpoint: http://127.0.0.1:4318\n  capture_tool_content: always', 'invalid OTLP export setting otel.capture_tool_content: expected true or false'],
+    ] as const) {
+      fs.writeFileSync(file, `# aura\ndefault_session_mode: task\n${line}\n`);
+      const error = expectAuraError(() => resolveConfig({ home }), ConfigError, 'CONFIG_INVALID');
+      const at = line.startsWith('otel') ? 5 : 3;
+      expect(error.data).toEqual({ path: file, line: at });
+      expect(error.message).toBe(`${file}:${at}: ${message}`);
     }
+  });
+
+  it('refuses a key that is not a config key, in config.yaml or aura.project.yaml, naming the file and line', () => {
+    const home = tempDir();
+    const project = tempDir();
+    fs.writeFileSync(path.join(home, 'config.yaml'), 'fsync: every\nexport_on_clsoe: false\n');
+    const error = expectAuraError(() => resolveConfig({ home }), ConfigError, 'CONFIG_INVALID');
+    expect(error.data).toEqual({ path: path.join(home, 'config.yaml'), line: 2 });
+    expect(error.message).toContain('unknown config key "export_on_clsoe"; expected one of storage, export_on_close, fsync,');
+    fs.writeFileSync(path.join(home, 'config.yaml'), 'fsync: every\n');
+    fs.writeFileSync(path.join(project, 'aura.project.yaml'), 'storage: project\n\notel:\n  endpoint: http://127.0.0.1:4318\n  protocl: http/json\n');
+    const nested = expectAuraError(() => resolveConfig({ home, projectDir: project }), ConfigError, 'CONFIG_INVALID');
+    expect(nested.data).toEqual({ path: path.join(project, 'aura.project.yaml'), line: 5 });
+    expect(nested.message).toContain('otel.protocl: unknown key; known: endpoint, protocol, headers');
+  });
+
+  it('refuses an unknown key given in code as overrides', () => {
+    const error = expectAuraError(() => resolveConfig({ home: tempDir(), overrides: { fsnyc: 'every' } }), InvalidOptionError, 'INVALID_OPTION');
+    expect(error.message).toContain('expected a config key: storage,');
+  });
+
+  it('lists the keys expected where a scalar stands for a mapping', () => {
+    const home = tempDir();
+    fs.writeFileSync(path.join(home, 'config.yaml'), 'fsync: every\notel: high\n');
+    const error = expectAuraError(() => resolveConfig({ home }), ConfigError, 'CONFIG_INVALID');
+    expect(error.data?.line).toBe(2);
+    expect(error.message).toContain('otel: expected a mapping with the keys endpoint, protocol, headers, timeout_ms, close_timeout_ms, capture_tool_content');
+  });
+
+  it("accepts Python Aura's identity keys, so both can share one AURA_HOME", () => {
+    const home = tempDir();
+    fs.writeFileSync(path.join(home, 'config.yaml'), 'identity:\n  adapter: manual\nidentity_redact_fields: [email, name]\nidentity_required: false\n');
+    expect(resolveConfig({ home }).values['identity_redact_fields']).toEqual(['email', 'name']);
+  });
+
+  it('names the file and line of a pii_key that is not a secret ref, when an agent is loaded', () => {
+    const home = tempDir();
+    fs.writeFileSync(path.join(home, 'config.yaml'), 'fsync: every\npii_key: hunter2-plaintext\n');
+    const error = expectAuraError(() => agent('acme/pii', { home }), ConfigError, 'CONFIG_INVALID');
+    expect(error.data).toEqual({ path: path.join(home, 'config.yaml'), line: 2 });
+    expect(error.message).toContain('invalid pii_key');
+    expect(error.message).not.toContain('hunter2');
   });
 });
 

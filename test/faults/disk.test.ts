@@ -4,17 +4,19 @@
  * skips, when it is not (as root, chmod 0555 does not stop writes, hence the read-only mount).
  */
 
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ExportError, SessionClosedError, SessionLockedError, TrailWriteError } from '../../src/errors.js';
+import { ExportError, SessionClosedError, SessionLockedError, TrailWriteError, WriteError } from '../../src/errors.js';
 import { Agent, agent } from '../../src/session/agent.js';
 import type { RecordedEvent, Session } from '../../src/session/session.js';
 import { stagingPathOf } from '../../src/export/commit.js';
 import { verifyTrail } from '../../src/spine/verify.js';
 import { lockPathOf, readLock, TrailWriter } from '../../src/spine/writer.js';
+import { aura, AURA_BIN } from '../helpers/cli.js';
+import { openSession } from '../helpers/sessions.js';
 import { expectAuraError } from '../helpers/errors.js';
 import { eventIdsOf, rawTrail, runFixture } from './helpers.js';
 
@@ -263,6 +265,75 @@ describe('Session.open', () => {
       expect((error.cause as NodeJS.ErrnoException).code).toBe('EROFS');
       expect(fs.readdirSync(home)).toEqual([]);
     });
+  });
+});
+
+describe('agent() and the command line on a full or read-only home', () => {
+  let full: string;
+  let readOnly: string;
+
+  beforeAll(() => {
+    full = path.join(root, 'cli-full');
+    mountTmpfs(full, 'size=64k');
+    fillDisk(path.join(full, 'filler'));
+    readOnly = path.join(root, 'cli-ro');
+    mountTmpfs(readOnly, 'ro,size=64k');
+  });
+
+  afterAll(() => {
+    unmount(full);
+    unmount(readOnly);
+  });
+
+  it('agent() throws WriteError naming the agents folder, with the real cause (EROFS, not ENOENT)', () => {
+    const home = path.join(readOnly, 'home');
+    const error = expectAuraError(() => agent('faults/read-only', { home }), WriteError, 'WRITE_FAILED');
+    expect(error.data?.path).toBe(path.join(home, 'agents'));
+    expect((error.cause as NodeJS.ErrnoException).code).toBe('EROFS');
+  });
+
+  const cases: [string, () => string, string[], RegExp][] = [
+    ['aura demo, a read-only home', () => readOnly, ['demo'], /^aura: cannot write \S+\/agents: the file system is read-only \(EROFS\)\n$/],
+    ['aura demo, a read-only home not made yet', () => path.join(readOnly, 'home'), ['demo'], /^aura: cannot write \S+\/home\/agents: the file system is read-only \(EROFS\)\n$/],
+    ['aura demo, a full disk', () => full, ['demo'], /^aura: cannot write \S+\/agents\/\w+\.json: no space left on the device \(ENOSPC\)\n$/],
+    ['aura keys init, a read-only home', () => readOnly, ['keys', 'init'], /^aura: cannot write \S+\/keys: the file system is read-only \(EROFS\)\n$/],
+    ['aura keys init, a full disk', () => full, ['keys', 'init'], /^aura: cannot write \S+\/keys\/\w+\.key: no space left on the device \(ENOSPC\)\n$/],
+  ];
+  for (const [what, home, args, message] of cases) {
+    it(`${what}: exits 2 naming the path and the cause, and leaves no partial file`, () => {
+      const run = aura(args, { home: home() });
+      expect(run.stderr).toMatch(message);
+      expect(run.status).toBe(2);
+      const keys = path.join(home(), 'keys');
+      if (fs.existsSync(keys)) expect(fs.readdirSync(keys)).toEqual([]);
+    });
+  }
+
+  it('aura logs > a file on a full disk: exits 2 saying the output could not be written, no stack trace', async () => {
+    const { session, home } = openSession();
+    session.emit('turn.start', { input: 'hello' });
+    await session.close();
+    const out = fs.openSync(path.join(full, 'logs.txt'), 'w');
+    try {
+      const run = spawnSync(process.execPath, [AURA_BIN, 'logs', session.id], { env: { ...process.env, AURA_HOME: home }, stdio: ['ignore', out, 'pipe'], encoding: 'utf8' });
+      expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 2, stderr: 'aura: cannot write the output: no space left on the device (ENOSPC)\n' });
+    } finally {
+      fs.closeSync(out);
+    }
+  });
+
+  it('aura demo once more when the disk has filled since the first: exits 2 naming the trail', () => {
+    const home = path.join(root, 'cli-late-full');
+    mountTmpfs(home, 'size=1m');
+    try {
+      expect(aura(['demo'], { home }).status).toBe(0);
+      fillDisk(path.join(home, 'filler'));
+      const run = aura(['demo'], { home });
+      expect(run.stderr).toMatch(/^aura: cannot write the trail \S+\/sessions\/aura_sess_[0-9a-f]{12}\.jsonl: no space left on the device \(ENOSPC\)\n$/);
+      expect(run.status).toBe(2);
+    } finally {
+      unmount(home);
+    }
   });
 });
 

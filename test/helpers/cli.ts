@@ -3,6 +3,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { REPO } from './fixtures.js';
+import { tempDir } from './temp.js';
 
 /** What one run printed and how it exited. */
 export interface CliRun {
@@ -11,13 +12,23 @@ export interface CliRun {
   readonly stderr: string;
 }
 
+/** What a stack trace looks like in output: no command may print one. */
+export const STACK_TRACE = /\n\s+at /;
+
 /** The built binary (test/global-setup.ts builds it). */
 export const AURA_BIN = path.join(REPO, 'dist', 'cli', 'main.js');
 
-/** Runs `aura ...args` with AURA_HOME set to `home` (when given). */
+/**
+ * The environment of a run: AURA_HOME is `home`, else an empty folder of its own, so no run reads
+ * the AURA_HOME or `~/.aura` of whoever runs the tests.
+ */
+function cliEnv(home: string | undefined, extra: Readonly<Record<string, string>> = {}): NodeJS.ProcessEnv {
+  return { ...process.env, NO_COLOR: '1', ...extra, AURA_HOME: home ?? extra['AURA_HOME'] ?? tempDir('aura-cli-home-') };
+}
+
+/** Runs `aura ...args` with AURA_HOME set to `home` (else an empty home). */
 export function aura(args: readonly string[], options: { readonly home?: string; readonly cwd?: string } = {}): CliRun {
-  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' };
-  if (options.home !== undefined) env['AURA_HOME'] = options.home;
+  const env = cliEnv(options.home);
   const run = spawnSync(process.execPath, [AURA_BIN, ...args], { env, cwd: options.cwd ?? REPO, encoding: 'utf8' });
   return { status: run.status ?? -1, stdout: run.stdout, stderr: run.stderr };
 }
@@ -30,8 +41,7 @@ export function auraJson(args: readonly string[], options: { readonly home?: str
 
 /** Runs `aura ...args` without blocking the test's event loop (for servers in the same process). */
 export function auraAsync(args: readonly string[], options: { readonly home?: string; readonly env?: Readonly<Record<string, string>> } = {}): Promise<CliRun> {
-  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', ...options.env };
-  if (options.home !== undefined) env['AURA_HOME'] = options.home;
+  const env = cliEnv(options.home, options.env);
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [AURA_BIN, ...args], { env, cwd: REPO });
     let stdout = '';

@@ -1,6 +1,7 @@
 /**
- * Paths to the shared interop and conformance data. The trails under `interop/aura-py/` were
- * written by Python Aura 0.3.3 (see its index.json); they are the interop vectors of the spine.
+ * Paths to the fixtures the tests read, all committed in this repository: the trails under
+ * `test/fixtures/aura-py/` were written by Python Aura 0.3.3 (see its PROVENANCE.md and
+ * index.json); they are the interop vectors of the spine.
  */
 
 import * as fs from 'node:fs';
@@ -10,11 +11,11 @@ import { fileURLToPath } from 'node:url';
 /** The repository root. */
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-/** The shared folder beside the repository. */
-export const SHARED = path.resolve(REPO, '..', 'shared');
-
 /** Python Aura's trails and tampered copies. */
-export const AURA_PY = path.join(SHARED, 'interop', 'aura-py');
+export const AURA_PY = path.join(REPO, 'test', 'fixtures', 'aura-py');
+
+/** The SuperAuditor Standard's conformance fixtures and response schema (see its NOTICE.md). */
+export const SUPERAUDITOR = path.join(REPO, 'conformance', 'superauditor');
 
 /** The interop index: what each trail is, and what aura must answer for each tampered one. */
 export interface InteropIndex {
@@ -32,7 +33,7 @@ export interface InteropIndex {
   >;
 }
 
-/** Reads `interop/aura-py/index.json`. */
+/** Reads `test/fixtures/aura-py/index.json`. */
 export function interopIndex(): InteropIndex {
   return JSON.parse(fs.readFileSync(path.join(AURA_PY, 'index.json'), 'utf8')) as InteropIndex;
 }

@@ -2,6 +2,8 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { demoCommand } from '../../src/cli/demo.js';
+import { resolveConfig } from '../../src/config/config.js';
 import { agent, type AgentOptions } from '../../src/session/agent.js';
 import type { Clock, IdSource } from '../../src/session/ids.js';
 import type { Session, SessionOptions } from '../../src/session/session.js';
@@ -71,4 +73,13 @@ export function rehash(recordLines: readonly string[]): string[] {
     prev = hash;
     return JSON.stringify({ ...record, content_hash: hash });
   });
+}
+
+/**
+ * Runs `aura demo` in this process (the command's own code, without starting a CLI process) and
+ * returns its session id: a store of demo sessions costs milliseconds, not a process start each.
+ */
+export async function demoSession(home: string): Promise<string> {
+  const result = await demoCommand(resolveConfig({ home }));
+  return String((result.json as { session_id: string }).session_id);
 }

@@ -1,11 +1,10 @@
-/** The SuperAuditor fixtures and response schema (shared conformance data), and an ajv check of a response. */
+/** The SuperAuditor fixtures and response schema (conformance data committed under `conformance/superauditor/`). */
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import { SHARED } from './fixtures.js';
+import { SUPERAUDITOR } from './fixtures.js';
 
-const ROOT = path.join(SHARED, 'conformance', 'superauditor');
+export { schemaErrors } from '../../scripts/superauditor-schema.js';
 
 /** One case of `v1/trimming.json`. */
 export interface TrimmingCase {
@@ -19,12 +18,5 @@ export interface TrimmingCase {
 
 /** The trimming cases. */
 export function trimmingCases(): TrimmingCase[] {
-  return (JSON.parse(fs.readFileSync(path.join(ROOT, 'v1', 'trimming.json'), 'utf8')) as { cases: TrimmingCase[] }).cases;
-}
-
-const validate = new Ajv2020({ strict: false }).compile(JSON.parse(fs.readFileSync(path.join(ROOT, 'schema', 'get_session_findings.response.schema.json'), 'utf8')) as object);
-
-/** The schema's errors for a response (none when it validates). */
-export function schemaErrors(response: unknown): string[] {
-  return validate(response) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message ?? ''}`);
+  return (JSON.parse(fs.readFileSync(path.join(SUPERAUDITOR, 'v1', 'trimming.json'), 'utf8')) as { cases: TrimmingCase[] }).cases;
 }

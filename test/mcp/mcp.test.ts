@@ -8,12 +8,16 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/errors.js';
 import { FindingsService } from '../../src/mcp/findings-service.js';
+import { readTokens } from '../../src/mcp/http.js';
 import { agent } from '../../src/session/agent.js';
 import { STORE_KINDS } from '../../src/store/store-findings.js';
-import { AURA_BIN, auraJson } from '../helpers/cli.js';
+import { AURA_BIN } from '../helpers/cli.js';
+import { expectAuraError } from '../helpers/errors.js';
 import { AURA_PY, REPO } from '../helpers/fixtures.js';
 import { schemaErrors } from '../helpers/superauditor.js';
+import { demoSession } from '../helpers/sessions.js';
 import { tempDir } from '../helpers/temp.js';
 
 type Response = {
@@ -26,10 +30,10 @@ type Response = {
 };
 
 /** A store with demo sessions of two agents, Python sessions, and each kind of damage. */
-function damagedStore(): { home: string; ids: Record<string, string> } {
+async function damagedStore(): Promise<{ home: string; ids: Record<string, string> }> {
   const home = tempDir();
-  const a = String(auraJson(['demo'], { home }).json['session_id']);
-  const b = String(auraJson(['demo'], { home }).json['session_id']);
+  const a = await demoSession(home);
+  const b = await demoSession(home);
   const sessions = path.join(home, 'sessions');
   for (const name of ['aura_sess_7b0064268f4b.jsonl', 'aura_sess_7b0064268f4b.summary.json']) fs.copyFileSync(path.join(AURA_PY, 'sessions', name), path.join(sessions, name));
   // Torn tail, a trail edited, an abandoned writer, a closed trail with no summary, a summary with no trail.
@@ -55,11 +59,11 @@ async function findings(client: Client, args: Record<string, unknown>): Promise<
 }
 
 describe('aura mcp over stdio, with the SDK client', () => {
-  let store: ReturnType<typeof damagedStore>;
+  let store: Awaited<ReturnType<typeof damagedStore>>;
   let client: Client;
 
   beforeAll(async () => {
-    store = damagedStore();
+    store = await damagedStore();
     client = await stdioClient(store.home);
   });
   afterAll(async () => {
@@ -215,18 +219,30 @@ describe('FindingsService', () => {
   });
 });
 
+describe('the tokens file', () => {
+  it('refuses an unknown key, naming the file and the line', () => {
+    const file = path.join(tempDir(), 'tokens.yaml');
+    fs.writeFileSync(file, 'tokens:\n  - token: a-token-of-sixteen-chars\n    folder: [sessions]\n');
+    const error = expectAuraError(() => readTokens(file), ConfigError, 'CONFIG_INVALID');
+    expect(error.data).toEqual({ path: file, line: 3 });
+    expect(error.message).toContain('unknown key "folder" in tokens[0]; expected sha256, token, folders');
+    fs.writeFileSync(file, 'tokens:\n  - { token: a-token-of-sixteen-chars, folders: [sessions] }\ntokns: []\n');
+    expect(expectAuraError(() => readTokens(file), ConfigError, 'CONFIG_INVALID').data).toEqual({ path: file, line: 3 });
+  });
+});
+
 describe('aura mcp over Streamable HTTP', () => {
   let server: ChildProcess;
   let url: string;
-  let tenantA: ReturnType<typeof damagedStore>;
+  let tenantA: Awaited<ReturnType<typeof damagedStore>>;
   let tenantB: { home: string; id: string };
   const TOKEN_A = 'token-for-tenant-a-0123456789';
   const TOKEN_B = 'token-for-tenant-b-9876543210';
 
   beforeAll(async () => {
-    tenantA = damagedStore();
+    tenantA = await damagedStore();
     const bHome = tempDir();
-    tenantB = { home: bHome, id: String(auraJson(['demo'], { home: bHome }).json['session_id']) };
+    tenantB = { home: bHome, id: await demoSession(bHome) };
     const tokens = path.join(tempDir(), 'tokens.yaml');
     const sha = (t: string): string => crypto.createHash('sha256').update(t).digest('hex');
     fs.writeFileSync(tokens, `tokens:\n  - sha256: ${sha(TOKEN_A)}\n    folders: [${path.join(tenantA.home, 'sessions')}]\n  - token: ${TOKEN_B}\n    folders: [${path.join(tenantB.home, 'sessions')}]\n`);

@@ -5,7 +5,7 @@
  * against a tiny upstream of our own (test/fixtures/fault-upstream.ts) that crashes or stalls on cue.
  */
 
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess, type SpawnSyncReturns } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as net from 'node:net';
@@ -299,17 +299,27 @@ describe('aura proxy in front of server-filesystem', () => {
     expect(trail[0]?.payload['agent_ref']).toBe('acme/files');
   });
 
-  it('answers @modelcontextprotocol/inspector --cli: a listing, an allowed call, and a denied one (non-zero exit)', () => {
-    const env = { ...process.env, HOME: tempDir() };
+  // One inspector run a test: each starts the inspector, aura and the upstream, three processes.
+  function inspector(args: readonly string[]): SpawnSyncReturns<string> {
     const base = ['--cli', process.execPath, ...proxyArgs(home, profile, [process.execPath, FILESYSTEM, files])];
-    const listed = spawnSync(INSPECTOR, [...base, '--method', 'tools/list'], { env, encoding: 'utf8', cwd: REPO });
+    return spawnSync(INSPECTOR, [...base, ...args], { env: { ...process.env, HOME: tempDir() }, encoding: 'utf8', cwd: REPO });
+  }
+
+  it('answers @modelcontextprotocol/inspector --cli with a listing', () => {
+    const listed = inspector(['--method', 'tools/list']);
     expect(listed.status, listed.stderr).toBe(0);
     expect(listed.stdout).toContain('write_file');
     expect(listed.stdout).toContain('get_session_findings');
-    const allowed = spawnSync(INSPECTOR, [...base, '--method', 'tools/call', '--tool-name', 'list_directory', '--tool-arg', `path=${files}`], { env, encoding: 'utf8', cwd: REPO });
+  });
+
+  it('answers @modelcontextprotocol/inspector --cli with an allowed call', () => {
+    const allowed = inspector(['--method', 'tools/call', '--tool-name', 'list_directory', '--tool-arg', `path=${files}`]);
     expect(allowed.status, allowed.stderr).toBe(0);
     expect(allowed.stdout).toContain('notes.txt');
-    const denied = spawnSync(INSPECTOR, [...base, '--method', 'tools/call', '--tool-name', 'write_file', '--tool-arg', `path=${path.join(files, 'x.txt')}`, '--tool-arg', 'content=x'], { env, encoding: 'utf8', cwd: REPO });
+  });
+
+  it('answers @modelcontextprotocol/inspector --cli with a denied call (non-zero exit), and nothing is written', () => {
+    const denied = inspector(['--method', 'tools/call', '--tool-name', 'write_file', '--tool-arg', `path=${path.join(files, 'x.txt')}`, '--tool-arg', 'content=x']);
     expect(denied.status).not.toBe(0);
     expect(denied.stdout).toContain('POLICY_DENIED');
     expect(fs.existsSync(path.join(files, 'x.txt'))).toBe(false);
@@ -352,6 +362,23 @@ describe('aura proxy with a client that declares its session key', () => {
   });
 });
 
+/** Starts `aura proxy --http 0` with these tokens and flags in front of `upstream`; resolves once it listens. */
+async function httpProxy(home: string, tokens: readonly string[], flags: readonly string[], upstream: readonly string[]): Promise<{ proxy: ChildProcess; url: string }> {
+  const file = path.join(home, 'tokens.yaml');
+  fs.writeFileSync(file, `tokens:\n${tokens.map((token) => `  - { token: ${token}, folders: [sessions] }\n`).join('')}`);
+  const proxy = spawn(process.execPath, [AURA_BIN, '--home', home, 'proxy', '--http', '0', '--tokens', file, ...flags, '--', ...upstream], { cwd: REPO, stdio: ['ignore', 'ignore', 'pipe'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let seen = '';
+    proxy.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+      seen += chunk;
+      const match = /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(seen);
+      if (match !== null) resolve(match[1] as string);
+    });
+    proxy.once('exit', () => reject(new Error(`proxy exited: ${seen}`)));
+  });
+  return { proxy, url };
+}
+
 describe('aura proxy over Streamable HTTP', () => {
   const TOKEN = 'proxy-test-token-0123456789';
   const OTHER_TOKEN = 'proxy-other-token-0123456789';
@@ -361,18 +388,7 @@ describe('aura proxy over Streamable HTTP', () => {
 
   beforeAll(async () => {
     home = tempDir();
-    const tokens = path.join(home, 'tokens.yaml');
-    fs.writeFileSync(tokens, `tokens:\n  - { token: ${TOKEN}, folders: [sessions] }\n  - { token: ${OTHER_TOKEN}, folders: [sessions] }\n`);
-    proxy = spawn(process.execPath, [AURA_BIN, '--home', home, 'proxy', '--http', '0', '--tokens', tokens, '--', process.execPath, EVERYTHING, 'stdio'], { cwd: REPO, stdio: ['ignore', 'ignore', 'pipe'] });
-    url = await new Promise<string>((resolve, reject) => {
-      let seen = '';
-      proxy.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-        seen += chunk;
-        const match = /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(seen);
-        if (match !== null) resolve(match[1] as string);
-      });
-      proxy.once('exit', () => reject(new Error(`proxy exited: ${seen}`)));
-    });
+    ({ proxy, url } = await httpProxy(home, [TOKEN, OTHER_TOKEN], [], [process.execPath, EVERYTHING, 'stdio']));
   });
   afterAll(() => {
     proxy.kill('SIGTERM');
@@ -595,7 +611,7 @@ describe('the findings tool name', () => {
     const home = tempDir();
     const off = writeProfile('proxy: { findings_tool: false }\n');
     const { client } = await connect(proxyArgs(home, off, [process.execPath, ...FAULT_UPSTREAM]));
-    expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['crash', 'echo', 'slow']);
+    expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['big', 'crash', 'echo', 'slow']);
     await client.close();
     const bad = writeProfile('proxy: { findings: false }\n');
     const run = aura(['proxy', '--profile', bad, '--', process.execPath, ...FAULT_UPSTREAM], { home });
@@ -668,5 +684,144 @@ describe('aura proxy with the break observer in the profile', () => {
     expect(verifyTrail(files.trail).hash_chain_valid).toBe(true);
     const summary = JSON.parse(fs.readFileSync(files.summary, 'utf8')) as { audit_report: { findings: { kind: string }[] } };
     expect(summary.audit_report.findings.map((f) => f.kind)).toContain('COGNITIVE_CYCLE_DETECTED');
+  });
+});
+
+/** The processes whose parent is `pid` (the upstreams a proxy runs). */
+function childrenOf(pid: number): number[] {
+  return fs
+    .readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((name) => {
+      try {
+        const stat = fs.readFileSync(path.join('/proc', name, 'stat'), 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+/** An SDK client over Streamable HTTP with a bearer token. */
+async function httpClient(url: string, token: string): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+  const client = new Client({ name: 'limits-test', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } });
+  await client.connect(transport);
+  return { client, transport };
+}
+
+/** A raw initialize over HTTP: the status, and the session id when one began. */
+async function initializeOverHttp(url: string, token: string): Promise<{ status: number; sessionId: string | null; body: string }> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${token}` },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
+  });
+  return { status: res.status, sessionId: res.headers.get('mcp-session-id'), body: await res.text() };
+}
+
+const ELEVEN_MIB = 11 * 1024 * 1024;
+
+describe('aura proxy survives its upstream', () => {
+  it('turns an answer over the 10 MiB default into that call’s tool.error, and the session goes on', async () => {
+    const home = tempDir();
+    const { client } = await connect(proxyArgs(home, null, [process.execPath, ...FAULT_UPSTREAM]));
+    const big = (await client.callTool({ name: 'big', arguments: { bytes: ELEVEN_MIB } })) as CallToolResult;
+    expect(big.isError).toBe(true);
+    expect(textOf(big)).toMatch(/The tool ran, but its answer was not passed on: the MCP server's message of \d+ bytes is over the proxy's limit of 10485760 bytes/);
+    expect(textOf((await client.callTool({ name: 'echo', arguments: { text: 'still here' } })) as CallToolResult)).toBe('still here');
+    await client.close();
+    const trail = await closedTrail(home, onlySession(home));
+    const calls = trail.filter((e) => e.payload['tool'] === 'big').map((e) => e.kind);
+    expect(calls).toEqual(['tool.intent', 'tool.call', 'tool.error']);
+    expect(JSON.stringify(trail.find((e) => e.kind === 'tool.error')?.payload)).toContain('over the proxy');
+    expect(trail.filter((e) => e.payload['tool'] === 'echo').map((e) => e.kind)).toEqual(['tool.intent', 'tool.call', 'tool.result']);
+    expect(trail.at(-1)).toMatchObject({ kind: 'session.close', payload: { reason: 'client_disconnected' } });
+  });
+
+  it('takes its limit from --max-message-bytes', async () => {
+    const home = tempDir();
+    const { client } = await connect([AURA_BIN, '--home', home, 'proxy', '--max-message-bytes', '100000', '--', process.execPath, ...FAULT_UPSTREAM]);
+    const over = (await client.callTool({ name: 'big', arguments: { bytes: 200_000 } })) as CallToolResult;
+    expect(over.isError).toBe(true);
+    expect(textOf(over)).toContain("over the proxy's limit of 100000 bytes");
+    expect(textOf((await client.callTool({ name: 'big', arguments: { bytes: 50_000 } })) as CallToolResult)).toHaveLength(50_000);
+    await client.close();
+    expect(aura(['proxy', '--max-message-bytes', '10MB', '--', 'x'], { home }).stderr).toContain('invalid --max-message-bytes "10MB"');
+    expect(aura(['proxy', '--max-sessions', '3', '--', 'x'], { home }).stderr).toContain('invalid --max-sessions "3": expected to be given with --http only');
+  });
+
+  describe('over Streamable HTTP', () => {
+    const A = 'limits-token-a-0123456789';
+    const B = 'limits-token-b-0123456789';
+    const proxies: ChildProcess[] = [];
+
+    /** A proxy of the test's own, so no session of another test counts against its caps. */
+    async function start(flags: readonly string[]): Promise<{ proxy: ChildProcess; url: string }> {
+      const started = await httpProxy(tempDir(), [A, B], flags, [process.execPath, ...FAULT_UPSTREAM]);
+      proxies.push(started.proxy);
+      return started;
+    }
+    afterAll(() => {
+      for (const proxy of proxies) proxy.kill('SIGTERM');
+    });
+
+    it('keeps every other session up when one gets an answer too large', async () => {
+      const { proxy, url } = await start([]);
+      const one = await httpClient(url, A);
+      const two = await httpClient(url, A);
+      const big = (await one.client.callTool({ name: 'big', arguments: { bytes: ELEVEN_MIB } })) as CallToolResult;
+      expect(big.isError).toBe(true);
+      expect(textOf((await two.client.callTool({ name: 'echo', arguments: { text: 'two' } })) as CallToolResult)).toBe('two');
+      expect(textOf((await one.client.callTool({ name: 'echo', arguments: { text: 'one' } })) as CallToolResult)).toBe('one');
+      expect(proxy.exitCode).toBeNull();
+      for (const { client, transport } of [one, two]) {
+        await transport.terminateSession();
+        await client.close();
+      }
+    });
+
+    it('caps the sessions of a token and in all: a dozen initializes start no more upstreams than the caps', async () => {
+      const { proxy, url } = await start(['--max-sessions', '3', '--max-sessions-per-token', '2']);
+      const mine = await Promise.all(Array.from({ length: 12 }, () => initializeOverHttp(url, A)));
+      const opened = mine.filter((r) => r.status === 200);
+      expect(opened).toHaveLength(2);
+      expect(mine.filter((r) => r.status === 429)).toHaveLength(10);
+      expect(mine.find((r) => r.status === 429)?.body).toContain('this token has 2 sessions open, its most');
+      const others = await Promise.all([initializeOverHttp(url, B), initializeOverHttp(url, B)]);
+      expect(others.map((r) => r.status).sort()).toEqual([200, 503]);
+      expect(childrenOf(proxy.pid ?? -1).length).toBeLessThanOrEqual(3);
+      // Ending one lets another begin, once it has closed.
+      const ended = await fetch(url, { method: 'DELETE', headers: { Authorization: `Bearer ${A}`, 'Mcp-Session-Id': opened[0]?.sessionId ?? '' } });
+      expect(ended.status).toBe(200);
+      let again = await initializeOverHttp(url, A);
+      for (let i = 0; i < 200 && again.status !== 200; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        again = await initializeOverHttp(url, A);
+      }
+      expect(again.status).toBe(200);
+    });
+  });
+
+  it('closes a session no request has used for --idle-timeout, recording idle_timeout, and ends its upstream; a call in progress is use', async () => {
+    const home = tempDir();
+    const token = 'idle-token-0123456789abc';
+    const { proxy, url } = await httpProxy(home, [token], ['--idle-timeout', '5'], [process.execPath, ...FAULT_UPSTREAM]);
+    try {
+      const { client } = await httpClient(url, token);
+      // A call longer than the idle time does not count as idle.
+      expect(textOf((await client.callTool({ name: 'slow', arguments: { ms: 7000 } })) as CallToolResult)).toBe('waited 7000 ms');
+      const sessionId = onlySession(home);
+      expect(childrenOf(proxy.pid ?? -1)).toHaveLength(1);
+      const trail = await closedTrail(home, sessionId);
+      expect(trail.at(-1)).toMatchObject({ kind: 'session.close', payload: { reason: 'idle_timeout' } });
+      expect(verifyTrail(sessionFiles(path.join(home, 'sessions'), sessionId).trail)).toMatchObject({ hash_chain_valid: true, complete: true });
+      for (let i = 0; i < 100 && childrenOf(proxy.pid ?? -1).length > 0; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(childrenOf(proxy.pid ?? -1)).toEqual([]);
+      await expect(client.callTool({ name: 'echo', arguments: { text: 'gone' } })).rejects.toThrow();
+    } finally {
+      proxy.kill('SIGTERM');
+    }
   });
 });

@@ -6,7 +6,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { InvalidOptionError, ProfileError } from '../../src/errors.js';
+import { ConfigError, InvalidOptionError, ProfileError } from '../../src/errors.js';
 import { EnvSecretBroker, type SecretBroker } from '../../src/policy/secrets.js';
 import { agent } from '../../src/session/agent.js';
 import { expectAuraError } from '../helpers/errors.js';
@@ -80,10 +80,11 @@ describe('secret refs in a profile', () => {
     expect(broker.resolve('vault:x')).toBeUndefined();
   });
 
-  it('refuses a plaintext config pii_key without quoting it', () => {
+  it('refuses a plaintext config pii_key without quoting it, naming the file and line', () => {
     const home = tempDir();
     fs.writeFileSync(path.join(home, 'config.yaml'), 'pii_key: hunter2-the-key\n');
-    const error = expectAuraError(() => agent('acme/bot', { home }), InvalidOptionError, 'INVALID_OPTION');
+    const error = expectAuraError(() => agent('acme/bot', { home }), ConfigError, 'CONFIG_INVALID');
+    expect(error.data).toEqual({ path: path.join(home, 'config.yaml'), line: 1 });
     expect(error.message).not.toContain('hunter2');
     expect(JSON.stringify(error.data)).not.toContain('hunter2');
   });

@@ -17,7 +17,7 @@ import { sessionFiles } from '../../src/store/session-files.js';
 import { launchChromium, screenshot, watchedPage, type PageWatch } from '../helpers/browser.js';
 import { auraJson } from '../helpers/cli.js';
 import { AURA_PY, interopIndex } from '../helpers/fixtures.js';
-import { openSession } from '../helpers/sessions.js';
+import { demoSession, openSession } from '../helpers/sessions.js';
 import { tempDir } from '../helpers/temp.js';
 
 interface Rendered {
@@ -63,7 +63,7 @@ describe('aura report html, in chromium', () => {
   beforeAll(async () => {
     browser = await launchChromium();
     demoHome = tempDir();
-    const id = String(auraJson(['demo'], { home: demoHome }).json['session_id']);
+    const id = await demoSession(demoHome);
     demo = renderWithCli(demoHome, id);
   }, 60_000);
 

@@ -10,9 +10,11 @@ import * as path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serveUi } from '../../src/report/server.js';
 import { launchChromium, watchedPage } from '../helpers/browser.js';
-import { AURA_BIN, auraJson } from '../helpers/cli.js';
+import { AURA_BIN } from '../helpers/cli.js';
 import { AURA_PY, interopIndex } from '../helpers/fixtures.js';
+import { demoSession } from '../helpers/sessions.js';
 import { tempDir } from '../helpers/temp.js';
 
 interface Answer {
@@ -47,7 +49,7 @@ describe('aura ui', () => {
 
   beforeAll(async () => {
     const home = tempDir();
-    demoId = String(auraJson(['demo'], { home }).json['session_id']);
+    demoId = await demoSession(home);
     for (const suffix of ['.jsonl', '.summary.json']) fs.copyFileSync(path.join(AURA_PY, 'sessions', `${pythonId}${suffix}`), path.join(home, 'sessions', `${pythonId}${suffix}`));
     server = spawn(process.execPath, [AURA_BIN, 'ui', '--port', '0', '--json'], { env: { ...process.env, AURA_HOME: home, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'inherit'] });
     const first = await new Promise<string>((resolve) => createInterface({ input: server.stdout as NodeJS.ReadableStream }).once('line', resolve));
@@ -145,5 +147,28 @@ describe('aura ui', () => {
     const exited = new Promise<number | null>((resolve) => server.once('exit', (code) => resolve(code)));
     server.kill('SIGTERM');
     expect(await exited).toBe(0);
+  });
+});
+
+describe('aura ui on files it cannot read', () => {
+  it('says what is wrong with a session whose summary is a folder, and 404s a folder named like a trail', async () => {
+    const home = tempDir();
+    const id = await demoSession(home);
+    const sessions = path.join(home, 'sessions');
+    fs.rmSync(path.join(sessions, `${id}.summary.json`));
+    fs.mkdirSync(path.join(sessions, `${id}.summary.json`));
+    fs.mkdirSync(path.join(sessions, 'aura_sess_00000000000f.jsonl'));
+    const ui = await serveUi(0, { sessionsDir: sessions, keys: null, exportPii: false, generator: 'test', token: 'ui-test-token-0123456789' });
+    try {
+      const get = async (pathname: string): Promise<{ status: number; body: string }> => {
+        const res = await fetch(`http://127.0.0.1:${ui.port}${pathname}`, { headers: { Cookie: `aura_ui_${ui.port}=ui-test-token-0123456789` } });
+        return { status: res.status, body: await res.text() };
+      };
+      expect((await get('/')).status).toBe(200);
+      expect(await get(`/s/${id}`)).toEqual({ status: 500, body: `500: cannot read ${path.join(sessions, `${id}.summary.json`)}: it is a folder, not a file (EISDIR)\n` });
+      expect((await get('/s/aura_sess_00000000000f')).status).toBe(404);
+    } finally {
+      await ui.close();
+    }
   });
 });

@@ -1,0 +1,39 @@
+/** Writing files and folders so that a failure is a {@link WriteError} that says its real cause. */
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { WriteError } from '../errors.js';
+
+/**
+ * Runs `write`; a failure of it becomes a WriteError naming `target`.
+ * @throws WriteError (a full disk, a read-only or forbidden folder, a folder where a file should be)
+ */
+export function writing<T>(target: string, write: () => T): T {
+  try {
+    return write();
+  } catch (error) {
+    throw new WriteError(target, error);
+  }
+}
+
+/**
+ * Creates `dir` and any missing parents. A recursive mkdir reports a read-only or full file system
+ * as ENOENT (nodejs/node#47098); then the first missing folder is made alone, which fails with
+ * the real cause (EROFS, ENOSPC, EACCES, ENOTDIR), thrown as Node's error. A file where the folder
+ * should be is ENOTDIR too (mkdir says EEXIST, as if all were well).
+ */
+export function makeFolder(dir: string, mode?: number): void {
+  const options = mode === undefined ? {} : { mode };
+  try {
+    fs.mkdirSync(dir, { ...options, recursive: true });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') throw Object.assign(new Error(`ENOTDIR: ${dir} is a file, not a folder`), { code: 'ENOTDIR', syscall: 'mkdir', path: dir });
+    if (code !== 'ENOENT') throw error;
+    let missing = dir;
+    while (path.dirname(missing) !== missing && !fs.existsSync(path.dirname(missing))) missing = path.dirname(missing);
+    fs.mkdirSync(missing, options);
+    // Made after all (another process made its parent meanwhile): the rest can follow.
+    fs.mkdirSync(dir, { ...options, recursive: true });
+  }
+}
