@@ -47,6 +47,11 @@ export interface AuraSettings {
   readonly anchor_dir: string | null;
   /** OTLP export: live push, protocol, headers, what spans carry (default: files only). */
   readonly otel: OtelSettings;
+  /**
+   * The fleet store: a `postgres://` URL, or a secret ref (`env:NAME`) holding one (default none:
+   * the local sessions folder). `aura push` ships to it, and the readers read it.
+   */
+  readonly store: string | null;
 }
 
 /** A config file and whether it was there. */
@@ -85,6 +90,7 @@ const DEFAULTS: AuraSettings = {
   checkpoint_every: 1000,
   anchor_dir: null,
   otel: parseOtelSettings(undefined),
+  store: null,
 };
 
 /** Resolves the configuration and paths; reads config files, writes nothing. */
@@ -148,6 +154,8 @@ function checkSettings(values: Record<string, unknown>, projectDir: string | nul
   if (typeof every !== 'number' || !Number.isInteger(every) || every < 1) throw new InvalidOptionError('checkpoint_every', every, 'a positive integer');
   const anchor = values['anchor_dir'];
   if (anchor !== null && typeof anchor !== 'string') throw new InvalidOptionError('anchor_dir', anchor, 'a folder path');
+  const store = values['store'];
+  if (store !== null && (typeof store !== 'string' || store === '')) throw new InvalidOptionError('store', typeof store === 'string' ? store : typeof store, 'a postgres:// URL or a secret ref such as env:AURA_STORE_URL');
   return {
     storage,
     export_on_close: exportOnClose,
@@ -157,6 +165,7 @@ function checkSettings(values: Record<string, unknown>, projectDir: string | nul
     checkpoint_every: every,
     anchor_dir: anchor === null ? null : path.resolve(anchor),
     otel: parseOtelSettings(values['otel']),
+    store,
   };
 }
 

@@ -12,19 +12,18 @@
  */
 
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import * as fs from 'node:fs';
 import * as http from 'node:http';
 import { AuraError } from '../errors.js';
 import { isLoopbackHost, listeningPort, listenOnLoopback, secretDigest } from '../mcp/loopback.js';
 import type { KeyRing } from '../spine/signing.js';
-import { resolveSessionKey } from '../store/session-files.js';
+import type { SessionSource } from '../store/source.js';
 import { reportHtml, sessionsListHtml, type RenderedPage } from './html.js';
-import { sessionsListRows } from './list-model.js';
 import { reportPageModel } from './page-model.js';
 
 /** What the server serves. */
 export interface UiOptions {
-  readonly sessionsDir: string;
+  /** The sessions: the local folder, or the fleet store. */
+  readonly source: SessionSource;
   readonly keys: KeyRing | null;
   readonly exportPii: boolean;
   /** Names this aura in the pages. */
@@ -48,12 +47,10 @@ export async function serveUi(port: number, options: UiOptions): Promise<UiServe
   const token = options.token ?? randomBytes(32).toString('base64url');
   const digest = secretDigest(token);
   const server = http.createServer((req, res) => {
-    try {
-      handle(req, res, listening, digest, options);
-    } catch (error) {
+    handle(req, res, listening, digest, options).catch((error: unknown) => {
       process.stderr.write(`aura ui: ${error instanceof Error ? error.message : String(error)}\n`);
       if (!res.headersSent) answer(res, 500, 'internal error');
-    }
+    });
   });
   await listenOnLoopback(server, port);
   const listening = listeningPort(server);
@@ -70,7 +67,7 @@ export async function serveUi(port: number, options: UiOptions): Promise<UiServe
   };
 }
 
-function handle(req: http.IncomingMessage, res: http.ServerResponse, port: number, digest: Buffer, options: UiOptions): void {
+async function handle(req: http.IncomingMessage, res: http.ServerResponse, port: number, digest: Buffer, options: UiOptions): Promise<void> {
   if (!isLoopbackHost(req, port)) return answer(res, 403, 'this server answers on loopback only');
   const url = new URL(req.url ?? '/', `http://127.0.0.1:${port}`);
   const cookie = `aura_ui_${port}`;
@@ -91,7 +88,7 @@ function handle(req: http.IncomingMessage, res: http.ServerResponse, port: numbe
     res.setHeader('Location', url.pathname.replace(/^\/+/, '/') + url.search);
     return answer(res, 303, 'signed in');
   }
-  const page = route(url.pathname, options);
+  const page = await route(url.pathname, options);
   if (page === null) return answer(res, 404, 'not found');
   res.statusCode = 200;
   res.setHeader('Content-Type', 'text/html; charset=utf-8');
@@ -102,8 +99,8 @@ function handle(req: http.IncomingMessage, res: http.ServerResponse, port: numbe
 }
 
 /** The page at a path, or null for 404. */
-function route(pathname: string, options: UiOptions): RenderedPage | null {
-  if (pathname === '/') return sessionsListHtml(options.sessionsDir, sessionsListRows(options.sessionsDir, options.keys), options.generator);
+async function route(pathname: string, options: UiOptions): Promise<RenderedPage | null> {
+  if (pathname === '/') return sessionsListHtml(options.source.label, await options.source.overview(options.keys), options.generator);
   const match = /^\/s\/([^/]+)$/.exec(pathname);
   if (match === null) return null;
   let key: string;
@@ -113,9 +110,8 @@ function route(pathname: string, options: UiOptions): RenderedPage | null {
     return null;
   }
   try {
-    const files = resolveSessionKey(options.sessionsDir, key);
-    if (!fs.existsSync(files.trail) && !fs.existsSync(files.summary)) return null;
-    return reportHtml(reportPageModel(files, { exportPii: options.exportPii, keys: options.keys, generator: options.generator }), '/');
+    const material = await options.source.material(key);
+    return reportHtml(reportPageModel(material, { exportPii: options.exportPii, keys: options.keys, generator: options.generator }), '/');
   } catch (error) {
     // A refused id (INVALID_SESSION_ID) or a file gone in the meantime (NOT_FOUND) is not there.
     if (error instanceof AuraError && (error.code === 'INVALID_SESSION_ID' || error.code === 'NOT_FOUND')) return null;

@@ -56,7 +56,7 @@ describe('the severity map', () => {
 
   it('keeps critical for records that cannot be trusted and info for text matches', () => {
     const critical = Object.entries(FINDING_KINDS).filter(([, e]) => e.severity === 'critical').map(([k]) => k).sort();
-    expect(critical).toEqual(['HASH_CHAIN_BROKEN', 'SEAL_LOG_BROKEN', 'SIGNATURE_INVALID', 'SUMMARY_MISMATCH', 'TRAIL_TRUNCATED']);
+    expect(critical).toEqual(['HASH_CHAIN_BROKEN', 'PUSH_REFUSED', 'SEAL_LOG_BROKEN', 'SIGNATURE_INVALID', 'SUMMARY_MISMATCH', 'TRAIL_TRUNCATED']);
     expect(FINDING_KINDS.REASONING_INERTIA.severity).toBe('info');
     expect(FINDING_KINDS.PII_MASKED.severity).toBe('info');
   });

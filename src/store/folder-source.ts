@@ -1,0 +1,38 @@
+/** The local sessions folder as a {@link SessionSource}: the default source of every reader. */
+
+import * as fs from 'node:fs';
+import { NotFoundError } from '../errors.js';
+import { sessionsListRows } from '../report/list-model.js';
+import type { KeyRing } from '../spine/signing.js';
+import { resolveSessionKey } from './session-files.js';
+import { listSessions, type SessionListing } from './session-list.js';
+import { folderMaterial, type SessionMaterial, type SessionOverview, type SessionSource } from './source.js';
+
+/** A sessions folder. */
+export class FolderSource implements SessionSource {
+  readonly kind = 'folder';
+
+  constructor(readonly sessionsDir: string) {}
+
+  get label(): string {
+    return this.sessionsDir;
+  }
+
+  list(): Promise<SessionListing[]> {
+    return Promise.resolve(listSessions(this.sessionsDir));
+  }
+
+  overview(keys: KeyRing | null): Promise<SessionOverview[]> {
+    return Promise.resolve(sessionsListRows(this.sessionsDir, keys));
+  }
+
+  material(sessionKey: string): Promise<SessionMaterial> {
+    const files = resolveSessionKey(this.sessionsDir, sessionKey);
+    if (!fs.existsSync(files.trail) && !fs.existsSync(files.summary)) return Promise.reject(new NotFoundError('session', files.trail));
+    return Promise.resolve(folderMaterial(files));
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}

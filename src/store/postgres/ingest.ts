@@ -1,0 +1,239 @@
+/**
+ * Ingest: one session into the fleet store, checked on the way in and stored whole or not at all.
+ *
+ * Each call is one transaction: the session's row (first time), its new lines (binary COPY), its
+ * close record (summary, seal-log entry, digests) when it is closed, the check of its status and
+ * the detector's findings. A push killed at any point leaves the last committed state, and the
+ * next push goes on from there. Two pushers of one session never interleave: the first to commit
+ * wins, the other finds the session stored and compares.
+ *
+ * Nothing is ever overwritten: bytes that differ from what the store holds under the same id are
+ * refused, the refusal recorded, and the stored session kept.
+ */
+
+import { createHash } from 'node:crypto';
+import { pipeline } from 'node:stream/promises';
+import { Readable } from 'node:stream';
+import type { Finding } from '../../audit/detector.js';
+import { sessionReport } from '../../audit/session-report.js';
+import type { KeyRing } from '../../spine/signing.js';
+import type { SealLogEntry } from '../seal-log.js';
+import { checkSession, linesOfBytes, type SessionCheck } from '../session-check.js';
+import { STORE_KINDS } from '../store-findings.js';
+import type { SessionMaterial } from '../source.js';
+import { binaryCopy, type CopyValue } from './copy-binary.js';
+import { storeError, type Sql, type Tx } from './connection.js';
+
+/** A session as a host ships it. */
+export interface SessionBundle {
+  readonly sessionId: string;
+  readonly host: string;
+  /** Its lines, each with its newline when it had one: every line when closed, every complete one when open. */
+  readonly lines: readonly Buffer[];
+  readonly summary: Buffer | null;
+  /** Its entry of the host's seal log, parsed and as the log holds it. */
+  readonly sealEntry: { readonly entry: SealLogEntry; readonly raw: Buffer } | null;
+  /** Closed (its writer is gone): stored with its close record. Open: its lines so far. */
+  readonly closed: boolean;
+}
+
+/** What the store already holds of a session. */
+export interface StoredState {
+  /** Lines stored, and the digest of those lines as checked at ingest. */
+  readonly lines: number;
+  readonly trailSha256: string | null;
+  /** The close record's digests, when the session is stored closed. */
+  readonly closed: { readonly trailSha256: string; readonly summarySha256: string | null } | null;
+}
+
+/** Why a session was refused. */
+export type RefusalReason = 'forged_id' | 'conflict';
+
+/** What ingesting a session did. */
+export type IngestOutcome =
+  | { readonly outcome: 'stored'; readonly lines: number; readonly added: number; readonly status: SessionCheck['status'] }
+  | { readonly outcome: 'present' }
+  | { readonly outcome: 'refused'; readonly reason: RefusalReason; readonly message: string };
+
+const CHUNK = 500;
+
+/** What the store holds of each of `ids` (absent: nothing). */
+export async function storedStates(sql: Sql, ids: readonly string[]): Promise<Map<string, StoredState>> {
+  const states = new Map<string, StoredState>();
+  for (let i = 0; i < ids.length; i += CHUNK) {
+    const rows = await sql<{ session_id: string; closed_trail: string | null; closed_summary: string | null; lines: number | null; trail_sha256: string | null }[]>`
+      SELECT s.session_id, c.trail_sha256 AS closed_trail, c.summary_sha256 AS closed_summary, k.lines, k.trail_sha256
+      FROM aura.sessions s
+      LEFT JOIN aura.closes c USING (session_id)
+      LEFT JOIN LATERAL (SELECT lines, trail_sha256 FROM aura.checks WHERE session_id = s.session_id ORDER BY id DESC LIMIT 1) k ON true
+      WHERE s.session_id = ANY(${ids.slice(i, i + CHUNK) as string[]})`;
+    for (const row of rows) {
+      states.set(row.session_id, {
+        lines: row.lines ?? 0,
+        trailSha256: row.trail_sha256,
+        closed: row.closed_trail === null ? null : { trailSha256: row.closed_trail, summarySha256: row.closed_summary },
+      });
+    }
+  }
+  return states;
+}
+
+/** SHA-256 hex of some buffers, as one. */
+export function digestOf(parts: readonly Buffer[]): string {
+  const hash = createHash('sha256');
+  for (const part of parts) hash.update(part);
+  return hash.digest('hex');
+}
+
+/** Thrown inside a transaction when the store moved under it: the work is rolled back and redone. */
+class Moved extends Error {}
+
+const ATTEMPTS = 3;
+
+/**
+ * Ingests one session against what the store holds (`stored`, from {@link storedStates}).
+ * @throws StoreError when the store cannot be reached or the transaction fails (nothing of it was kept)
+ */
+export async function ingestSession(sql: Sql, label: string, bundle: SessionBundle, keys: KeyRing | null, stored: StoredState | undefined): Promise<IngestOutcome> {
+  let state = stored;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await ingestOnce(sql, bundle, keys, state);
+    } catch (error) {
+      const raced = error instanceof Moved || (error as { code?: unknown }).code === '23505';
+      if (!raced || attempt === ATTEMPTS) throw storeError(label, error);
+      // Another pusher committed this session meanwhile: compare against what it stored.
+      state = (await storedStates(sql, [bundle.sessionId]).catch((e: unknown) => Promise.reject(storeError(label, e)))).get(bundle.sessionId);
+    }
+  }
+}
+
+async function ingestOnce(sql: Sql, bundle: SessionBundle, keys: KeyRing | null, stored: StoredState | undefined): Promise<IngestOutcome> {
+  const id = bundle.sessionId;
+  const trailSha256 = digestOf(bundle.lines);
+  const summarySha256 = bundle.summary === null ? null : digestOf([bundle.summary]);
+  if (stored?.closed) {
+    if (stored.closed.trailSha256 === trailSha256 && (!bundle.closed || stored.closed.summarySha256 === summarySha256)) return { outcome: 'present' };
+    const what = stored.closed.trailSha256 === trailSha256 ? 'its summary differs from the stored one' : 'its trail differs from the stored one';
+    return refuse(sql, bundle, 'conflict', `${what}; the store keeps the session it has`, trailSha256);
+  }
+  const from = stored?.lines ?? 0;
+  if (from > 0) {
+    if (from > bundle.lines.length || digestOf(bundle.lines.slice(0, from)) !== stored?.trailSha256) {
+      return refuse(sql, bundle, 'conflict', `the store holds ${from} lines of it that differ from this host's; the store keeps the session it has`, trailSha256);
+    }
+    if (from === bundle.lines.length && !bundle.closed) return { outcome: 'present' };
+  }
+  const check = checkSession({
+    sessionId: id,
+    lines: bundle.lines,
+    summaryText: bundle.summary?.toString('utf8') ?? null,
+    sealEntry: bundle.sealEntry?.entry ?? null,
+    keys,
+    closed: bundle.closed,
+  });
+  if (check.foreignId !== null) return refuse(sql, bundle, 'forged_id', `pushed as ${id}, but ${check.problem ?? `it names ${check.foreignId}`}`, trailSha256);
+  const report = reportOf(bundle, check);
+  await sql.begin(async (tx) => {
+    if (stored === undefined) {
+      const opened = check.trail.events[0]?.timestamp ?? null;
+      const inserted = await tx`
+        INSERT INTO aura.sessions (session_id, host, agent_ref, opened_at) VALUES (${id}, ${bundle.host}, ${report.agentRef}, ${opened})
+        ON CONFLICT (session_id) DO NOTHING RETURNING session_id`;
+      if (inserted.length === 0) throw new Moved();
+    } else {
+      const [row] = await tx<{ n: number }[]>`SELECT coalesce(max(line_no), 0)::int AS n FROM aura.lines WHERE session_id = ${id}`;
+      if (row?.n !== from) throw new Moved();
+    }
+    if (bundle.lines.length > from) await copyLines(tx, id, bundle.lines, check, from);
+    if (bundle.closed) {
+      const entry = bundle.sealEntry;
+      await tx`
+        INSERT INTO aura.closes (session_id, lines, trail_sha256, summary, summary_sha256, seal_entry, seal_hash, seal_prev_hash, host)
+        VALUES (${id}, ${bundle.lines.length}, ${trailSha256}, ${bundle.summary}, ${summarySha256}, ${entry?.raw ?? null}, ${entry?.entry.hash ?? null}, ${entry?.entry.prev_hash ?? null}, ${bundle.host})`;
+    }
+    const chain = check.chain;
+    const [row] = await tx<{ id: string }[]>`
+      INSERT INTO aura.checks (session_id, lines, closed, trail_sha256, status, verdict, events, hash_chain_valid, complete, reason, signatures, detail)
+      VALUES (${id}, ${bundle.lines.length}, ${bundle.closed}, ${trailSha256}, ${check.status}, ${report.verdict}, ${chain.events}, ${chain.hash_chain_valid},
+        ${chain.complete}, ${chain.reason ?? null}, ${check.signatures}, ${tx.json(detailOf(check))}) RETURNING id`;
+    const checkId = row?.id as string;
+    if (report.findings.length > 0) {
+      const rows = report.findings.map((finding, ord) => ({
+        check_id: checkId,
+        ord,
+        session_id: id,
+        kind: finding.kind,
+        severity: finding.severity,
+        store_level: STORE_KINDS.has(finding.kind),
+        finding: tx.json({ ...finding, session_id: id } as Parameters<typeof tx.json>[0]),
+      }));
+      await tx`INSERT INTO aura.findings ${tx(rows)}`;
+    }
+  });
+  return { outcome: 'stored', lines: bundle.lines.length, added: bundle.lines.length - from, status: check.status };
+}
+
+/** The lines after `from`, with the fields queries need beside their bytes, by binary COPY. */
+async function copyLines(tx: Tx, id: string, lines: readonly Buffer[], check: SessionCheck, from: number): Promise<void> {
+  const rows: CopyValue[][] = [];
+  for (let i = from; i < lines.length; i++) {
+    const record = check.records[i] ?? null;
+    rows.push([id, i + 1, lines[i] as Buffer, text(record?.event_id), text(record?.kind), text(record?.timestamp), text(record?.prev_hash), text(record?.content_hash)]);
+  }
+  const stream = await tx`COPY aura.lines (session_id, line_no, line, event_id, kind, ts, prev_hash, content_hash) FROM STDIN WITH (FORMAT binary)`.writable();
+  await pipeline(Readable.from([binaryCopy(rows)]), stream);
+}
+
+function text(value: unknown): string | null {
+  return typeof value === 'string' ? value : null;
+}
+
+/** The verdict and findings of the detector on the checked trail, as `report show` gives them. */
+function reportOf(bundle: SessionBundle, check: SessionCheck): { verdict: string | null; agentRef: string | null; findings: Finding[] } {
+  const material: SessionMaterial = {
+    sessionId: bundle.sessionId,
+    trailName: `${bundle.sessionId}.jsonl`,
+    summaryName: `${bundle.sessionId}.summary.json`,
+    lines: () => linesOfBytes(bundle.lines),
+    summaryText: bundle.summary === null ? null : () => (bundle.summary as Buffer).toString('utf8'),
+  };
+  let findings: Finding[];
+  let verdict: string | null = null;
+  let agentRef: string | null = null;
+  try {
+    const report = sessionReport(material, false, check.trail);
+    verdict = typeof report.summary.audit_report['verdict'] === 'string' ? report.summary.audit_report['verdict'] : null;
+    agentRef = typeof report.summary['agent_ref'] === 'string' ? report.summary['agent_ref'] : null;
+    // An open session is simply not closed yet; a closed one without a summary is worth a look.
+    findings = report.summary.audit_report.findings.filter((f) => bundle.closed || f.kind !== 'TRAIL_INCOMPLETE');
+    if (bundle.closed && bundle.summary === null && check.chain.complete) {
+      findings.push({ kind: 'SUMMARY_MISSING', severity: 'warn', message: 'the trail is closed but has no summary', event_ids: [] });
+    }
+  } catch (error) {
+    // A summary the reader refuses must not keep the session out: its findings say why (v1.1 §5.4).
+    findings = [{ kind: 'CHECK_CRASHED', severity: 'warn', message: `reading ${bundle.sessionId} failed: ${error instanceof Error ? error.message : String(error)}`, event_ids: [], probe: 'store' }];
+  }
+  if (check.problem !== null && check.sealFrom === 'seal_log' && /seal-log entry|summary's seal/.test(check.problem) && !findings.some((f) => f.kind === 'SEAL_LOG_BROKEN')) {
+    findings.unshift({ kind: 'SEAL_LOG_BROKEN', severity: 'critical', message: check.problem, event_ids: [] });
+  }
+  return { verdict, agentRef, findings };
+}
+
+function detailOf(check: SessionCheck): Record<string, string | number | boolean | null> {
+  return {
+    problem: check.problem,
+    seal_from: check.sealFrom,
+    key_id: check.chain.signatures.key_id,
+    checkpoints: check.chain.signatures.checkpoints,
+    first_hash: check.chain.first_hash,
+    head_hash: check.chain.head_hash,
+    event_id: check.chain.event_id ?? null,
+    line: check.chain.line ?? null,
+  };
+}
+
+async function refuse(sql: Sql, bundle: SessionBundle, reason: RefusalReason, message: string, trailSha256: string): Promise<IngestOutcome> {
+  await sql`INSERT INTO aura.refusals (session_id, host, reason, message, trail_sha256) VALUES (${bundle.sessionId}, ${bundle.host}, ${reason}, ${message}, ${trailSha256})`;
+  return { outcome: 'refused', reason, message };
+}
