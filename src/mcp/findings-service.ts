@@ -12,7 +12,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Finding } from '../audit/detector.js';
-import { sessionReport } from '../audit/session-report.js';
+import { sessionReport, type SessionReport } from '../audit/session-report.js';
 import { severityOf } from '../audit/kinds.js';
 import { AuraError } from '../errors.js';
 import { verifyTrail, type ChainSeal } from '../spine/verify.js';
@@ -45,8 +45,46 @@ export interface FindingsArgs {
   readonly include_summary?: unknown;
 }
 
+/** The tools of the findings channel, over any source: the sessions folders, or the fleet store. */
+export interface FindingsTools {
+  /** `get_session_findings`. @throws ToolRefusal */
+  getSessionFindings(args: FindingsArgs): FindingsResponse | Promise<FindingsResponse>;
+  /** `list_sessions`. */
+  listSessions(): { sessions: Record<string, unknown>[] } | Promise<{ sessions: Record<string, unknown>[] }>;
+  /** `get_session_report`. @throws ToolRefusal */
+  getSessionReport(sessionKey: unknown): Record<string, unknown> | Promise<Record<string, unknown>>;
+  /** `verify_session`. @throws ToolRefusal */
+  verifySession(sessionKey: unknown): Record<string, unknown> | Promise<Record<string, unknown>>;
+}
+
+/** A session key from outside: absent (when not required), or `aura_sess_` + 12 hex (nothing else can name a file). @throws ToolRefusal */
+export function sessionKeyArg(value: unknown, required: boolean): string | null {
+  if (value === undefined || value === null) {
+    if (required) throw new ToolRefusal('session_key is required: aura_sess_ followed by 12 lowercase hex digits');
+    return null;
+  }
+  if (typeof value !== 'string' || !SESSION_ID_PATTERN.test(value)) throw new ToolRefusal(`session_key must be aura_sess_ followed by 12 lowercase hex digits, got ${JSON.stringify(value)}`);
+  return value;
+}
+
+/** The answer of `get_session_report`, as `aura report show --json` gives it. */
+export function reportAnswer(id: string, report: SessionReport): Record<string, unknown> {
+  return { session_id: id, source: report.source, stored_by: report.stored_by, summary_agrees: report.disagreements.length === 0, disagreements: report.disagreements, audit_report: report.summary.audit_report };
+}
+
+/** The delivered response, a refusal of the seam turned into a tool error. @throws ToolRefusal */
+export function delivered(output: readonly Finding[], args: FindingsArgs, identityShared: boolean): FindingsResponse {
+  if (args.include_summary !== undefined && typeof args.include_summary !== 'boolean') throw new ToolRefusal(`include_summary must be true or false, got ${JSON.stringify(args.include_summary)}`);
+  try {
+    return deliver(output, { perKindLimit: args.per_kind_limit, includeSummary: args.include_summary !== false, identityShared, severityOf });
+  } catch (error) {
+    if (error instanceof DeliveryError) throw new ToolRefusal(error.message);
+    throw error;
+  }
+}
+
 /** The tools over a set of sessions folders. */
-export class FindingsService {
+export class FindingsService implements FindingsTools {
   private readonly stores: readonly StoreFindings[];
 
   /**
@@ -65,24 +103,13 @@ export class FindingsService {
 
   /** `get_session_findings`. @throws ToolRefusal */
   getSessionFindings(args: FindingsArgs): FindingsResponse {
-    const asked = this.sessionKey(args.session_key, false);
+    const asked = sessionKeyArg(args.session_key, false);
     if (this.confinedTo !== null && asked !== null && asked !== this.confinedTo) throw new ToolRefusal(`this connection may read only its own session ${this.confinedTo}, not ${asked}`);
     const key = this.confinedTo ?? asked;
-    if (args.include_summary !== undefined && typeof args.include_summary !== 'boolean') throw new ToolRefusal(`include_summary must be true or false, got ${JSON.stringify(args.include_summary)}`);
     if (key !== null && this.storeOf(key) === null) throw new ToolRefusal(`no session ${key} in the sessions this caller may read`);
     const readable = (f: Finding): boolean => this.confinedTo === null || f['session_id'] === undefined || f['session_id'] === this.confinedTo;
     const output = this.stores.flatMap((store) => store.findings(key).filter(readable).map((f) => (this.stores.length > 1 ? { ...f, sessions_dir: store.sessionsDir } : f)));
-    try {
-      return deliver(output, {
-        perKindLimit: args.per_kind_limit,
-        includeSummary: args.include_summary !== false,
-        identityShared: this.shared && key === null,
-        severityOf,
-      });
-    } catch (error) {
-      if (error instanceof DeliveryError) throw new ToolRefusal(error.message);
-      throw error;
-    }
+    return delivered(output, args, this.shared && key === null);
   }
 
   /** `list_sessions`: every readable session, with its verdict and state. */
@@ -93,8 +120,7 @@ export class FindingsService {
   /** `get_session_report`: the report `aura report show --json` gives. @throws ToolRefusal */
   getSessionReport(sessionKey: unknown): Record<string, unknown> {
     const { store, id } = this.located(sessionKey);
-    const report = sessionReport(sessionFiles(store.sessionsDir, id));
-    return { session_id: id, source: report.source, stored_by: report.stored_by, summary_agrees: report.disagreements.length === 0, disagreements: report.disagreements, audit_report: report.summary.audit_report };
+    return reportAnswer(id, sessionReport(sessionFiles(store.sessionsDir, id)));
   }
 
   /** `verify_session`: the chain verdict, against the summary's seal when there is one. @throws ToolRefusal */
@@ -113,20 +139,10 @@ export class FindingsService {
   }
 
   private located(sessionKey: unknown): { store: StoreFindings; id: string } {
-    const id = this.sessionKey(sessionKey, true) as string;
+    const id = sessionKeyArg(sessionKey, true) as string;
     const store = this.storeOf(id);
     if (store === null) throw new ToolRefusal(`no session ${id} in the sessions this caller may read`);
     return { store, id };
-  }
-
-  /** A session key from outside: absent, or `aura_sess_` + 12 hex (nothing else can name a file). */
-  private sessionKey(value: unknown, required: boolean): string | null {
-    if (value === undefined || value === null) {
-      if (required) throw new ToolRefusal('session_key is required: aura_sess_ followed by 12 lowercase hex digits');
-      return null;
-    }
-    if (typeof value !== 'string' || !SESSION_ID_PATTERN.test(value)) throw new ToolRefusal(`session_key must be aura_sess_ followed by 12 lowercase hex digits, got ${JSON.stringify(value)}`);
-    return value;
   }
 
   private storeOf(id: string): StoreFindings | null {

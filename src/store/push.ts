@@ -76,12 +76,10 @@ export async function pushSessions(store: StoreConnection, options: PushOptions)
     if (session.outcome === 'stored') lines += session.lines ?? 0;
     options.onSession?.(session);
   };
-  try {
-    const stored = await storeCall(store.label, () => storedStates(store.sql, ids));
-    await inPool(ids, options.concurrency ?? 3, async (id) => record(await pusher.push(id, stored.get(id), false)));
-  } finally {
-    await pusher.finish(results.filter((s) => s.outcome === 'stored').length, lines);
-  }
+  const stored = await storeCall(store.label, () => storedStates(store.sql, ids));
+  await inPool(ids, options.concurrency ?? 3, async (id) => record(await pusher.push(id, stored.get(id), false)));
+  // Only a push that got through records itself: one that failed on the store has said why.
+  await pusher.heartbeat(results.filter((s) => s.outcome === 'stored').length, lines);
   return reportOf(store.label, options.host, results, lines);
 }
 
@@ -103,27 +101,24 @@ export async function followSessions(store: StoreConnection, options: FollowOpti
   const results = new Map<string, PushedSession>();
   const done = new Set<string>();
   let lines = 0;
-  try {
-    while (!options.signal.aborted) {
-      const ids = listSessionIds(options.sessionsDir).filter((id) => !done.has(id));
-      const stored = await storeCall(store.label, () => storedStates(store.sql, ids));
-      let roundLines = 0;
-      await inPool(ids, options.concurrency ?? 3, async (id) => {
-        const session = await pusher.push(id, stored.get(id), true);
-        // Stored closed, refused, or already there whole: nothing more will come of it.
-        if (session.outcome === 'refused' || session.outcome === 'present' || session.closed === true) done.add(id);
-        if (session.outcome === 'stored' || session.outcome === 'refused') {
-          roundLines += session.lines ?? 0;
-          results.set(id, session);
-          options.onSession?.(session);
-        }
-      });
-      lines += roundLines;
-      if (roundLines > 0) await pusher.heartbeat(0, roundLines);
-      await sleep(options.intervalMs ?? 1000, undefined, { signal: options.signal }).catch(() => undefined);
-    }
-  } finally {
-    await pusher.finish(0, 0);
+  await pusher.heartbeat(0, 0);
+  while (!options.signal.aborted) {
+    const ids = listSessionIds(options.sessionsDir).filter((id) => !done.has(id));
+    const stored = await storeCall(store.label, () => storedStates(store.sql, ids));
+    let roundLines = 0;
+    await inPool(ids, options.concurrency ?? 3, async (id) => {
+      const session = await pusher.push(id, stored.get(id), true);
+      // Stored closed, refused, or already there whole: nothing more will come of it.
+      if (session.outcome === 'refused' || session.outcome === 'present' || session.closed === true) done.add(id);
+      if (session.outcome === 'stored' || session.outcome === 'refused') {
+        roundLines += session.lines ?? 0;
+        results.set(id, session);
+        options.onSession?.(session);
+      }
+    });
+    lines += roundLines;
+    if (roundLines > 0) await pusher.heartbeat(0, roundLines);
+    await sleep(options.intervalMs ?? 1000, undefined, { signal: options.signal }).catch(() => undefined);
   }
   return reportOf(store.label, options.host, [...results.values()], lines);
 }
@@ -161,11 +156,6 @@ class Pusher {
   /** Records that this host pushed (what `HOST_SILENT` reads). */
   async heartbeat(sessions: number, lines: number): Promise<void> {
     await storeCall(this.store.label, () => this.store.sql`INSERT INTO aura.pushes (host, sessions, lines) VALUES (${this.options.host}, ${sessions}, ${lines})`);
-  }
-
-  async finish(sessions: number, lines: number): Promise<void> {
-    // A push that fails on the store cannot record itself there either; its error says why.
-    await this.heartbeat(sessions, lines).catch(() => undefined);
   }
 
   /** The session's bytes as the files hold them; an open one only up to its last complete line. */

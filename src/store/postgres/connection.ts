@@ -18,8 +18,8 @@ import { InvalidOptionError, StoreError, type StoreFailure } from '../../errors.
 /** A client of the store. */
 export type Sql = postgres.Sql;
 
-/** A client inside a transaction. */
-export type Tx = postgres.TransactionSql;
+/** A client inside a transaction: a connection of its own. */
+export type Tx = postgres.ReservedSql;
 
 /** An open store: its client and its name for people. */
 export interface StoreConnection {
@@ -134,6 +134,33 @@ function nonEmpty(value: string | undefined): string | undefined {
 }
 
 /**
+ * Runs `work` in one transaction on a connection of its own, committed when it returns. When the
+ * server cut the connection, no ROLLBACK is sent (the server rolled back already): postgres.js
+ * 3.4's own `begin` sends one there, to a closed socket, and that write crashes the process.
+ */
+export async function transaction<T>(sql: Sql, work: (tx: Tx) => Promise<T>): Promise<T> {
+  const tx = await sql.reserve();
+  try {
+    await tx`BEGIN`;
+    const result = await work(tx);
+    await tx`COMMIT`;
+    return result;
+  } catch (error) {
+    if (!connectionLost(error)) await tx`ROLLBACK`.catch(() => undefined);
+    throw error;
+  } finally {
+    tx.release();
+  }
+}
+
+const LOST = ['CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'ECONNRESET', 'EPIPE', '57P01', '57P02', '57P03'];
+
+function connectionLost(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (LOST.includes(code) || code.startsWith('08'));
+}
+
+/**
  * Runs `work` against the store and turns what the client throws into a {@link StoreError} that
  * says what happened in words, naming the store without its credentials.
  */
@@ -157,7 +184,7 @@ function describe(code: string, message: string): [StoreFailure, string] {
   if (['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ETIMEDOUT', 'CONNECT_TIMEOUT', '28P01', '28000', '3D000'].includes(code)) {
     return ['unreachable', `cannot connect (${message})`];
   }
-  if (['CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'ECONNRESET', 'EPIPE', '57P01', '57P02', '57P03'].includes(code) || code.startsWith('08')) {
+  if (connectionLost({ code })) {
     return ['connection_lost', `the connection was lost (${message}); whatever was not committed was rolled back: run the command again`];
   }
   if (code === '42501') return ['denied', `permission denied (${message}): this role may not do that (see docs/fleet.md, "Roles")`];

@@ -22,7 +22,7 @@ import { checkSession, linesOfBytes, type SessionCheck } from '../session-check.
 import { STORE_KINDS } from '../store-findings.js';
 import type { SessionMaterial } from '../source.js';
 import { binaryCopy, type CopyValue } from './copy-binary.js';
-import { storeError, type Sql, type Tx } from './connection.js';
+import { storeError, transaction, type Sql, type Tx } from './connection.js';
 
 /** A session as a host ships it. */
 export interface SessionBundle {
@@ -134,7 +134,7 @@ async function ingestOnce(sql: Sql, bundle: SessionBundle, keys: KeyRing | null,
   });
   if (check.foreignId !== null) return refuse(sql, bundle, 'forged_id', `pushed as ${id}, but ${check.problem ?? `it names ${check.foreignId}`}`, trailSha256);
   const report = reportOf(bundle, check);
-  await sql.begin(async (tx) => {
+  await transaction(sql, async (tx) => {
     if (stored === undefined) {
       const opened = check.trail.events[0]?.timestamp ?? null;
       const inserted = await tx`

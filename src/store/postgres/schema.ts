@@ -14,7 +14,7 @@
  */
 
 import { StoreError } from '../../errors.js';
-import { storeCall, type Sql, type Tx } from './connection.js';
+import { storeCall, transaction, type Sql, type Tx } from './connection.js';
 
 /** One step of the schema. */
 interface Migration {
@@ -161,7 +161,7 @@ export async function initStore(sql: Sql, label: string, roles: StoreRoles = DEF
     if (!/^[a-z_][a-z0-9_]{0,62}$/.test(role)) throw new StoreError(label, 'failed', `role name ${JSON.stringify(role)} is not a plain lowercase SQL identifier`);
   }
   return storeCall(label, () =>
-    sql.begin(async (tx) => {
+    transaction(sql, async (tx) => {
       await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`;
       await tx`CREATE SCHEMA IF NOT EXISTS aura`;
       const from = await appliedVersion(tx);

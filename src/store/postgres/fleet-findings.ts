@@ -1,0 +1,77 @@
+/**
+ * The findings channel over the fleet store (DESIGN §6): the store-level probes of a fleet, then
+ * each session's findings as the detector gave them at ingest, in session then detector order.
+ *
+ * Fleet probes: pushes the store refused (`PUSH_REFUSED`), seals whose host sealed an earlier
+ * session the store does not hold (`PUSH_GAP`), and hosts that stopped pushing (`HOST_SILENT`).
+ * Session findings were computed once, when the session was pushed, from the bytes stored; a
+ * call reads them, trimmed per kind in the database to `limit + 1` (what the delivery seam needs
+ * to observe capping), so a fleet of ten thousand sessions answers in one round trip.
+ */
+
+import type { Finding } from '../../audit/detector.js';
+import { severityOf } from '../../audit/kinds.js';
+import type { Sql } from './connection.js';
+
+/** What to find. */
+export interface FleetFindingsQuery {
+  /** Scopes session findings to one session; store-level ones always cover the fleet. */
+  readonly sessionKey: string | null;
+  /** Findings a kind the caller will be given: `limit + 1` a kind are read. */
+  readonly perKindLimit: number;
+  /** A host whose last push is older than this is silent. */
+  readonly silentAfterMs: number;
+}
+
+/** The fleet's findings, ready for the delivery seam. */
+export async function fleetFindings(sql: Sql, query: FleetFindingsQuery): Promise<Finding[]> {
+  const take = query.perKindLimit + 1;
+  const [refusals, gaps, silent, sessions] = await Promise.all([
+    sql<{ session_id: string; host: string; reason: string; message: string; refused_at: Date }[]>`
+      SELECT session_id, host, reason, message, refused_at FROM aura.refusals ORDER BY id LIMIT ${take}`,
+    sql<{ session_id: string; host: string; prev_hash: string }[]>`
+      SELECT c.session_id, c.host, c.seal_prev_hash AS prev_hash FROM aura.closes c
+      WHERE c.seal_prev_hash IS NOT NULL AND NOT EXISTS (SELECT 1 FROM aura.closes p WHERE p.seal_hash = c.seal_prev_hash)
+      ORDER BY c.session_id COLLATE "C" LIMIT ${take}`,
+    sql<{ host: string; last: Date }[]>`
+      SELECT host, max(pushed_at) AS last FROM aura.pushes GROUP BY host
+      HAVING max(pushed_at) < now() - make_interval(secs => ${query.silentAfterMs / 1000}) ORDER BY host LIMIT ${take}`,
+    sql<{ finding: Finding }[]>`
+      WITH latest AS (SELECT DISTINCT ON (session_id) id FROM aura.checks ORDER BY session_id, id DESC),
+      picked AS (
+        SELECT f.session_id, f.ord, f.finding, row_number() OVER (PARTITION BY f.kind ORDER BY f.session_id COLLATE "C", f.ord) AS n
+        FROM aura.findings f JOIN latest l ON f.check_id = l.id
+        WHERE f.store_level OR ${query.sessionKey}::text IS NULL OR f.session_id = ${query.sessionKey})
+      SELECT finding FROM picked WHERE n <= ${take} ORDER BY session_id COLLATE "C", ord`,
+  ]);
+  const fleet: Finding[] = [
+    ...refusals.map((r) => ({
+      kind: 'PUSH_REFUSED',
+      severity: severityOf('PUSH_REFUSED'),
+      message: `a push of ${r.session_id} from ${r.host} was refused (${r.reason}): ${r.message}`,
+      event_ids: [],
+      session_id: r.session_id,
+      host: r.host,
+      reason: r.reason,
+      refused_at: r.refused_at.toISOString(),
+    })),
+    ...gaps.map((g) => ({
+      kind: 'PUSH_GAP',
+      severity: severityOf('PUSH_GAP'),
+      message: `${g.host} sealed a session before ${g.session_id} (seal ${g.prev_hash.slice(0, 12)}…) that the store does not hold`,
+      event_ids: [],
+      session_id: g.session_id,
+      host: g.host,
+      missing_seal: g.prev_hash,
+    })),
+    ...silent.map((h) => ({
+      kind: 'HOST_SILENT',
+      severity: severityOf('HOST_SILENT'),
+      message: `${h.host} last pushed at ${h.last.toISOString()}`,
+      event_ids: [],
+      host: h.host,
+      last_push: h.last.toISOString(),
+    })),
+  ];
+  return [...fleet, ...sessions.map((row) => row.finding)];
+}
