@@ -13,7 +13,7 @@ import * as fs from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
 import postgres from 'postgres';
 import { EnvSecretBroker } from '../../policy/capabilities.js';
-import { InvalidOptionError, StoreError, type StoreFailure } from '../../errors.js';
+import { AuraError, InvalidOptionError, StoreError, type StoreFailure } from '../../errors.js';
 
 /** A client of the store. */
 export type Sql = postgres.Sql;
@@ -174,7 +174,8 @@ export async function storeCall<T>(label: string, work: () => Promise<T>): Promi
 
 /** The {@link StoreError} for whatever the client threw (a StoreError passes through). */
 export function storeError(label: string, error: unknown): Error {
-  if (error instanceof StoreError || !(error instanceof Error)) return error as Error;
+  // aura's own errors (a session not found, a refused id) say what they are already.
+  if (error instanceof AuraError || !(error instanceof Error)) return error as Error;
   const code = (error as { code?: unknown }).code;
   const [reason, why] = describe(typeof code === 'string' ? code : '', error.message);
   return new StoreError(label, reason, why, error);
