@@ -143,7 +143,7 @@ class Pusher {
   /** Ships one session: closed ones whole, open ones (when following) up to their last complete line. */
   async push(id: string, stored: StoredState | undefined, follow: boolean): Promise<PushedSession> {
     const files = sessionFiles(this.options.sessionsDir, id);
-    const open = trailWriter(files.trail)?.alive === true;
+    const open = trailWriter(files.trail)?.alive === true || closing(files.trail, files.summary);
     if (open && !follow) return { session_id: id, outcome: 'open' };
     const bundle = this.bundle(id, !open);
     if (bundle === null) return { session_id: id, outcome: 'open' };
@@ -168,6 +168,20 @@ class Pusher {
     const summary = closed && fs.existsSync(files.summary) ? readBytes(files.summary, 'summary') : null;
     return { sessionId: id, host: this.options.host, lines, summary, sealEntry: closed ? (this.seals.get(id) ?? null) : null, closed };
   }
+}
+
+/**
+ * A session closes in steps: its writer records `session.close` and lets go of the trail, then
+ * seals it and writes its summary. A trail with no writer and no summary that changed moments ago
+ * is between those steps: it is taken for open until its summary lands, or long enough has passed
+ * for its close to have failed (then it goes without one, as a session that was never exported).
+ */
+const CLOSE_GRACE_MS = 10_000;
+
+function closing(trail: string, summary: string): boolean {
+  if (fs.existsSync(summary)) return false;
+  const changed = fs.statSync(trail, { throwIfNoEntry: false })?.mtimeMs;
+  return changed !== undefined && Date.now() - changed < CLOSE_GRACE_MS;
 }
 
 /** A session key from the command line, as a session of the folder. */

@@ -6,7 +6,6 @@
  */
 
 import { InvalidSessionIdError, NotFoundError } from '../../errors.js';
-import type { KeyRing } from '../../spine/signing.js';
 import { linesOfBytes } from '../session-check.js';
 import { SESSION_ID_PATTERN } from '../session-files.js';
 import type { SessionListing, SessionState } from '../session-list.js';
@@ -84,8 +83,8 @@ export class PostgresSource implements SessionSource {
     }));
   }
 
-  /** Chain status and findings as recorded at ingest; `keys` apply to `aura verify store --store`, which re-checks. */
-  async overview(_keys: KeyRing | null): Promise<SessionOverview[]> {
+  /** Chain status and findings as recorded at ingest; `aura verify store --store` re-checks them with the keys it is given. */
+  async overview(): Promise<SessionOverview[]> {
     const rows = await this.rows();
     return rows.reverse().map((row) => ({
       session_id: row.session_id,
