@@ -34,6 +34,7 @@ const SCENARIOS: Readonly<Record<string, string>> = {
   break: 'break.bench.ts',
   'otel-live': 'otel-live.bench.ts',
   'report-html': 'report-html.bench.ts',
+  fleet: 'fleet.bench.ts',
 };
 
 /** The machine line printed first, and copied into docs/benchmarks.md. */

@@ -16,7 +16,7 @@ import { KeyRing } from '../spine/signing.js';
 import { trailWriter } from '../spine/writer.js';
 import type { StoreConnection } from './postgres/connection.js';
 import { storeCall } from './postgres/connection.js';
-import { ingestSession, storedStates, type SessionBundle, type StoredState } from './postgres/ingest.js';
+import { ingestSessions, storedStates, type SessionBundle, type StoredState } from './postgres/ingest.js';
 import { requireSchema } from './postgres/schema.js';
 import type { SealLogEntry } from './seal-log.js';
 import { listSessionIds, resolveSessionKey, sessionFiles } from './session-files.js';
@@ -77,7 +77,9 @@ export async function pushSessions(store: StoreConnection, options: PushOptions)
     options.onSession?.(session);
   };
   const stored = await storeCall(store.label, () => storedStates(store.sql, ids));
-  await inPool(ids, options.concurrency ?? 3, async (id) => record(await pusher.push(id, stored.get(id), false)));
+  await inPool(batchesOf(options.sessionsDir, ids), options.concurrency ?? 3, async (batch) => {
+    for (const session of await pusher.push(batch, stored, false)) record(session);
+  });
   // Only a push that got through records itself: one that failed on the store has said why.
   await pusher.heartbeat(results.filter((s) => s.outcome === 'stored').length, lines);
   return reportOf(store.label, options.host, results, lines);
@@ -106,14 +108,16 @@ export async function followSessions(store: StoreConnection, options: FollowOpti
     const ids = listSessionIds(options.sessionsDir).filter((id) => !done.has(id));
     const stored = await storeCall(store.label, () => storedStates(store.sql, ids));
     let roundLines = 0;
-    await inPool(ids, options.concurrency ?? 3, async (id) => {
-      const session = await pusher.push(id, stored.get(id), true);
-      // Stored closed, refused, or already there whole: nothing more will come of it.
-      if (session.outcome === 'refused' || session.outcome === 'present' || session.closed === true) done.add(id);
-      if (session.outcome === 'stored' || session.outcome === 'refused') {
-        roundLines += session.lines ?? 0;
-        results.set(id, session);
-        options.onSession?.(session);
+    await inPool(batchesOf(options.sessionsDir, ids), options.concurrency ?? 3, async (batch) => {
+      for (const session of await pusher.push(batch, stored, true)) {
+        const id = session.session_id;
+        // Stored closed, refused, or already there whole: nothing more will come of it.
+        if (session.outcome === 'refused' || session.outcome === 'present' || session.closed === true) done.add(id);
+        if (session.outcome === 'stored' || session.outcome === 'refused') {
+          roundLines += session.lines ?? 0;
+          results.set(id, session);
+          options.onSession?.(session);
+        }
       }
     });
     lines += roundLines;
@@ -140,17 +144,26 @@ class Pusher {
     return new Pusher(store, options, keys, sealEntries(options.sealLog));
   }
 
-  /** Ships one session: closed ones whole, open ones (when following) up to their last complete line. */
-  async push(id: string, stored: StoredState | undefined, follow: boolean): Promise<PushedSession> {
-    const files = sessionFiles(this.options.sessionsDir, id);
-    const open = trailWriter(files.trail)?.alive === true || closing(files.trail, files.summary);
-    if (open && !follow) return { session_id: id, outcome: 'open' };
-    const bundle = this.bundle(id, !open);
-    if (bundle === null) return { session_id: id, outcome: 'open' };
-    const outcome = await ingestSession(this.store.sql, this.store.label, bundle, this.keys, stored);
-    if (outcome.outcome === 'stored') return { session_id: id, outcome: 'stored', lines: outcome.added, closed: bundle.closed, status: outcome.status };
-    if (outcome.outcome === 'present') return { session_id: id, outcome: open ? 'open' : 'present' };
-    return { session_id: id, outcome: 'refused', reason: outcome.reason, message: outcome.message };
+  /** Ships a batch of sessions: closed ones whole, open ones (when following) up to their last complete line. */
+  async push(ids: readonly string[], stored: ReadonlyMap<string, StoredState>, follow: boolean): Promise<PushedSession[]> {
+    const results = new Map<string, PushedSession>();
+    const bundles: SessionBundle[] = [];
+    for (const id of ids) {
+      const files = sessionFiles(this.options.sessionsDir, id);
+      const open = trailWriter(files.trail)?.alive === true || closing(files.trail, files.summary);
+      const bundle = open && !follow ? null : this.bundle(id, !open);
+      if (bundle === null) results.set(id, { session_id: id, outcome: 'open' });
+      else bundles.push(bundle);
+    }
+    const outcomes = await ingestSessions(this.store.sql, this.store.label, bundles, this.keys, stored);
+    bundles.forEach((bundle, i) => {
+      const id = bundle.sessionId;
+      const outcome = outcomes[i] as (typeof outcomes)[number];
+      if (outcome.outcome === 'stored') results.set(id, { session_id: id, outcome: 'stored', lines: outcome.added, closed: bundle.closed, status: outcome.status });
+      else if (outcome.outcome === 'present') results.set(id, { session_id: id, outcome: bundle.closed ? 'present' : 'open' });
+      else results.set(id, { session_id: id, outcome: 'refused', reason: outcome.reason, message: outcome.message });
+    });
+    return ids.map((id) => results.get(id) as PushedSession);
   }
 
   /** Records that this host pushed (what `HOST_SILENT` reads). */
@@ -182,6 +195,29 @@ function closing(trail: string, summary: string): boolean {
   if (fs.existsSync(summary)) return false;
   const changed = fs.statSync(trail, { throwIfNoEntry: false })?.mtimeMs;
   return changed !== undefined && Date.now() - changed < CLOSE_GRACE_MS;
+}
+
+// A batch is one transaction: up to this many sessions, or this many bytes of trail.
+const BATCH_SESSIONS = 100;
+const BATCH_BYTES = 8 * 1024 * 1024;
+
+/** The sessions in batches, in order. */
+function batchesOf(sessionsDir: string, ids: readonly string[]): string[][] {
+  const batches: string[][] = [];
+  let batch: string[] = [];
+  let bytes = 0;
+  for (const id of ids) {
+    const size = fs.statSync(sessionFiles(sessionsDir, id).trail, { throwIfNoEntry: false })?.size ?? 0;
+    if (batch.length > 0 && (batch.length >= BATCH_SESSIONS || bytes + size > BATCH_BYTES)) {
+      batches.push(batch);
+      batch = [];
+      bytes = 0;
+    }
+    batch.push(id);
+    bytes += size;
+  }
+  if (batch.length > 0) batches.push(batch);
+  return batches;
 }
 
 /** A session key from the command line, as a session of the folder. */

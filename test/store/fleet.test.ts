@@ -239,6 +239,9 @@ describe('sessions the store refuses', () => {
     // A conflict: the honest session's id, its chain rewritten and rehashed.
     const rewritten = lines(trail(a.home, id)).map((line) => line.replace('query 0.1', 'query 9.9'));
     fs.writeFileSync(trail(forger.home, id), `${rehash(rewritten).join('\n')}\n`);
+    // Written a while ago: a trail with no summary that changed a moment ago is taken for one still closing.
+    const earlier = new Date(Date.now() - 60_000);
+    for (const file of [trail(forger.home, forged), trail(forger.home, id)]) fs.utimesSync(file, earlier, earlier);
     const run = auraJson(['--home', forger.home, 'push', forged, id, '--store', url]);
     expect(run.status).toBe(1);
     const refused = (run.json['sessions'] as { session_id: string; outcome: string; reason?: string }[]).filter((s) => s.outcome === 'refused');

@@ -88,39 +88,88 @@ export function digestOf(parts: readonly Buffer[]): string {
 /** Thrown inside a transaction when the store moved under it: the work is rolled back and redone. */
 class Moved extends Error {}
 
-const ATTEMPTS = 3;
-
-/**
- * Ingests one session against what the store holds (`stored`, from {@link storedStates}).
- * @throws StoreError when the store cannot be reached or the transaction fails (nothing of it was kept)
- */
-export async function ingestSession(sql: Sql, label: string, bundle: SessionBundle, keys: KeyRing | null, stored: StoredState | undefined): Promise<IngestOutcome> {
-  let state = stored;
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await ingestOnce(sql, bundle, keys, state);
-    } catch (error) {
-      const raced = error instanceof Moved || (error as { code?: unknown }).code === '23505';
-      if (!raced || attempt === ATTEMPTS) throw storeError(label, error);
-      // Another pusher committed this session meanwhile: compare against what it stored.
-      state = (await storedStates(sql, [bundle.sessionId]).catch((e: unknown) => Promise.reject(storeError(label, e)))).get(bundle.sessionId);
-    }
-  }
+/** A session checked and ready to be written. */
+interface Prepared {
+  readonly bundle: SessionBundle;
+  readonly from: number;
+  readonly fresh: boolean;
+  readonly trailSha256: string;
+  readonly summarySha256: string | null;
+  readonly check: SessionCheck;
+  readonly report: { readonly verdict: string | null; readonly agentRef: string | null; readonly findings: Finding[] };
 }
 
-async function ingestOnce(sql: Sql, bundle: SessionBundle, keys: KeyRing | null, stored: StoredState | undefined): Promise<IngestOutcome> {
+/**
+ * Ingests sessions against what the store holds of them (`stored`, from {@link storedStates}):
+ * each is checked here, and those to write go in one transaction together, so a push of many
+ * small sessions is not a few round trips a session. Should the store have moved meanwhile
+ * (another pusher committed one of them), each is redone alone against what is there now.
+ * @returns one outcome a bundle, in order
+ * @throws StoreError when the store cannot be reached or a transaction fails (nothing of it was kept)
+ */
+export async function ingestSessions(sql: Sql, label: string, bundles: readonly SessionBundle[], keys: KeyRing | null, stored: ReadonlyMap<string, StoredState>): Promise<IngestOutcome[]> {
+  try {
+    return await ingestOnce(sql, bundles, keys, stored);
+  } catch (error) {
+    if (!raced(error)) throw storeError(label, error);
+  }
+  const outcomes: IngestOutcome[] = [];
+  for (const bundle of bundles) {
+    for (let attempt = 1; ; attempt++) {
+      const now = await storedStates(sql, [bundle.sessionId]).catch((e: unknown) => Promise.reject(storeError(label, e)));
+      try {
+        outcomes.push(...(await ingestOnce(sql, [bundle], keys, now)));
+        break;
+      } catch (error) {
+        if (!raced(error) || attempt === ATTEMPTS) throw storeError(label, error);
+      }
+    }
+  }
+  return outcomes;
+}
+
+const ATTEMPTS = 3;
+
+function raced(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  // A unique key another pusher took first, or two batches that waited on each other.
+  return error instanceof Moved || code === '23505' || code === '40P01';
+}
+
+async function ingestOnce(sql: Sql, bundles: readonly SessionBundle[], keys: KeyRing | null, stored: ReadonlyMap<string, StoredState>): Promise<IngestOutcome[]> {
+  const outcomes: IngestOutcome[] = [];
+  const ready: Prepared[] = [];
+  const refused: { bundle: SessionBundle; reason: RefusalReason; message: string }[] = [];
+  for (const bundle of bundles) {
+    const decided = prepare(bundle, keys, stored.get(bundle.sessionId));
+    if ('outcome' in decided) {
+      if (decided.outcome === 'refused') refused.push({ bundle, reason: decided.reason, message: decided.message });
+      outcomes.push(decided);
+    } else {
+      ready.push(decided);
+      outcomes.push({ outcome: 'stored', lines: decided.bundle.lines.length, added: decided.bundle.lines.length - decided.from, status: decided.check.status });
+    }
+  }
+  if (ready.length > 0) await transaction(sql, (tx) => write(tx, ready));
+  // Recorded once the sessions beside them are in, so a batch redone does not record them twice.
+  for (const r of refused) await refuse(sql, r.bundle, r.reason, r.message, digestOf(r.bundle.lines));
+  return outcomes;
+}
+
+/** Decides what to do with a session, and checks it when it is to be written. */
+function prepare(bundle: SessionBundle, keys: KeyRing | null, stored: StoredState | undefined): Prepared | Exclude<IngestOutcome, { outcome: 'stored' }> {
   const id = bundle.sessionId;
   const trailSha256 = digestOf(bundle.lines);
   const summarySha256 = bundle.summary === null ? null : digestOf([bundle.summary]);
   if (stored?.closed) {
     if (stored.closed.trailSha256 === trailSha256 && (!bundle.closed || stored.closed.summarySha256 === summarySha256)) return { outcome: 'present' };
     const what = stored.closed.trailSha256 === trailSha256 ? 'its summary differs from the stored one' : 'its trail differs from the stored one';
-    return refuse(sql, bundle, 'conflict', `${what}; the store keeps the session it has`, trailSha256);
+    return { outcome: 'refused', reason: 'conflict', message: `${what}; the store keeps the session it has` };
   }
   const from = stored?.lines ?? 0;
   if (from > 0) {
     if (from > bundle.lines.length || digestOf(bundle.lines.slice(0, from)) !== stored?.trailSha256) {
-      return refuse(sql, bundle, 'conflict', `the store holds ${from} lines of it that differ from this host's; the store keeps the session it has`, trailSha256);
+      return { outcome: 'refused', reason: 'conflict', message: `the store holds ${from} lines of it that differ from this host's; the store keeps the session it has` };
     }
     if (from === bundle.lines.length && !bundle.closed) return { outcome: 'present' };
   }
@@ -132,55 +181,88 @@ async function ingestOnce(sql: Sql, bundle: SessionBundle, keys: KeyRing | null,
     keys,
     closed: bundle.closed,
   });
-  if (check.foreignId !== null) return refuse(sql, bundle, 'forged_id', `pushed as ${id}, but ${check.problem ?? `it names ${check.foreignId}`}`, trailSha256);
-  const report = reportOf(bundle, check);
-  await transaction(sql, async (tx) => {
-    if (stored === undefined) {
-      const opened = check.trail.events[0]?.timestamp ?? null;
-      const inserted = await tx`
-        INSERT INTO aura.sessions (session_id, host, agent_ref, opened_at) VALUES (${id}, ${bundle.host}, ${report.agentRef}, ${opened})
-        ON CONFLICT (session_id) DO NOTHING RETURNING session_id`;
-      if (inserted.length === 0) throw new Moved();
-    } else {
-      const [row] = await tx<{ n: number }[]>`SELECT coalesce(max(line_no), 0)::int AS n FROM aura.lines WHERE session_id = ${id}`;
-      if (row?.n !== from) throw new Moved();
-    }
-    if (bundle.lines.length > from) await copyLines(tx, id, bundle.lines, check, from);
-    if (bundle.closed) {
-      const entry = bundle.sealEntry;
-      await tx`
-        INSERT INTO aura.closes (session_id, lines, trail_sha256, summary, summary_sha256, seal_entry, seal_hash, seal_prev_hash, host)
-        VALUES (${id}, ${bundle.lines.length}, ${trailSha256}, ${bundle.summary}, ${summarySha256}, ${entry?.raw ?? null}, ${entry?.entry.hash ?? null}, ${entry?.entry.prev_hash ?? null}, ${bundle.host})`;
-    }
-    const chain = check.chain;
-    const [row] = await tx<{ id: string }[]>`
-      INSERT INTO aura.checks (session_id, lines, closed, trail_sha256, status, verdict, events, hash_chain_valid, complete, reason, signatures, detail)
-      VALUES (${id}, ${bundle.lines.length}, ${bundle.closed}, ${trailSha256}, ${check.status}, ${report.verdict}, ${chain.events}, ${chain.hash_chain_valid},
-        ${chain.complete}, ${chain.reason ?? null}, ${check.signatures}, ${tx.json(detailOf(check))}) RETURNING id`;
-    const checkId = row?.id as string;
-    if (report.findings.length > 0) {
-      const rows = report.findings.map((finding, ord) => ({
-        check_id: checkId,
-        ord,
-        session_id: id,
-        kind: finding.kind,
-        severity: finding.severity,
-        store_level: STORE_KINDS.has(finding.kind),
-        finding: tx.json({ ...finding, session_id: id } as Parameters<typeof tx.json>[0]),
-      }));
-      await tx`INSERT INTO aura.findings ${tx(rows)}`;
-    }
-  });
-  return { outcome: 'stored', lines: bundle.lines.length, added: bundle.lines.length - from, status: check.status };
+  if (check.foreignId !== null) return { outcome: 'refused', reason: 'forged_id', message: `pushed as ${id}, but ${check.problem ?? `it names ${check.foreignId}`}` };
+  return { bundle, from, fresh: stored === undefined, trailSha256, summarySha256, check, report: reportOf(bundle, check) };
 }
 
-/** The lines after `from`, with the fields queries need beside their bytes, by binary COPY. */
-async function copyLines(tx: Tx, id: string, lines: readonly Buffer[], check: SessionCheck, from: number): Promise<void> {
-  const rows: CopyValue[][] = [];
-  for (let i = from; i < lines.length; i++) {
-    const record = check.records[i] ?? null;
-    rows.push([id, i + 1, lines[i] as Buffer, text(record?.event_id), text(record?.kind), text(record?.timestamp), text(record?.prev_hash), text(record?.content_hash)]);
+/** Writes checked sessions in one transaction: rows, lines (one COPY), close records, checks, findings. */
+async function write(tx: Tx, ready: readonly Prepared[]): Promise<void> {
+  const fresh = ready.filter((p) => p.fresh);
+  if (fresh.length > 0) {
+    const rows = fresh.map((p) => ({ session_id: p.bundle.sessionId, host: p.bundle.host, agent_ref: p.report.agentRef, opened_at: p.check.trail.events[0]?.timestamp ?? null }));
+    const inserted = await tx`INSERT INTO aura.sessions ${tx(rows)} ON CONFLICT (session_id) DO NOTHING RETURNING session_id`;
+    if (inserted.length !== fresh.length) throw new Moved();
   }
+  const going = ready.filter((p) => !p.fresh);
+  if (going.length > 0) {
+    const counts = await tx<{ session_id: string; n: number }[]>`
+      SELECT session_id, max(line_no)::int AS n FROM aura.lines WHERE session_id = ANY(${going.map((p) => p.bundle.sessionId)}) GROUP BY session_id`;
+    const now = new Map(counts.map((row) => [row.session_id, row.n]));
+    if (going.some((p) => (now.get(p.bundle.sessionId) ?? 0) !== p.from)) throw new Moved();
+  }
+  await copyLines(tx, ready);
+  const closed = ready.filter((p) => p.bundle.closed);
+  if (closed.length > 0) {
+    const rows = closed.map((p) => {
+      const entry = p.bundle.sealEntry;
+      return {
+        session_id: p.bundle.sessionId,
+        lines: p.bundle.lines.length,
+        trail_sha256: p.trailSha256,
+        summary: p.bundle.summary,
+        summary_sha256: p.summarySha256,
+        seal_entry: entry?.raw ?? null,
+        seal_hash: entry?.entry.hash ?? null,
+        seal_prev_hash: entry?.entry.prev_hash ?? null,
+        host: p.bundle.host,
+      };
+    });
+    await tx`INSERT INTO aura.closes ${tx(rows)}`;
+  }
+  const checks = ready.map((p) => {
+    const chain = p.check.chain;
+    return {
+      session_id: p.bundle.sessionId,
+      lines: p.bundle.lines.length,
+      closed: p.bundle.closed,
+      trail_sha256: p.trailSha256,
+      status: p.check.status,
+      verdict: p.report.verdict,
+      events: chain.events,
+      hash_chain_valid: chain.hash_chain_valid,
+      complete: chain.complete,
+      reason: chain.reason ?? null,
+      signatures: p.check.signatures,
+      detail: tx.json(detailOf(p.check)),
+    };
+  });
+  const ids = await tx<{ id: string; session_id: string }[]>`INSERT INTO aura.checks ${tx(checks)} RETURNING id, session_id`;
+  const checkOf = new Map(ids.map((row) => [row.session_id, row.id]));
+  const findings = ready.flatMap((p) =>
+    p.report.findings.map((finding, ord) => ({
+      check_id: checkOf.get(p.bundle.sessionId) as string,
+      ord,
+      session_id: p.bundle.sessionId,
+      kind: finding.kind,
+      severity: finding.severity,
+      store_level: STORE_KINDS.has(finding.kind),
+      finding: tx.json({ ...finding, session_id: p.bundle.sessionId } as Parameters<typeof tx.json>[0]),
+    })),
+  );
+  // Parameters are capped at 65,535 a statement: seven a finding.
+  for (let i = 0; i < findings.length; i += 5000) await tx`INSERT INTO aura.findings ${tx(findings.slice(i, i + 5000))}`;
+}
+
+/** The new lines of every session, with the fields queries need beside their bytes, by one binary COPY. */
+async function copyLines(tx: Tx, ready: readonly Prepared[]): Promise<void> {
+  const rows: CopyValue[][] = [];
+  for (const { bundle, check, from } of ready) {
+    for (let i = from; i < bundle.lines.length; i++) {
+      const record = check.records[i] ?? null;
+      rows.push([bundle.sessionId, i + 1, bundle.lines[i] as Buffer, text(record?.event_id), text(record?.kind), text(record?.timestamp), text(record?.prev_hash), text(record?.content_hash)]);
+    }
+  }
+  if (rows.length === 0) return;
   const stream = await tx`COPY aura.lines (session_id, line_no, line, event_id, kind, ts, prev_hash, content_hash) FROM STDIN WITH (FORMAT binary)`.writable();
   await pipeline(Readable.from([binaryCopy(rows)]), stream);
 }
@@ -233,7 +315,6 @@ function detailOf(check: SessionCheck): Record<string, string | number | boolean
   };
 }
 
-async function refuse(sql: Sql, bundle: SessionBundle, reason: RefusalReason, message: string, trailSha256: string): Promise<IngestOutcome> {
+async function refuse(sql: Sql, bundle: SessionBundle, reason: RefusalReason, message: string, trailSha256: string): Promise<void> {
   await sql`INSERT INTO aura.refusals (session_id, host, reason, message, trail_sha256) VALUES (${bundle.sessionId}, ${bundle.host}, ${reason}, ${message}, ${trailSha256})`;
-  return { outcome: 'refused', reason, message };
 }
