@@ -37,7 +37,7 @@ export class StoreFindingsService implements FindingsTools {
       if (error instanceof DeliveryError) throw new ToolRefusal(error.message);
       throw error;
     }
-    if (key !== null) await this.located(key);
+    if (key !== null && !(await this.source.has(key))) throw new ToolRefusal(`no session ${key} in the store`);
     const output = await storeCall(this.source.label, () => fleetFindings(this.source.sql, { sessionKey: key, perKindLimit: limit, silentAfterMs: this.silentAfterMs }));
     return delivered(output, args, this.shared && key === null);
   }
@@ -60,7 +60,7 @@ export class StoreFindingsService implements FindingsTools {
   /** The chain verdict from the stored bytes, against the seal and the keys the hosts pushed. */
   async verifySession(sessionKey: unknown): Promise<Record<string, unknown>> {
     const id = sessionKeyArg(sessionKey, true) as string;
-    await this.located(id);
+    if (!(await this.source.has(id))) throw new ToolRefusal(`no session ${id} in the store`);
     const stored = await this.source.session(id);
     const keys = KeyRing.ofPublicKeyTexts(await storeCall(this.source.label, async () => (await this.source.sql<{ public_key: string }[]>`SELECT public_key FROM aura.host_keys`).map((r) => r.public_key)), 'host_keys');
     let sealEntry: SealLogEntry | null = null;

@@ -9,7 +9,6 @@
  */
 
 import * as fs from 'node:fs';
-import { NotFoundError } from '../errors.js';
 import type { KeyRing } from '../spine/signing.js';
 import type { TrailLine } from '../spine/trail-lines.js';
 import { trailLines } from '../spine/trail-lines.js';
@@ -73,10 +72,4 @@ export function folderMaterial(files: SessionFiles): SessionMaterial {
  */
 export function materialOf(session: SessionFiles | SessionMaterial): SessionMaterial {
   return 'lines' in session ? session : folderMaterial(session);
-}
-
-/** @throws NotFoundError when the material has neither a trail nor a summary */
-export function requireMaterial(material: SessionMaterial): SessionMaterial {
-  if (material.lines === null && material.summaryText === null) throw new NotFoundError('session', material.trailName);
-  return material;
 }

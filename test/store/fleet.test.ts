@@ -42,7 +42,9 @@ async function initialized(): Promise<string> {
 
 const ingestRole = roleName('ingest');
 const readerRole = roleName('reader');
-afterAll(() => dropRoles([ingestRole, readerRole]), 60_000);
+const pusherLogin = roleName('pusher');
+const auditorLogin = roleName('auditor');
+afterAll(() => dropRoles([pusherLogin, auditorLogin, ingestRole, readerRole]), 60_000);
 
 describe('aura store init', () => {
   it('creates the schema once, then finds it current, and its tables refuse updates and deletes', async () => {
@@ -60,9 +62,20 @@ describe('aura store init', () => {
 
   it('gives the ingest role insert without update or delete, and the reader role nothing but reads', async () => {
     const url = await initialized();
-    const a = await host('acme/roles', 1);
-    expect(aura(['--home', a.home, 'push', '--all', '--store', url]).status).toBe(0);
+    const a = await host('acme/roles', 2);
     const sql = client(url);
+    // Login roles granted the two roles, as docs/fleet.md sets them up: a host pushes, an auditor reads.
+    await sql.unsafe(`CREATE ROLE ${pusherLogin} LOGIN IN ROLE ${ingestRole}`);
+    await sql.unsafe(`CREATE ROLE ${auditorLogin} LOGIN IN ROLE ${readerRole}`);
+    const as = (login: string): string => Object.assign(new URL(url), { username: login }).toString();
+    const pushed = auraJson(['--home', a.home, 'push', '--all', '--store', as(pusherLogin)]);
+    expect(pushed.status, pushed.stderr).toBe(0);
+    expect(pushed.json['counts']).toMatchObject({ stored: 2 });
+    expect(auraJson(['--home', a.home, 'push', '--all', '--store', as(pusherLogin)]).json['counts']).toMatchObject({ present: 2 });
+    expect(auraJson(['verify', 'store', '--store', as(auditorLogin)]).json).toMatchObject({ ok: true, counts: { verified: 2 } });
+    const denied = aura(['--home', a.home, 'push', '--all', '--store', as(auditorLogin)]);
+    expect(denied.status).toBe(2);
+    expect(denied.stderr).toMatch(/permission denied/);
     for (const statement of ['SELECT line FROM aura.lines LIMIT 1', `UPDATE aura.lines SET kind = 'x'`, 'DELETE FROM aura.lines', 'TRUNCATE aura.lines']) {
       await expect(sql.begin(async (tx) => [await tx.unsafe(`SET LOCAL ROLE ${ingestRole}`), await tx.unsafe(statement)])).rejects.toThrow(/permission denied/);
     }
@@ -86,6 +99,20 @@ describe('aura store init', () => {
     expect(refused.stderr).toMatch(/cannot connect/);
     expect(refused.stderr).toContain('someone:***@127.0.0.1:1');
     expect(refused.stderr + refused.stdout).not.toContain(secret);
+  });
+
+  it('passes TLS settings through: a server without TLS refuses sslmode=require, and a bad setting is named', async () => {
+    const url = new URL(await tempDatabase());
+    url.searchParams.set('sslmode', 'require');
+    expect(aura(['sessions', 'list', '--store', url.toString()])).toMatchObject({ status: 2, stderr: expect.stringMatching(/cannot connect over TLS/) });
+    url.searchParams.set('sslmode', 'verify-full');
+    url.searchParams.set('sslrootcert', '/nonexistent/root.crt');
+    expect(aura(['sessions', 'list', '--store', url.toString()])).toMatchObject({ status: 2, stderr: expect.stringMatching(/invalid sslrootcert "\/nonexistent\/root.crt"/) });
+    url.searchParams.set('sslmode', 'bogus');
+    expect(aura(['sessions', 'list', '--store', url.toString()])).toMatchObject({ status: 2, stderr: expect.stringMatching(/invalid sslmode "bogus"/) });
+    url.searchParams.set('sslmode', 'disable');
+    url.searchParams.delete('sslrootcert');
+    expect(aura(['sessions', 'list', '--store', url.toString()])).toMatchObject({ status: 2, stderr: expect.stringMatching(/no aura schema yet/) });
   });
 });
 

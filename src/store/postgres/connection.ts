@@ -182,6 +182,7 @@ export function storeError(label: string, error: unknown): Error {
 }
 
 function describe(code: string, message: string): [StoreFailure, string] {
+  if (/\bTLS\b|\bSSL\b|certificate/i.test(message)) return ['unreachable', `cannot connect over TLS (${message}): check sslmode and the certificates`];
   if (['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ETIMEDOUT', 'CONNECT_TIMEOUT', '28P01', '28000', '3D000'].includes(code)) {
     return ['unreachable', `cannot connect (${message})`];
   }

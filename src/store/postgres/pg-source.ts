@@ -133,6 +133,12 @@ export class PostgresSource implements SessionSource {
     });
   }
 
+  /** True when the store holds session `id` (a valid id). @throws StoreError */
+  async has(id: string): Promise<boolean> {
+    const sql = this.store.sql;
+    return storeCall(this.label, async () => (await sql`SELECT 1 FROM aura.sessions WHERE session_id = ${id}`).length > 0);
+  }
+
   async close(): Promise<void> {
     await this.store.sql.end({ timeout: 5 });
   }
