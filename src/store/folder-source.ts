@@ -1,7 +1,5 @@
 /** The local sessions folder as a {@link SessionSource}: the default source of every reader. */
 
-import * as fs from 'node:fs';
-import { NotFoundError } from '../errors.js';
 import { sessionsListRows } from '../report/list-model.js';
 import type { KeyRing } from '../spine/signing.js';
 import { resolveSessionKey } from './session-files.js';
@@ -26,10 +24,9 @@ export class FolderSource implements SessionSource {
     return Promise.resolve(sessionsListRows(this.sessionsDir, keys));
   }
 
+  /** The session's files as material; one with neither a trail nor a summary is refused by its readers (NotFoundError). */
   material(sessionKey: string): Promise<SessionMaterial> {
-    const files = resolveSessionKey(this.sessionsDir, sessionKey);
-    if (!fs.existsSync(files.trail) && !fs.existsSync(files.summary)) return Promise.reject(new NotFoundError('session', files.trail));
-    return Promise.resolve(folderMaterial(files));
+    return Promise.resolve(folderMaterial(resolveSessionKey(this.sessionsDir, sessionKey)));
   }
 
   close(): Promise<void> {

@@ -47,8 +47,10 @@ export interface SessionSource {
   /** Every session with its findings counted and its chain status, newest first (the list page). */
   overview(keys: KeyRing | null): Promise<SessionOverview[]>;
   /**
-   * One session's material.
-   * @throws InvalidSessionIdError for a key that is not a session id; NotFoundError when the source has no such session
+   * One session's material. A folder hands over the files a session id names, and its readers
+   * refuse a session with neither a trail nor a summary (NotFoundError); the store refuses an id
+   * it does not hold.
+   * @throws InvalidSessionIdError for a key that is not a session id; NotFoundError
    */
   material(sessionKey: string): Promise<SessionMaterial>;
   /** Releases what the source holds (connections). */
