@@ -46,7 +46,7 @@ const REPS = 3;
 
 /** A home of `sessions` closed sessions of `events` events each, built once and kept. */
 async function dataset(name: string, ref: string, shape: { sessions: number; events: number }): Promise<string> {
-  const home = path.join(DATA, `${name}-${shape.sessions}x${shape.events}`);
+  const home = path.join(DATA, `${name}-${shape.sessions}x${shape.events}-v2`);
   const done = path.join(home, 'complete');
   if (fs.existsSync(done)) return home;
   fs.rmSync(home, { recursive: true, force: true });
@@ -54,8 +54,10 @@ async function dataset(name: string, ref: string, shape: { sessions: number; eve
   const ag = agent(ref, { home, rules: [{ type: 'deny_tools', tools: ['shell.*'] }] });
   for (let i = 0; i < shape.sessions; i++) {
     const session = ag.session({ fsync: 'none' });
-    // session.open, membrane.ingress and session.close make three.
-    for (let j = 0; j < shape.events - 3; j++) session.emit('tool.note', { tool: 'fs.read_file', args: { path: `/src/${i}/${j}.ts`, limit: 4096 } });
+    // session.open, membrane.ingress and session.close make three; one denied call gives every
+    // session a finding, so the findings channel has 10,000 of a kind to trim.
+    session.emit('constraint.violated', { tool: 'shell.exec', rule: { type: 'deny_tools' }, message: 'denied' });
+    for (let j = 0; j < shape.events - 4; j++) session.emit('tool.note', { tool: 'fs.read_file', args: { path: `/src/${i}/${j}.ts`, limit: 4096 } });
     await session.close();
   }
   fs.writeFileSync(done, '');

@@ -61,6 +61,8 @@ const MIGRATIONS: readonly Migration[] = [
         pushed_at timestamptz NOT NULL DEFAULT now()
       )`,
       `CREATE INDEX closes_seal_hash ON aura.closes (seal_hash)`,
+      // The gap probe (a seal linking to one the store lacks) reads the links off two narrow indexes.
+      `CREATE INDEX closes_seal_prev ON aura.closes (seal_prev_hash) INCLUDE (session_id, host) WHERE seal_prev_hash IS NOT NULL`,
       `CREATE TABLE aura.checks (
         id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
         session_id text NOT NULL REFERENCES aura.sessions,
@@ -89,6 +91,7 @@ const MIGRATIONS: readonly Migration[] = [
         finding jsonb NOT NULL,
         PRIMARY KEY (check_id, ord)
       )`,
+      `CREATE INDEX findings_by_kind ON aura.findings (kind, session_id COLLATE "C", ord)`,
       `CREATE TABLE aura.refusals (
         id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
         session_id text NOT NULL,
