@@ -101,6 +101,19 @@ describe('aura store init', () => {
     expect(refused.stderr + refused.stdout).not.toContain(secret);
   });
 
+  it('takes what the URL leaves out from the PG* variables, and never prints PGPASSWORD', async () => {
+    const url = await initialized();
+    const target = new URL(url);
+    const env = { PGHOST: target.hostname, PGPORT: target.port || '5432', PGUSER: target.username, PGPASSWORD: 'pg-password-not-shown' };
+    const run = await auraAsync(['sessions', 'list', '--json', '--store', `postgres:///${target.pathname.slice(1)}`], { env });
+    expect(run.status, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ sessions: [] });
+    const refused = await auraAsync(['sessions', 'list', '--store', 'postgres:///no_such_database_here'], { env });
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toMatch(/cannot connect/);
+    expect(refused.stderr + refused.stdout).not.toContain('pg-password-not-shown');
+  });
+
   it('passes TLS settings through: a server without TLS refuses sslmode=require, and a bad setting is named', async () => {
     const url = new URL(await tempDatabase());
     url.searchParams.set('sslmode', 'require');
