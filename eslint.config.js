@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'coverage/'] },
+  { ignores: ['dist/', 'node_modules/', 'coverage/', '.compat/'] },
   js.configs.recommended,
   ...tseslint.configs.strict,
   {
@@ -32,7 +32,12 @@ export default tseslint.config(
     },
   },
   {
-    files: ['bench/**', 'scripts/**', 'test/fixtures/**'],
+    files: ['bench/**', 'scripts/**', 'test/fixtures/**', 'examples/**'],
     rules: { 'no-console': 'off' },
+  },
+  {
+    // The examples are plain ES modules for Node, as a user would write them.
+    files: ['examples/**/*.mjs'],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
   },
 );

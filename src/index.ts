@@ -7,11 +7,11 @@
 export { agent, parseAgentRef, Agent, SESSION_MODES } from './session/agent.js';
 export type { AgentOptions, AgentProfile, SessionMode } from './session/agent.js';
 export { Session } from './session/session.js';
-export type { EmitOptions, RecordedEvent, SessionOptions, SessionResult, ToolHost, ToolOptions } from './session/session.js';
+export type { EmitOptions, RecordedEvent, SessionOptions, SessionResult, SharedSessionOptions, ToolHost, ToolOptions } from './session/session.js';
 
 // Policy
-export { EnvSecretBroker } from './policy/capabilities.js';
-export type { SecretBroker } from './policy/capabilities.js';
+export { EnvSecretBroker } from './policy/secrets.js';
+export type { SecretBroker } from './policy/secrets.js';
 export { ManualIdentityAdapter } from './policy/identity.js';
 export type { IdentityContext, Operator, OperatorIdentityAdapter } from './policy/identity.js';
 export type { EscalationDelivery, EscalationHandler } from './policy/escalations.js';

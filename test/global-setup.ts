@@ -12,4 +12,6 @@ export default function setup(): void {
   });
   // tsc copies no other files: the report pages' CSS and JS go next to the built module that inlines them.
   fs.cpSync(path.join(root, 'src', 'report', 'assets'), path.join(root, 'dist', 'report', 'assets'), { recursive: true });
+  // The Claude Code hook's one-file bundle (scripts/build-hook.mjs), which bin.js runs.
+  execFileSync(process.execPath, [path.join(root, 'scripts', 'build-hook.mjs')], { stdio: 'inherit' });
 }

@@ -34,6 +34,7 @@ const SCENARIOS: Readonly<Record<string, string>> = {
   break: 'break.bench.ts',
   'otel-live': 'otel-live.bench.ts',
   'report-html': 'report-html.bench.ts',
+  adapters: 'adapters.bench.ts',
   fleet: 'fleet.bench.ts',
 };
 

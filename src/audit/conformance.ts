@@ -28,8 +28,12 @@ export interface Conformance {
   readonly snapshot_hash: string | null;
 }
 
-/** Conformance of the events of one session, declared rules taken from its `session.open`. */
-export function buildConformance(events: readonly AuraEvent[], snapshotHash: string | null): Conformance {
+/**
+ * Conformance of the events of one session, declared rules and steps taken from its `session.open`.
+ * @param declaredSteps the declared sequencer steps when the trail does not hold them: Python Aura
+ *   records them only in its summary, whose `declared_steps` the caller passes here
+ */
+export function buildConformance(events: readonly AuraEvent[], snapshotHash: string | null, declaredSteps: readonly string[] | null = null): Conformance {
   const open = events.find((event) => event.kind === 'session.open');
   const declared = open !== undefined && Array.isArray(open.payload['declared_rules']) ? (open.payload['declared_rules'] as unknown[]) : [];
   // Audit-only misses are what the level asked for (record, do not enforce): not failures (§21.17).
@@ -37,7 +41,8 @@ export function buildConformance(events: readonly AuraEvent[], snapshotHash: str
   const schemaRules = declared.filter((rule) => ruleType(rule) === 'schema_check');
   const schemaViolations = violations.filter((event) => ruleType(event.payload['rule']) === 'schema_check');
   const pending = pendingApprovals(events);
-  const sequencer = sequencerCheck(open?.payload['sequencer'], events);
+  const trailSteps = declaredStepsOf(open?.payload['sequencer']);
+  const sequencer = sequencerCheck(trailSteps ?? declaredSteps, events, trailSteps === null && declaredSteps !== null);
   const goalSlo = goalSloCheck(events);
   return {
     passed: violations.length === 0 && pending.length === 0 && sequencer?.passed !== false && goalSlo === null,
@@ -71,10 +76,8 @@ export function buildConformance(events: readonly AuraEvent[], snapshotHash: str
  * declared step has a successful (or skipped) end, and the steps first started in declared order.
  * Retries and re-runs after an approval do not fail it.
  */
-function sequencerCheck(sequencer: unknown, events: readonly AuraEvent[]): ConformanceCheck | null {
-  const steps = (sequencer as { steps?: unknown } | null | undefined)?.steps;
-  if (!Array.isArray(steps) || steps.length === 0) return null;
-  const declared = steps.map((step) => String((step as { id?: unknown }).id));
+function sequencerCheck(declared: readonly string[] | null, events: readonly AuraEvent[], fromSummary: boolean): ConformanceCheck | null {
+  if (declared === null || declared.length === 0) return null;
   const completed = events.filter((e) => e.kind === 'sequencer.step.end' && (e.payload['status'] === 'ok' || e.payload['status'] === 'skipped')).map((e) => e.step_id ?? String(e.payload['step_id']));
   const started: string[] = [];
   for (const event of events) {
@@ -83,7 +86,21 @@ function sequencerCheck(sequencer: unknown, events: readonly AuraEvent[]): Confo
   }
   const missing = declared.filter((id) => !completed.includes(id));
   const orderOk = started.every((id, i) => id === declared.filter((d) => started.includes(d))[i]);
-  return { type: 'sequencer', declared_steps: declared, completed_steps: completed, missing_steps: missing, order_ok: orderOk, passed: missing.length === 0 && orderOk };
+  return {
+    type: 'sequencer',
+    declared_steps: declared,
+    ...(fromSummary ? { declared_in: 'summary' } : {}),
+    completed_steps: completed,
+    missing_steps: missing,
+    order_ok: orderOk,
+    passed: missing.length === 0 && orderOk,
+  };
+}
+
+/** The ids of a declared `sequencer: {steps: [...]}`, or null when it declares none. */
+function declaredStepsOf(sequencer: unknown): string[] | null {
+  const steps = (sequencer as { steps?: unknown } | null | undefined)?.steps;
+  return Array.isArray(steps) && steps.length > 0 ? steps.map((step) => String((step as { id?: unknown }).id)) : null;
 }
 
 /** Goal drift and schedule misses fail conformance (reference §18.2). */

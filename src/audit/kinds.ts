@@ -1,21 +1,28 @@
 /**
  * The finding vocabulary (DESIGN §4): one static map from kind to severity, with what the
  * finding means and what to do about it. `critical` only where data already handed out cannot be
- * trusted; a finding that rests on a text match is `info`; a kind the map does not know is `info`
- * at run time, and a test fails when any probe can emit a kind missing here.
+ * trusted; a kind whose evidence is a text match is marked `lexical` and is `info` (the type
+ * allows nothing else, and a test checks it); a kind the map does not know is `info` at run time,
+ * and a test fails when any probe can emit a kind missing here.
  */
 
 /** How bad a finding is. */
 export type Severity = 'critical' | 'warn' | 'info';
 
 /** One entry of the vocabulary. */
-export interface KindEntry {
-  readonly severity: Severity;
+export type KindEntry = {
   /** What the finding means (its payload keys are named in the probe that emits it). */
   readonly meaning: string;
   /** The recommendation the report gives for it. */
   readonly recommendation: string;
-}
+} & (
+  | { readonly severity: Severity; readonly lexical?: false }
+  /**
+   * A kind whose evidence is a text match (a substring, a pattern, a similarity of words): it is
+   * `info`, never more, because a text match can be wrong (SuperAuditor §4).
+   */
+  | { readonly severity: 'info'; readonly lexical: true }
+);
 
 /** Every finding kind aura emits. */
 export const FINDING_KINDS = {
@@ -95,9 +102,10 @@ export const FINDING_KINDS = {
     recommendation: 'Inspect the failed steps and their errors; re-run once the cause is fixed.',
   },
   GOAL_DRIFT: {
-    severity: 'warn',
-    meaning: 'an action drifted from the declared goal',
-    recommendation: 'Align the agent with its goal, or tighten its allow lists.',
+    severity: 'info',
+    lexical: true,
+    meaning: "an action's text named a forbidden topic, or missed the goal's keywords (a text match, so only informational)",
+    recommendation: 'Read the actions flagged as drifting from the goal: a word match may be wrong; align the agent, or tighten its allow lists.',
   },
   SCHEDULE_SLO_MISS: {
     severity: 'warn',
@@ -116,11 +124,13 @@ export const FINDING_KINDS = {
   },
   REASONING_INERTIA: {
     severity: 'info',
+    lexical: true,
     meaning: 'reasoning text repeated with no new action (a text match, so only informational)',
     recommendation: 'Look at the reasoning that repeated; it may be stuck.',
   },
   PII_MASKED: {
     severity: 'info',
+    lexical: true,
     meaning: 'personal data was masked before it was recorded',
     recommendation: 'Personal data passed through this session; it was masked before recording.',
   },

@@ -128,7 +128,9 @@ export const PROBES: readonly Probe[] = [
       );
       const check = conformance.checks.find((c) => c.type === 'sequencer');
       if (check !== undefined && check.passed === false) {
-        findings.push({ kind: 'SEQUENCER_INCOMPLETE', message: `declared steps not completed: ${(check['missing_steps'] as string[] | undefined)?.join(', ') ?? ''}`, event_ids: [], at: events.length, missing_steps: check['missing_steps'] ?? [] });
+        const missing = (check['missing_steps'] as string[] | undefined) ?? [];
+        const message = missing.length > 0 ? `declared steps not completed: ${missing.join(', ')}` : `declared steps started out of order (declared ${(check['declared_steps'] as string[]).join(', ')})`;
+        findings.push({ kind: 'SEQUENCER_INCOMPLETE', message, event_ids: [], at: events.length, missing_steps: missing, order_ok: check['order_ok'] ?? null });
       }
       return findings;
     },

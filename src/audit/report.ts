@@ -4,8 +4,9 @@
  * copy, so its `hash_chain_valid` was true even for a tampered file: §21.2).
  */
 
+import { objectOf } from '../spine/json-shape.js';
 import type { ChainReport } from '../spine/verify.js';
-import type { AuraEvent } from '../spine/record.js';
+import type { AuraEvent, JsonObject } from '../spine/record.js';
 import { ruleType, type Conformance } from './conformance.js';
 import { detect, type Finding } from './detector.js';
 import { recommendationOf } from './kinds.js';
@@ -50,6 +51,59 @@ export function buildAuditReport(events: readonly AuraEvent[], conformance: Conf
 export function verdictOf(findings: readonly Finding[], conformancePassed: boolean): AuditReport['verdict'] {
   if (!conformancePassed || findings.some((f) => f.severity === 'critical')) return 'fail';
   return findings.some((f) => f.severity === 'warn') ? 'warn' : 'pass';
+}
+
+/**
+ * Why a verdict is below `pass`, for people: what failed conformance and which findings are
+ * critical (a `fail`), or which are warnings (a `warn`); null for a pass. It reads a summary's
+ * `conformance` and findings as stored, so it serves Python Aura summaries too.
+ */
+export function verdictReason(verdict: unknown, findings: readonly Finding[], conformance: unknown): string | null {
+  if (verdict !== 'fail' && verdict !== 'warn') return null;
+  const kinds = (severity: Finding['severity']): string[] => [...new Set(findings.filter((f) => f.severity === severity).map((f) => f.kind))];
+  const parts: string[] = [];
+  if (verdict === 'fail') {
+    const failed = objectOf(conformance);
+    if (failed['passed'] === false) parts.push(`conformance: ${conformanceFailures(failed).join(', ') || 'failed'}`);
+    if (kinds('critical').length > 0) parts.push(`critical: ${kinds('critical').join(', ')}`);
+  } else if (kinds('warn').length > 0) {
+    parts.push(`warn: ${kinds('warn').join(', ')}`);
+  }
+  return parts.length === 0 ? null : parts.join('; ');
+}
+
+/** What failed a conformance block: violations by rule type, approvals left pending, failed checks. */
+function conformanceFailures(conformance: JsonObject): string[] {
+  const out: string[] = [];
+  const violations = Array.isArray(conformance['violations']) ? conformance['violations'].map(objectOf) : [];
+  const byRule = new Map<string, number>();
+  let errors = 0;
+  for (const violation of violations) {
+    if (violation['kind'] === 'session.error') errors++;
+    else if (violation['kind'] === 'constraint.violated') {
+      const type = ruleType(objectOf(violation['payload'])['rule']);
+      byRule.set(type, (byRule.get(type) ?? 0) + 1);
+    }
+  }
+  for (const [type, count] of byRule) out.push(`${count} ${type} violation${count === 1 ? '' : 's'}`);
+  if (errors > 0) out.push(`${errors} session error${errors === 1 ? '' : 's'}`);
+  const pending = Array.isArray(conformance['pending_approvals']) ? conformance['pending_approvals'].length : 0;
+  if (pending > 0) out.push(`${pending} approval${pending === 1 ? '' : 's'} pending`);
+  for (const check of Array.isArray(conformance['checks']) ? conformance['checks'].map(objectOf) : []) {
+    if (check['passed'] !== false) continue;
+    if (check['type'] === 'sequencer') {
+      // aura's check names its missing steps; Python Aura's names them in its violation.
+      const python = Array.isArray(check['violations']) ? objectOf(check['violations'][0]) : {};
+      const missing = Array.isArray(check['missing_steps']) ? check['missing_steps'] : Array.isArray(python['missing']) ? python['missing'] : [];
+      out.push(missing.length > 0 ? `sequencer steps not completed: ${missing.map(String).join(' ')}` : 'sequencer steps out of declared order');
+    } else if (check['type'] === 'goal_slo') {
+      const drifts = Number(check['drift_count'] ?? 0);
+      const misses = Number(check['miss_count'] ?? 0);
+      if (drifts > 0) out.push(`${drifts} goal drift${drifts === 1 ? '' : 's'}`);
+      if (misses > 0) out.push(`${misses} schedule miss${misses === 1 ? '' : 'es'}`);
+    }
+  }
+  return out;
 }
 
 function reportOf(findings: Finding[], conformance: Conformance, events: readonly AuraEvent[], chain: ChainReport, agent: { agent_ref: string | null; policy_version: string | null }): AuditReport {

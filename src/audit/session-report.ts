@@ -8,6 +8,7 @@
 
 import { AuraError, NotFoundError } from '../errors.js';
 import { buildSummary, type SessionSummary } from '../export/summary.js';
+import { objectOf, stringOf } from '../spine/json-shape.js';
 import { readTextFile } from '../store/json-file.js';
 import { readTrailLines, type TrailRead } from '../spine/trail-reader.js';
 import type { SessionFiles } from '../store/session-files.js';
@@ -39,22 +40,28 @@ export function sessionReport(session: SessionFiles | SessionMaterial, exportPii
   const material = materialOf(session);
   if (material.summaryText === null && material.lines === null) throw new NotFoundError('summary', material.summaryName);
   const stored = material.summaryText === null ? null : parseSummary(material.summaryText(), material.summaryName);
+  const storedBy = writerOf(stored);
   if (material.lines === null) {
-    return { summary: stored as SessionReport['summary'], source: 'summary', stored_by: writerOf(stored), disagreements: [] };
+    return { summary: stored as SessionReport['summary'], source: 'summary', stored_by: storedBy, disagreements: [] };
   }
   const read = trail ?? readTrailLines(material.lines());
-  const fresh = buildSummary(material.sessionId, read, material.trailName, { exportPii, seal: () => (stored?.['seal'] as SessionSummary['seal'] | undefined) ?? null });
-  const disagreements = stored === null ? [] : disagreementsOf(stored, fresh);
+  const fresh = buildSummary(material.sessionId, read, material.trailName, {
+    exportPii,
+    seal: () => (stored?.['seal'] as SessionSummary['seal'] | undefined) ?? null,
+    declaredSteps: summaryDeclaredSteps(stored),
+  });
+  const differences = stored === null ? [] : differencesOf(stored, fresh);
+  const mismatches = differences.filter((d) => d.mismatch).map((d) => d.text);
   const findings: Finding[] = [...fresh.audit_report.findings];
-  if (disagreements.length > 0) {
-    findings.unshift({ kind: 'SUMMARY_MISMATCH', severity: severityOf('SUMMARY_MISMATCH'), message: `the stored summary disagrees with the trail: ${disagreements.join('; ')}`, event_ids: [], session_id: material.sessionId });
+  if (mismatches.length > 0) {
+    findings.unshift({ kind: 'SUMMARY_MISMATCH', severity: severityOf('SUMMARY_MISMATCH'), message: `the stored summary disagrees with the trail: ${mismatches.join('; ')}`, event_ids: [], session_id: material.sessionId });
   }
-  const verdict = disagreements.length > 0 ? 'fail' : fresh.audit_report.verdict;
+  const verdict = mismatches.length > 0 ? 'fail' : fresh.audit_report.verdict;
   return {
     summary: { ...fresh, audit_report: { ...fresh.audit_report, verdict, findings } },
     source: 'trail',
-    stored_by: writerOf(stored),
-    disagreements,
+    stored_by: storedBy,
+    disagreements: differences.map((d) => d.text),
   };
 }
 
@@ -113,17 +120,52 @@ function writerOf(summary: Record<string, unknown> | null): SessionReport['store
   return summary['generator'] === undefined ? 'python-aura' : 'aura';
 }
 
-/** The facts a summary and its trail must agree on. */
-function disagreementsOf(stored: Record<string, unknown>, fresh: SessionSummary): string[] {
+/** One thing a stored summary says otherwise than its trail; a mismatch when it cannot be an honest difference. */
+interface Difference {
+  readonly text: string;
+  readonly mismatch: boolean;
+}
+
+/**
+ * What a stored summary says otherwise than its trail, re-checked now. The record (events, chain,
+ * sealed head) must agree whoever wrote it; the verdict and conformance are compared for every
+ * writer, but only a summary aura wrote is a mismatch for differing there: Python Aura grades by
+ * other rules (its sequencer check fails retries, re-runs and subflows: reference §16.5), so its
+ * different judgment is named, not taken for tampering.
+ */
+function differencesOf(stored: Record<string, unknown>, fresh: SessionSummary): Difference[] {
   const report = stored['audit_report'] as Record<string, unknown>;
-  const out: string[] = [];
-  if (typeof stored['event_count'] === 'number' && stored['event_count'] !== fresh.event_count) out.push(`event_count ${stored['event_count']} vs ${fresh.event_count} in the trail`);
+  const ours = stored['generator'] !== undefined;
+  const out: Difference[] = [];
+  const fact = (text: string): void => void out.push({ text, mismatch: true });
+  const judgment = (text: string): void => void out.push({ text, mismatch: ours });
+  if (typeof stored['event_count'] === 'number' && stored['event_count'] !== fresh.event_count) fact(`event_count ${stored['event_count']} vs ${fresh.event_count} in the trail`);
   if (typeof report['hash_chain_valid'] === 'boolean' && report['hash_chain_valid'] !== fresh.audit_report.hash_chain_valid) {
-    out.push(`hash_chain_valid ${String(report['hash_chain_valid'])} vs ${String(fresh.audit_report.hash_chain_valid)} now`);
+    fact(`hash_chain_valid ${String(report['hash_chain_valid'])} vs ${String(fresh.audit_report.hash_chain_valid)} now`);
   }
   const chain = stored['chain'] as { head_hash?: unknown } | undefined;
-  if (chain !== undefined && chain.head_hash !== fresh.chain.head_hash) out.push(`sealed head ${String(chain.head_hash).slice(0, 12)}… vs ${String(fresh.chain.head_hash).slice(0, 12)}… now`);
-  // Verdicts are compared only between summaries aura wrote: Python Aura grades by other rules.
-  if (stored['generator'] !== undefined && report['verdict'] !== fresh.audit_report.verdict) out.push(`verdict ${String(report['verdict'])} vs ${fresh.audit_report.verdict} now`);
+  if (chain !== undefined && chain.head_hash !== fresh.chain.head_hash) fact(`sealed head ${String(chain.head_hash).slice(0, 12)}… vs ${String(fresh.chain.head_hash).slice(0, 12)}… now`);
+  if (report['verdict'] !== fresh.audit_report.verdict) judgment(`verdict ${String(report['verdict'])} vs ${fresh.audit_report.verdict} now`);
+  const conformance = objectOf(stored['conformance']);
+  const passed = (value: boolean): string => (value ? 'passed' : 'failed');
+  if (typeof conformance['passed'] === 'boolean' && conformance['passed'] !== fresh.conformance.passed) judgment(`conformance ${passed(conformance['passed'])} vs ${passed(fresh.conformance.passed)} now`);
+  for (const check of Array.isArray(conformance['checks']) ? conformance['checks'].map(objectOf) : []) {
+    const type = stringOf(check['type']);
+    if (type === null || typeof check['passed'] !== 'boolean') continue;
+    const now = fresh.conformance.checks.find((c) => c.type === type)?.passed;
+    if (now !== check['passed']) judgment(`${type} check ${passed(check['passed'])} vs ${now === undefined ? 'not made' : passed(now)} now`);
+  }
   return out;
+}
+
+/**
+ * The declared sequencer steps a stored summary names (its sequencer check's `declared_steps`), or
+ * null. Python Aura records a session's declared steps there and nowhere else; they are used only
+ * when the trail does not declare its own, and the check built from them says `declared_in: summary`.
+ */
+export function summaryDeclaredSteps(summary: Readonly<Record<string, unknown>> | null): string[] | null {
+  const checks = objectOf(summary?.['conformance'])['checks'];
+  const check = Array.isArray(checks) ? checks.map(objectOf).find((c) => c['type'] === 'sequencer') : undefined;
+  const steps = check?.['declared_steps'];
+  return Array.isArray(steps) && steps.length > 0 && steps.every((step) => typeof step === 'string') ? (steps as string[]) : null;
 }

@@ -1,11 +1,14 @@
 /** `aura export <id>` and `aura export-otel <id>`: a session's evidence files. */
 
 import * as fs from 'node:fs';
+import { summaryDeclaredSteps } from '../audit/session-report.js';
 import type { AuraConfig } from '../config/config.js';
 import { spanSourceOf } from '../export/otel.js';
 import { resolveOtlpTarget, sendSpans, type OtlpFlags } from '../export/otlp-http.js';
 import { exportSession, exportSpans } from '../export/session-export.js';
 import { summaryText } from '../export/summary.js';
+import { AuraError } from '../errors.js';
+import { objectOf } from '../spine/json-shape.js';
 import { readJsonFile } from '../store/json-file.js';
 import { readSealLog } from '../store/seal-log.js';
 import { resolveSessionKey } from '../store/session-files.js';
@@ -29,8 +32,21 @@ export function exportCommand(sessionKey: string, options: ExportOptions, config
   }
   // The seal was logged at close; a rebuilt summary carries the same one.
   const logged = readSealLog(config.paths.sealLog).entries.findLast((entry) => entry.seal.session_id === files.sessionId)?.seal ?? null;
-  const exported = exportSession(files, true, { seal: () => logged, exportPii: config.values['identity_export_pii'] === true });
+  const exported = exportSession(files, true, { seal: () => logged, exportPii: config.values['identity_export_pii'] === true, declaredSteps: storedDeclaredSteps(files.summary) });
   return { exitCode: EXIT.ok, json: exported.summary, human: summaryText(exported.summary).trimEnd() };
+}
+
+/**
+ * The declared steps a summary being replaced holds (a Python Aura summary holds those its trail
+ * lacks: the rebuilt one keeps them); none when it is missing or unreadable, as a rebuild repairs it.
+ */
+function storedDeclaredSteps(path: string): string[] | null {
+  try {
+    return summaryDeclaredSteps(objectOf(readJsonFile(path, 'summary').value));
+  } catch (error) {
+    if (error instanceof AuraError) return null;
+    throw error;
+  }
 }
 
 /**

@@ -16,6 +16,7 @@ import { logsCommand, type LogsOptions } from './logs.js';
 import { mcpCommand, type McpOptions } from './mcp.js';
 import { proxyCommand, type ProxyOptions } from './proxy.js';
 import { approveCommand } from './approve.js';
+import { hookInstallCommand, type HookInstallOptions } from './hook-install.js';
 import { reportShowCommand } from './report.js';
 import { reportHtmlCommand } from './report-html.js';
 import { uiCommand } from './ui.js';
@@ -244,6 +245,30 @@ function buildProgram(invocation: Invocation): Command {
     .requiredOption('--principal <who>', 'who approves (recorded with the approval)')
     .addOption(json)
     .action((id: string, requestId: string, flags: JsonFlag & { principal: string }) => run(flags, () => approveCommand(id, requestId, flags.principal, configFor(global()))));
+
+  const hook = program.command('hook').description('aura inside an agent host that runs commands for its hooks');
+  hook
+    .command('claude-code')
+    .description("Claude Code's hook command: reads one hook input on stdin, records it in the Claude session's aura session, answers PreToolUse from the profile")
+    .option('--profile <file>', 'the agent profile (policy; claude_code: {on_error: deny} refuses calls aura cannot check)')
+    .option('--agent <ref>', "the agent ref (default: the profile's agent_ref, else claude-code/<project folder>)")
+    .option('--principal <who>', 'who is recorded approving a call at the permission prompt')
+    .action(async (flags: { profile?: string; agent?: string; principal?: string }) => {
+      const { claudeCodeHook } = await import('./hook-claude-code.js');
+      const { home, project } = global();
+      const args = Object.entries({ ...flags, home, project }).flatMap(([key, value]) => (typeof value === 'string' ? [`--${key}`, value] : []));
+      run({}, async () => ({ exitCode: (await claudeCodeHook(args)) === 0 ? EXIT.ok : EXIT.checkFailed, json: null, human: '', quiet: true }));
+    });
+  hook
+    .command('install')
+    .description('print the hooks block for Claude Code, or merge it into a settings.json')
+    .argument('<target>', 'claude-code')
+    .option('--settings <file>', "merge into this settings file (Claude Code's ~/.claude/settings.json or .claude/settings.json)")
+    .option('--profile <file>', 'the agent profile the hook applies')
+    .option('--agent <ref>', 'the agent ref of the sessions')
+    .addOption(json)
+    .action((target: string, flags: JsonFlag & HookInstallOptions) => run(flags, () => hookInstallCommand(target, flags, configFor(global()))));
+
 
   const sessions = program.command('sessions').description('the sessions folder, or the fleet store');
   withStore(sessions.command('list'))

@@ -2,6 +2,7 @@
 
 import type { AuraConfig } from '../config/config.js';
 import type { Finding } from '../audit/detector.js';
+import { verdictReason } from '../audit/report.js';
 import { sessionReport } from '../audit/session-report.js';
 import { sourceFor, type StoreOptions } from './context.js';
 import { colors, EXIT, table, type CommandResult } from './output.js';
@@ -15,7 +16,7 @@ export async function reportShowCommand(sessionKey: string, options: StoreOption
   const { summary, source, stored_by: storedBy, disagreements } = sessionReport(files, config.values['identity_export_pii'] === true);
   const report = summary.audit_report;
   const verdict = String(report['verdict']);
-  const json = { session_id: files.sessionId, source, stored_by: storedBy, summary_agrees: disagreements.length === 0, disagreements, audit_report: report };
+  const json = { session_id: files.sessionId, source, stored_by: storedBy, summary_agrees: disagreements.length === 0, disagreements, verdict_reason: verdictReason(verdict, report.findings, summary['conformance']), audit_report: report };
   return { exitCode: verdict === 'fail' ? EXIT.checkFailed : EXIT.ok, json, human: describe(files.sessionId, summary, source, storedBy, disagreements) };
 }
 
@@ -23,13 +24,15 @@ function describe(id: string, summary: Readonly<Record<string, unknown>>, source
   const report = summary['audit_report'] as Record<string, unknown> & { findings: readonly Finding[] };
   const verdict = String(report['verdict']).toUpperCase();
   const paint = verdict === 'PASS' ? colors.green : verdict === 'WARN' ? colors.yellow : colors.red;
+  const reason = verdictReason(report['verdict'], report.findings, summary['conformance']);
   const lines = [
-    `Verdict: ${paint(verdict)}`,
+    `Verdict: ${paint(verdict)}${reason === null ? '' : ` (${reason})`}`,
     `Session ${id} · agent ${String(summary['agent_ref'] ?? '-')} · policy v${String(summary['policy_version'] ?? '-')} · ${String(summary['event_count'] ?? '-')} events`,
     `Hash chain valid: ${String(report['hash_chain_valid'])}`,
     source === 'trail'
       ? `  (re-checked from the trail${storedBy === null ? '; no stored summary' : `; the stored summary, written by ${storedBy}, ${disagreements.length === 0 ? 'agrees' : colors.red('disagrees')}`})`
       : colors.yellow('  (the trail is missing: shown from the stored summary, not re-checked)'),
+    ...disagreements.map((d) => `    - ${d}`),
   ];
   const findings = [...report.findings].sort((a, b) => SEVERITY_ORDER.indexOf(a.severity) - SEVERITY_ORDER.indexOf(b.severity));
   lines.push('', findings.length === 0 ? 'Findings: none' : `Findings (${findings.length}):`);

@@ -77,7 +77,8 @@ export class LiveExport {
     if (settings.endpoint === null) return null;
     const target = resolveOtlpTarget(settings, env);
     if (target === null) return null;
-    return new LiveExport(settings.close_timeout_ms, { target, closeTimeoutMs: settings.close_timeout_ms, limits, captureToolContent: settings.capture_tool_content });
+    const resourceEnv = { OTEL_SERVICE_NAME: env['OTEL_SERVICE_NAME'], OTEL_RESOURCE_ATTRIBUTES: env['OTEL_RESOURCE_ATTRIBUTES'] };
+    return new LiveExport(settings.close_timeout_ms, { target, closeTimeoutMs: settings.close_timeout_ms, limits, captureToolContent: settings.capture_tool_content, resourceEnv });
   }
 
   /** Takes a trail line as written. Never throws, never waits. */

@@ -40,6 +40,8 @@ export interface LiveQueueOptions {
   readonly closeTimeoutMs: number;
   readonly limits: LiveExportLimits;
   readonly captureToolContent: boolean;
+  /** The session's `OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES` (a thread keeps the environment it started with). */
+  readonly resourceEnv: Readonly<Record<string, string | undefined>>;
 }
 
 /** The span builder and send queue of one session's live export. */
@@ -84,7 +86,7 @@ export class LiveSpanQueue {
       if (line === '') continue;
       try {
         const event = this.reader.read(line) ?? (this.parse(line) as AuraEvent);
-        this.source ??= spanSourceOf(event.session_id, event.aura_id);
+        this.source ??= spanSourceOf(event.session_id, event.aura_id, this.options.resourceEnv);
         this.builder.add(event);
       } catch {
         // A span that cannot be built is one dropped, never a failed event.

@@ -17,17 +17,43 @@ export interface SpanSource {
   readonly scope: { readonly name: string; readonly version: string };
 }
 
-/** The resource of a session's spans. */
-export function spanSourceOf(sessionId: string, auraId: string): SpanSource {
-  return {
-    resource: [
-      { key: GENERAL.serviceName, value: 'aura' },
-      { key: GENERAL.serviceVersion, value: VERSION },
-      { key: AURA.sessionId, value: sessionId },
-      { key: AURA.auraId, value: auraId },
-    ],
-    scope: { name: PACKAGE_NAME, version: VERSION },
-  };
+/**
+ * The resource of a session's spans: the app's `OTEL_RESOURCE_ATTRIBUTES` and `OTEL_SERVICE_NAME`
+ * (which wins over a `service.name` among the attributes, as the SDK environment spec says), else
+ * service `aura`; the session's own keys always.
+ */
+export function spanSourceOf(sessionId: string, auraId: string, env: Readonly<Record<string, string | undefined>> = process.env): SpanSource {
+  const resource = new Map<string, string>([[GENERAL.serviceName, 'aura']]);
+  for (const [key, value] of resourceAttributes(env['OTEL_RESOURCE_ATTRIBUTES'])) resource.set(key, value);
+  const serviceName = env['OTEL_SERVICE_NAME']?.trim() ?? '';
+  if (serviceName !== '') resource.set(GENERAL.serviceName, serviceName);
+  // aura's version names aura's own service; an app's service has its own (the scope names aura's).
+  if (resource.get(GENERAL.serviceName) === 'aura') resource.set(GENERAL.serviceVersion, VERSION);
+  resource.set(AURA.sessionId, sessionId);
+  resource.set(AURA.auraId, auraId);
+  return { resource: [...resource].map(([key, value]) => ({ key, value })), scope: { name: PACKAGE_NAME, version: VERSION } };
+}
+
+/**
+ * `OTEL_RESOURCE_ATTRIBUTES`: `key=value` pairs, comma-separated, values percent-encoded. A value
+ * that does not decode discards the whole variable, as the spec asks (a partial resource would
+ * misattribute spans more quietly than none).
+ */
+function resourceAttributes(text: string | undefined): [string, string][] {
+  if (text === undefined || text.trim() === '') return [];
+  const pairs: [string, string][] = [];
+  for (const entry of text.split(',')) {
+    if (entry.trim() === '') continue;
+    const at = entry.indexOf('=');
+    const key = at === -1 ? '' : entry.slice(0, at).trim();
+    if (key === '') return [];
+    try {
+      pairs.push([key, decodeURIComponent(entry.slice(at + 1).trim())]);
+    } catch {
+      return [];
+    }
+  }
+  return pairs;
 }
 
 /** The `{id}.otel.jsonl` text of a session's events: one request line per span. */

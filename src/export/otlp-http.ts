@@ -8,6 +8,7 @@
  * error or the endpoint shown, which drops any user info and query from the URL).
  */
 
+import { gzipSync } from 'node:zlib';
 import { parseOtlpProtocol, milliseconds, type OtelSettings, type OtlpProtocol } from '../config/otel.js';
 import { OtlpConfigError } from '../errors.js';
 import { otlpJson, type SpanSource } from './otel.js';
@@ -24,6 +25,8 @@ export interface OtlpTarget {
   /** Secret: sent, never shown. */
   readonly headers: Readonly<Record<string, string>>;
   readonly timeoutMs: number;
+  /** `gzip` when `OTEL_EXPORTER_OTLP_(TRACES_)COMPRESSION` asks for it. */
+  readonly compression: 'gzip' | 'none';
 }
 
 /** What the command line says (it wins over the environment and config). */
@@ -92,8 +95,11 @@ export function resolveOtlpTarget(settings: OtelSettings, env: Readonly<Record<s
 
   const timeoutText = nonEmpty(env['OTEL_EXPORTER_OTLP_TRACES_TIMEOUT']) ?? nonEmpty(env['OTEL_EXPORTER_OTLP_TIMEOUT']);
   const timeoutMs = timeoutText !== undefined ? milliseconds(timeoutText, 'OTEL_EXPORTER_OTLP_TIMEOUT') : (settings.timeout_ms ?? DEFAULT_TIMEOUT_MS);
+  const compressionSource = nonEmpty(env['OTEL_EXPORTER_OTLP_TRACES_COMPRESSION']) === undefined ? 'OTEL_EXPORTER_OTLP_COMPRESSION' : 'OTEL_EXPORTER_OTLP_TRACES_COMPRESSION';
+  const compression = nonEmpty(env[compressionSource]) ?? 'none';
+  if (compression !== 'gzip' && compression !== 'none') throw new OtlpConfigError(compressionSource, `${JSON.stringify(compression)} is not gzip or none`);
   const shown = new URL(url);
-  return { url, endpoint: `${shown.origin}${shown.pathname}`, protocol, headers, timeoutMs: timeoutMs === 0 ? DEFAULT_TIMEOUT_MS : timeoutMs };
+  return { url, endpoint: `${shown.origin}${shown.pathname}`, protocol, headers, timeoutMs: timeoutMs === 0 ? DEFAULT_TIMEOUT_MS : timeoutMs, compression };
 }
 
 /**
@@ -102,8 +108,10 @@ export function resolveOtlpTarget(settings: OtelSettings, env: Readonly<Record<s
  */
 export async function sendSpans(target: OtlpTarget, source: SpanSource, spans: readonly Span[], signal?: AbortSignal): Promise<SendOutcome> {
   const json = target.protocol === 'http/json';
-  const body = json ? otlpJson(source, spans) : otlpProto(source, spans);
-  const headers = { ...target.headers, 'content-type': json ? 'application/json' : 'application/x-protobuf' };
+  const encoded = json ? otlpJson(source, spans) : otlpProto(source, spans);
+  const gzip = target.compression === 'gzip';
+  const body = gzip ? gzipSync(encoded) : encoded;
+  const headers = { ...target.headers, 'content-type': json ? 'application/json' : 'application/x-protobuf', ...(gzip ? { 'content-encoding': 'gzip' } : {}) };
   let reason = 'not sent';
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     if (isAborted(signal)) return { delivered: false, attempts: attempt - 1, reason: 'deadline reached' };

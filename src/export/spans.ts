@@ -16,6 +16,7 @@
  * spans in the same order. Ids come from event ids: exporting a trail again gives the same spans.
  */
 
+import { IdentityRedactor } from './operator-redaction.js';
 import { canonicalJson } from '../spine/canonical.js';
 import { sha256 } from '../spine/hash.js';
 import { objectOf, stringOf } from '../spine/json-shape.js';
@@ -70,12 +71,18 @@ const MAX_SPAN_EVENTS = 1000;
 // Calls emitted without results would otherwise stay open until close, each making the next lookup slower.
 const MAX_OPEN_CALLS = 64;
 const HEX32 = /^[0-9a-f]{32}$/;
+const HEX16 = /^[0-9a-f]{16}$/;
 const ZERO_ID = /^0+$/;
 
 /** A call whose span is open. */
 interface OpenCall {
   readonly spanId: string;
   readonly tool: string;
+  /** The framework's id of the call (`tool_call_id`), which tells parallel calls of one tool apart. */
+  readonly callId: string | null;
+  /** The caller's span (`trace_parent` of `tool.intent`), else the session's. */
+  readonly traceId: string;
+  readonly parentSpanId: string;
   readonly start: bigint;
   readonly opening: AuraEvent;
   readonly attributes: Attribute[];
@@ -114,7 +121,11 @@ export class SpanBuilder {
   private readonly calls: OpenCall[] = [];
   private readonly rootFacts = new Map<string, AttributeValue>();
   private mcp: McpSession | null = null;
+  /** The span the session runs under (`trace_parent` of `session.open`). */
+  private rootParent: string | null = null;
   private finished = false;
+  /** The operator's identity never goes on a span (a principal who was the operator, a message quoting them). */
+  private readonly identity = new IdentityRedactor();
 
   constructor(
     private readonly onSpan: (span: Span) => void,
@@ -126,6 +137,7 @@ export class SpanBuilder {
     if (this.finished) return;
     this.root ??= { first: event, start: nanos(event), spanId: spanIdOf(event.event_id), traceId: traceIdOf(event), events: [], dropped: 0 };
     this.last = event;
+    this.identity.noteEvent(event.agent_ids, event.kind, event.payload);
     this.noteRootFacts(event);
     const pending = this.calls.find((call) => call.resultEventId !== null);
     if (pending !== undefined && !this.checksResult(event, pending)) this.endCall(pending);
@@ -136,7 +148,8 @@ export class SpanBuilder {
         return;
       case 'tool.call': {
         const tool = stringOf(event.payload['tool']) ?? stringOf(event.payload['skill_id']) ?? '';
-        const call = this.calls.find((c) => c.tool === tool && !c.sawCall && c.resultEventId === null) ?? this.openCall(event);
+        const callId = stringOf(event.payload['tool_call_id']);
+        const call = this.calls.find((c) => c.tool === tool && c.callId === callId && !c.sawCall && c.resultEventId === null) ?? this.openCall(event);
         call.sawCall = true;
         addPromoted(call.attributes, event, [AURA.principal, AURA.attempt]);
         if (call.opening !== event) this.addEvent(call, event);
@@ -159,7 +172,7 @@ export class SpanBuilder {
       }
     }
     const tool = stringOf(event.payload['tool']);
-    const call = tool === null ? undefined : this.openCallOf(tool);
+    const call = tool === null ? undefined : this.openCallOf(tool, stringOf(event.payload['tool_call_id']));
     this.addEvent(call ?? null, event);
   }
 
@@ -201,10 +214,10 @@ export class SpanBuilder {
     ];
     addPromoted(attributes, first);
     for (const [key, value] of this.rootFacts) setAttribute(attributes, key, value);
-    this.onSpan({
+    this.emitSpan({
       traceId,
       spanId,
-      parentSpanId: null,
+      parentSpanId: this.rootParent,
       name: `${OPERATION.invokeAgent} ${agent}`,
       kind: SPAN_KIND.internal,
       startTimeUnixNano: start,
@@ -213,6 +226,22 @@ export class SpanBuilder {
       events,
       droppedEventsCount: dropped,
       status: null,
+    });
+  }
+
+  private emitSpan(span: Span): void {
+    if (!this.identity.active) {
+      this.onSpan(span);
+      return;
+    }
+    const identity = this.identity;
+    const attributes = (list: readonly Attribute[]): Attribute[] => list.map((a) => (typeof a.value === 'string' ? { key: a.key, value: identity.text(a.value) } : a));
+    this.onSpan({
+      ...span,
+      name: identity.text(span.name),
+      attributes: attributes(span.attributes),
+      events: span.events.map((e) => ({ ...e, attributes: attributes(e.attributes) })),
+      status: span.status === null ? null : { ...span.status, message: identity.text(span.status.message) },
     });
   }
 
@@ -227,6 +256,8 @@ export class SpanBuilder {
       if (mode !== null) this.rootFacts.set(AURA.mode, mode);
       const purpose = stringOf(p['purpose']) ?? stringOf(context['purpose']);
       if (purpose !== null) this.rootFacts.set(GEN_AI.agentDescription, purpose);
+      const parent = traceParentOf(p);
+      if (event.kind === 'session.open' && parent !== null && parent.traceId === this.openRoot.traceId) this.rootParent = parent.spanId;
     } else if (event.kind === 'identity.bound') {
       const operator = objectOf(p['operator']);
       for (const [key, source] of [
@@ -244,11 +275,11 @@ export class SpanBuilder {
     }
   }
 
-  private openCall(event: AuraEvent, tool = stringOf(event.payload['tool']) ?? stringOf(event.payload['skill_id']) ?? '(no tool)'): OpenCall {
+  private openCall(event: AuraEvent, tool = stringOf(event.payload['tool']) ?? stringOf(event.payload['skill_id']) ?? '(no tool)', callId = stringOf(event.payload['tool_call_id'])): OpenCall {
     const attributes: Attribute[] = [
       { key: GEN_AI.operationName, value: OPERATION.executeTool },
       { key: GEN_AI.toolName, value: tool },
-      { key: GEN_AI.toolCallId, value: event.event_id },
+      { key: GEN_AI.toolCallId, value: callId ?? event.event_id },
       { key: GEN_AI.toolType, value: 'function' },
     ];
     if (this.mcp !== null) {
@@ -267,20 +298,38 @@ export class SpanBuilder {
     // A result with nothing before it: the call began its latency earlier, but not before the session.
     const latency = event.telemetry['latency_ms'];
     const start = typeof latency === 'number' && latency > 0 && event.kind !== 'tool.intent' ? maxOf(this.openRoot.start, end - BigInt(Math.round(latency * 1e6))) : end;
-    const call: OpenCall = { spanId: spanIdOf(event.event_id), tool, start, opening: event, attributes, events: [], members: new Set(), dropped: 0, sawCall: false, resultEventId: null, end, error: null };
+    const parent = traceParentOf(event.payload);
+    const call: OpenCall = {
+      spanId: spanIdOf(event.event_id),
+      tool,
+      callId,
+      traceId: parent?.traceId ?? this.openRoot.traceId,
+      parentSpanId: parent?.spanId ?? this.openRoot.spanId,
+      start,
+      opening: event,
+      attributes,
+      events: [],
+      members: new Set(),
+      dropped: 0,
+      sawCall: false,
+      resultEventId: null,
+      end,
+      error: null,
+    };
     if (event.kind !== 'tool.intent') this.addEvent(call, event);
     if (this.calls.length >= MAX_OPEN_CALLS) this.endCall(this.calls[0] as OpenCall);
     this.calls.push(call);
     return call;
   }
 
-  private openCallOf(tool: string): OpenCall | undefined {
-    return this.calls.find((call) => call.tool === tool && call.resultEventId === null);
+  /** The open call of this tool (and call id, when the trail names calls). */
+  private openCallOf(tool: string, callId: string | null): OpenCall | undefined {
+    return this.calls.find((call) => call.tool === tool && (callId === null || call.callId === callId) && call.resultEventId === null);
   }
 
   private result(event: AuraEvent): void {
     const tool = stringOf(event.payload['tool']) ?? stringOf(event.payload['skill_id']) ?? '(no tool)';
-    const call = this.openCallOf(tool) ?? this.openCall(event);
+    const call = this.openCallOf(tool, stringOf(event.payload['tool_call_id'])) ?? this.openCall(event);
     if (call.opening !== event) this.addEvent(call, event);
     call.end = nanos(event);
     if (event.kind === 'tool.error') {
@@ -309,14 +358,17 @@ export class SpanBuilder {
     const p = event.payload;
     const { kind: decidedKind, payload: decided } = decidedEvent(p);
     const tool = stringOf(p['tool']) ?? stringOf(decided['tool']) ?? stringOf(decided['skill_id']);
+    const callId = stringOf(decided['tool_call_id']);
     let call: OpenCall | undefined;
     if (event.kind === 'constraint.passed') {
       const target = stringOf(p['for_event']);
       call = this.calls.find((c) => target !== null && c.members.has(target));
     } else if (tool !== null && (event.kind === 'constraint.approved' || decidedKind === 'tool.call' || decidedKind === 'tool.result')) {
-      call = this.calls.find((c) => c.tool === tool && (decidedKind !== 'tool.result' || c.resultEventId !== null)) ?? (event.kind === 'constraint.approved' ? undefined : this.openCall(event, tool));
+      call =
+        this.calls.find((c) => c.tool === tool && (callId === null || c.callId === callId) && (decidedKind !== 'tool.result' || c.resultEventId !== null)) ??
+        (event.kind === 'constraint.approved' ? undefined : this.openCall(event, tool, callId));
     }
-    const parent = call?.spanId ?? this.openRoot.spanId;
+    const parent = call ?? null;
     // A check of a result extends the call to the decision.
     if (call !== undefined && call.resultEventId !== null) call.end = nanos(event);
     if (event.kind === 'constraint.passed') {
@@ -349,7 +401,8 @@ export class SpanBuilder {
     if (call.resultEventId === null) this.endCall(call);
   }
 
-  private guardrail(event: AuraEvent, index: number, parent: string, rule: JsonObject, verdict: string, action: string, source: string | null, failure: string | null, auditOnly = false): void {
+  /** A decision's span: a child of the call it decided, else of the session. */
+  private guardrail(event: AuraEvent, index: number, call: OpenCall | null, rule: JsonObject, verdict: string, action: string, source: string | null, failure: string | null, auditOnly = false): void {
     const ruleType = stringOf(rule['type']) ?? 'policy';
     const attributes: Attribute[] = [
       { key: GEN_AI.operationName, value: OPERATION.applyGuardrail },
@@ -370,10 +423,10 @@ export class SpanBuilder {
     if (requestId !== null) attributes.push({ key: AURA.requestId, value: requestId });
     addPromoted(attributes, event, [AURA.principal, AURA.tool]);
     const time = nanos(event);
-    this.onSpan({
-      traceId: this.openRoot.traceId,
+    this.emitSpan({
+      traceId: call?.traceId ?? this.openRoot.traceId,
       spanId: spanIdOf(index === 0 ? event.event_id : `${event.event_id}#${index}`),
-      parentSpanId: parent,
+      parentSpanId: call?.spanId ?? this.openRoot.spanId,
       name: `${OPERATION.applyGuardrail} ${ruleType}`,
       kind: SPAN_KIND.internal,
       startTimeUnixNano: time,
@@ -389,10 +442,10 @@ export class SpanBuilder {
     this.calls.splice(this.calls.indexOf(call), 1);
     const attributes = call.attributes;
     if (call.error !== null) attributes.push({ key: GENERAL.errorType, value: call.error.type });
-    this.onSpan({
-      traceId: this.openRoot.traceId,
+    this.emitSpan({
+      traceId: call.traceId,
       spanId: call.spanId,
-      parentSpanId: this.openRoot.spanId,
+      parentSpanId: call.parentSpanId,
       name: `${OPERATION.executeTool} ${call.tool}`,
       kind: this.mcp === null ? SPAN_KIND.internal : SPAN_KIND.client,
       startTimeUnixNano: call.start,
@@ -472,6 +525,15 @@ function nanos(event: AuraEvent): bigint {
 
 function maxOf(a: bigint, b: bigint): bigint {
   return b > a ? b : a;
+}
+
+/** The `trace_parent` a payload names (`{trace_id, span_id}`), when it is a valid one. */
+function traceParentOf(payload: JsonObject): { traceId: string; spanId: string } | null {
+  const parent = objectOf(payload['trace_parent']);
+  const traceId = stringOf(parent['trace_id']);
+  const spanId = stringOf(parent['span_id']);
+  if (traceId === null || spanId === null || !HEX32.test(traceId) || ZERO_ID.test(traceId) || !HEX16.test(spanId) || ZERO_ID.test(spanId)) return null;
+  return { traceId, spanId };
 }
 
 /**

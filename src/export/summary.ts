@@ -7,7 +7,7 @@
 import { objectOf, stringOf } from '../spine/json-shape.js';
 import { buildAuditReport, type AuditReport } from '../audit/report.js';
 import { buildConformance, type Conformance } from '../audit/conformance.js';
-import { redactOperatorRecord } from '../policy/identity.js';
+import { IdentityRedactor } from './operator-redaction.js';
 import { escapeNonAscii } from '../spine/canonical.js';
 import type { TrailRead } from '../spine/trail-reader.js';
 import type { Seal } from '../store/seal-log.js';
@@ -26,9 +26,11 @@ export interface SessionSummary {
   readonly snapshot_hash: string | null;
   readonly open_snapshot_hash: string | null;
   readonly trace_id: string | null;
+  /** The label the session declared (`agent.session({ sessionKey })`), or null. */
+  readonly session_key: string | null;
   readonly agent_ids: JsonObject;
   readonly purpose: string | null;
-  /** The bound operator, PII fields nulled unless `identity_export_pii` (reference §17.4). */
+  /** The bound operator, PII fields nulled unless `identity_export_pii` (reference §17.4), as everywhere else in the summary. */
   readonly identity: { readonly operator: JsonObject } | null;
   readonly conformance: Conformance;
   readonly audit_report: AuditReport;
@@ -56,6 +58,8 @@ export interface SummaryOptions {
   readonly seal?: (extent: { events: number; first_hash: string | null; head_hash: string | null; closed_at: string | null }) => Seal | null;
   /** What live export did (a closing session only). */
   readonly otel?: OtelExportStats;
+  /** Declared sequencer steps the trail does not hold (a Python Aura session's, from its summary). */
+  readonly declaredSteps?: readonly string[] | null;
 }
 
 /** Builds the summary of the trail at `logPath` from what was read of it. */
@@ -70,9 +74,9 @@ export function buildSummary(sessionId: string, trail: TrailRead, logPath: strin
   const snapshot = stringOf(open['snapshot_hash']) ?? stringOf(ingress['snapshot_hash']);
   const policyVersion = stringOf(open['policy_version']) ?? stringOf(context['policy_version']) ?? stringOf(agentIds['policy_version']);
   const agentRef = stringOf(open['agent_ref']) ?? stringOf(context['agent_ref']) ?? stringOf(agentIds['agent_ref']);
-  const conformance = buildConformance(events, snapshot);
+  const conformance = buildConformance(events, snapshot, options.declaredSteps ?? null);
   const closedAt = events.findLast((event) => event.kind === 'session.close')?.timestamp ?? null;
-  return {
+  const summary: SessionSummary = {
     session_id: sessionId,
     aura_id: first?.aura_id ?? null,
     agent_ref: agentRef,
@@ -82,9 +86,10 @@ export function buildSummary(sessionId: string, trail: TrailRead, logPath: strin
     snapshot_hash: snapshot,
     open_snapshot_hash: snapshot,
     trace_id: first?.trace_id ?? null,
+    session_key: stringOf(open['session_key']),
     agent_ids: agentIds,
     purpose: stringOf(open['purpose']) ?? stringOf(context['purpose']),
-    identity: identityOf(events, options.exportPii === true),
+    identity: identityOf(events),
     conformance,
     audit_report: buildAuditReport(events, conformance, chain, { agent_ref: agentRef, policy_version: policyVersion }),
     event_count: events.length,
@@ -98,6 +103,11 @@ export function buildSummary(sessionId: string, trail: TrailRead, logPath: strin
     summary_version: 1,
     ...(options.otel === undefined ? {} : { otel: options.otel }),
   };
+  if (options.exportPii === true) return summary;
+  // The operator rides on copies of events too (conformance violations carry whole events).
+  const identity = new IdentityRedactor();
+  for (const event of events) identity.noteEvent(event.agent_ids, event.kind, event.payload);
+  return identity.redact(summary);
 }
 
 /** The summary file's text: indented and ASCII-escaped, as Aura writes it (`json.dump(indent=2)`). */
@@ -105,10 +115,9 @@ export function summaryText(summary: SessionSummary): string {
   return `${escapeNonAscii(JSON.stringify(summary, null, 2))}\n`;
 }
 
-function identityOf(events: readonly AuraEvent[], exportPii: boolean): { operator: JsonObject } | null {
+function identityOf(events: readonly AuraEvent[]): { operator: JsonObject } | null {
   const operator = objectOf(payloadOf(events, 'identity.bound')['operator']);
-  if (Object.keys(operator).length === 0) return null;
-  return { operator: exportPii ? operator : (redactOperatorRecord(operator) as JsonObject) };
+  return Object.keys(operator).length === 0 ? null : { operator };
 }
 
 function payloadOf(events: readonly AuraEvent[], kind: string): JsonObject {

@@ -48,7 +48,7 @@ export interface FindingsArgs {
 /** The tools of the findings channel, over any source: the sessions folders, or the fleet store. */
 export interface FindingsTools {
   /** `get_session_findings`. @throws ToolRefusal */
-  getSessionFindings(args: FindingsArgs): FindingsResponse | Promise<FindingsResponse>;
+  getSessionFindings(args: FindingsArgs): ScopedFindings | Promise<ScopedFindings>;
   /** `list_sessions`. */
   listSessions(): { sessions: Record<string, unknown>[] } | Promise<{ sessions: Record<string, unknown>[] }>;
   /** `get_session_report`. @throws ToolRefusal */
@@ -72,9 +72,29 @@ export function reportAnswer(id: string, report: SessionReport): Record<string, 
   return { session_id: id, source: report.source, stored_by: report.stored_by, summary_agrees: report.disagreements.length === 0, disagreements: report.disagreements, audit_report: report.summary.audit_report };
 }
 
+/** A `session_key` from outside for `get_session_findings`: absent, or a label (a session id, or a key a session declared). @throws ToolRefusal */
+export function sessionLabelArg(value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'string') throw new ToolRefusal(`session_key must be a string (a session id or the key a session declared), got ${JSON.stringify(value)}`);
+  return value;
+}
+
+/** @throws ToolRefusal for an `include_summary` that is not a boolean */
+export function checkIncludeSummary(args: FindingsArgs): void {
+  if (args.include_summary !== undefined && typeof args.include_summary !== 'boolean') throw new ToolRefusal(`include_summary must be true or false, got ${JSON.stringify(args.include_summary)}`);
+}
+
+/** A findings response, with the sessions a `session_key` named when one was given. */
+export type ScopedFindings = FindingsResponse & { readonly scope?: { readonly session_key: string; readonly sessions: readonly string[] } };
+
+/** The response with its scope: the key asked for and the sessions it named (none is an answer too). */
+export function scoped(response: FindingsResponse, asked: string | null, named: readonly string[]): ScopedFindings {
+  return asked === null ? response : { ...response, scope: { session_key: asked, sessions: named } };
+}
+
 /** The delivered response, a refusal of the seam turned into a tool error. @throws ToolRefusal */
 export function delivered(output: readonly Finding[], args: FindingsArgs, identityShared: boolean): FindingsResponse {
-  if (args.include_summary !== undefined && typeof args.include_summary !== 'boolean') throw new ToolRefusal(`include_summary must be true or false, got ${JSON.stringify(args.include_summary)}`);
+  checkIncludeSummary(args);
   try {
     return deliver(output, { perKindLimit: args.per_kind_limit, includeSummary: args.include_summary !== false, identityShared, severityOf });
   } catch (error) {
@@ -101,15 +121,23 @@ export class FindingsService implements FindingsTools {
     this.stores = folders.map((f) => storeFor(f.sessionsDir, f.sealLog));
   }
 
-  /** `get_session_findings`. @throws ToolRefusal */
-  getSessionFindings(args: FindingsArgs): FindingsResponse {
-    const asked = sessionKeyArg(args.session_key, false);
-    if (this.confinedTo !== null && asked !== null && asked !== this.confinedTo) throw new ToolRefusal(`this connection may read only its own session ${this.confinedTo}, not ${asked}`);
-    const key = this.confinedTo ?? asked;
-    if (key !== null && this.storeOf(key) === null) throw new ToolRefusal(`no session ${key} in the sessions this caller may read`);
+  /**
+   * `get_session_findings`. A `session_key` is an opaque label (SuperAuditor §7): it names the
+   * session with that id and every session that declared it, and is only ever compared. A key
+   * that names no readable session scopes to nothing: the answer holds the store findings alone
+   * and says so in `scope.sessions`, an empty list.
+   * @throws ToolRefusal
+   */
+  getSessionFindings(args: FindingsArgs): ScopedFindings {
+    const asked = sessionLabelArg(args.session_key);
+    // Another session's id names a session this connection may not read: refused, not answered empty (C13).
+    if (this.confinedTo !== null && asked !== null && SESSION_ID_PATTERN.test(asked) && asked !== this.confinedTo) throw new ToolRefusal(`this connection may read only its own session ${this.confinedTo}, not ${asked}`);
+    const key = asked ?? this.confinedTo;
+    checkIncludeSummary(args);
     const readable = (f: Finding): boolean => this.confinedTo === null || f['session_id'] === undefined || f['session_id'] === this.confinedTo;
     const output = this.stores.flatMap((store) => store.findings(key).filter(readable).map((f) => (this.stores.length > 1 ? { ...f, sessions_dir: store.sessionsDir } : f)));
-    return delivered(output, args, this.shared && key === null);
+    const named = asked === null ? [] : this.stores.flatMap((store) => store.sessionsNamed(asked)).filter((id) => this.confinedTo === null || id === this.confinedTo);
+    return scoped(delivered(output, args, this.shared && key === null), asked, named);
   }
 
   /** `list_sessions`: every readable session, with its verdict and state. */

@@ -36,10 +36,13 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { AuraConfig } from '../config/config.js';
-import { AuraError } from '../errors.js';
+import { AuraError, InvalidOptionError } from '../errors.js';
 import { profileError } from '../policy/profile-source.js';
+import { approveCommand, refusalOf } from '../policy/refusal.js';
 import { agent } from '../session/agent.js';
+import { SESSION_KEY_RULE, sessionKeyOf } from '../session/ids.js';
 import { readProfileFile } from '../session/profile-file.js';
+import { traceparentOrNull } from '../session/trace-context.js';
 import type { Session, SessionResult } from '../session/session.js';
 import { objectOf, stringOf } from '../spine/json-shape.js';
 import { ApprovalInbox, handoffPathOf } from '../store/approval-handoff.js';
@@ -193,7 +196,10 @@ export class ProxyConnection {
         ...(home.projectDir === null ? {} : { projectDir: home.projectDir }),
         ...(settings.profileFile === null ? {} : { profileFile: settings.profileFile }),
       });
-      const session = ag.session();
+      const sessionKey = clientSessionKey(message, this.gate.sessionId);
+      // A client that traces says so in `_meta.traceparent` (as on every request): the session joins its trace.
+      const traceParent = clientTraceparent(message.params._meta);
+      const session = ag.session(sessionKey === undefined ? { traceParent } : { sessionKey, traceParent });
       this.session = session;
       const requested = message.params.protocolVersion;
       session.emit('mcp.session', {
@@ -261,12 +267,13 @@ export class ProxyConnection {
     this.takeApprovals(session);
     this.findingsName ??= this.findings === null ? null : findingsToolName(await this.upstreamToolNames(null));
     const findings = name === this.findingsName ? this.findings : null;
+    const traceParent = clientTraceparent(params._meta);
     try {
       return await session.tool(name, params.arguments ?? {}, (live) => {
         if (findings !== null) return findings.request({ method: 'tools/call', params: { name: FINDINGS_TOOL, arguments: live } }, CallToolResultSchema, { signal });
         const request = { method: 'tools/call', params: { name, arguments: live, ...(params._meta === undefined ? {} : { _meta: params._meta }) } };
         return forward(this.upstream, request, signal, notify) as Promise<CallToolResult>;
-      });
+      }, traceParent === null ? {} : { traceParent });
     } catch (error) {
       if (error instanceof AuraError) return refusal(error, session.id);
       if (this.ending === 'upstream_exited' || this.ending === 'upstream_crashed' || (error instanceof McpError && error.code === ErrorCode.ConnectionClosed)) {
@@ -335,29 +342,13 @@ export function findingsToolName(upstreamNames: ReadonlySet<string>): string {
   return name;
 }
 
-/**
- * A refusal by the guarded path, as a tool result the model can act on: the error's code and
- * message, the rule when one refused, and what to do next. Generic over every `AuraError`: the
- * advice follows from what the error carries (an approval request, a rule), not from its class.
- */
+/** A refusal by the guarded path, as a tool result the model can act on (`isError`, the refusal's text and code). */
 export function refusal(error: AuraError, sessionId: string): CallToolResult {
-  const data = objectOf(error.data);
-  const requestId = stringOf(data['request_id']);
-  const rule = data['rule'];
-  // A request bound to a call digest releases that call only; one without (a stopped session) releases the session.
-  const next =
-    requestId !== null && data['digest'] !== undefined
-      ? `The tool did not run. A person must approve this exact call: aura approve ${sessionId} ${requestId} --principal <their name>. Then call the tool again with exactly the same arguments (changed arguments make a new request).`
-      : requestId !== null
-        ? `The tool did not run, and no tool will until a person lets the session go on: aura approve ${sessionId} ${requestId} --principal <their name>. Meanwhile, change strategy: repeating the same calls will be stopped again.`
-        : rule !== undefined
-          ? 'The tool did not run, and the same call will be refused again: reach the goal another way, or ask the user to change the policy.'
-          : 'The tool did not run: fix what the message names, or ask the user for help.';
-  const text = `aura refused this call (${error.code}): ${error.message}${rule === undefined ? '' : ` [rule: ${JSON.stringify(rule)}]`}. ${next}`;
+  const { text, code, request_id: requestId } = refusalOf(error, approveCommand(sessionId));
   return {
     isError: true,
     content: [{ type: 'text', text }],
-    _meta: { 'aura/refusal': { code: error.code, session_id: sessionId, ...(requestId === null ? {} : { request_id: requestId }) } },
+    _meta: { 'aura/refusal': { code, session_id: sessionId, ...(requestId === null ? {} : { request_id: requestId }) } },
   };
 }
 
@@ -378,6 +369,30 @@ async function forward(target: Client | Server, request: Request, signal: AbortS
     }
     throw error;
   }
+}
+
+/** Where a client declares its session key in `initialize`: `params._meta["aura/session_key"]`. */
+export const SESSION_KEY_META = 'aura/session_key';
+
+/**
+ * The session key of a client connection (SuperAuditor §7: opaque and client-declared): the label
+ * its `initialize` declares under `_meta["aura/session_key"]`, which it can reuse across
+ * connections; else its `Mcp-Session-Id`, the MCP session it names on every Streamable HTTP
+ * request; else none (over stdio the pipe is the session).
+ * @throws InvalidOptionError for a declared key that is not a label
+ */
+function clientSessionKey(message: InitializeRequest, mcpSessionId: string | undefined): string | undefined {
+  const declared = objectOf(message.params._meta)[SESSION_KEY_META];
+  if (declared === undefined) return mcpSessionId;
+  const key = sessionKeyOf(declared);
+  if (key === null) throw new InvalidOptionError(`_meta["${SESSION_KEY_META}"]`, declared, SESSION_KEY_RULE);
+  return key;
+}
+
+/** The client's `_meta.traceparent` when it is a valid one (untrusted: anything else is ignored), else null. */
+function clientTraceparent(meta: unknown): string | null {
+  const value = objectOf(meta)['traceparent'];
+  return traceparentOrNull(value) === null ? null : (value as string);
 }
 
 /** What the client may do, declared to the upstream as the proxy's own (tasks are not relayed). */

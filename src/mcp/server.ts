@@ -29,7 +29,10 @@ export function buildServer(service: FindingsTools): McpServer {
         "Pull the audit findings of aura's sessions: integrity of the trails and the store, policy violations, pending approvals, loops and more. " +
         'Each finding has a kind and a static severity (critical, warn, info). Read-only; computed from the files at each call.',
       inputSchema: {
-        session_key: z.string().optional().describe('A session id (aura_sess_ + 12 hex) to scope session findings to; store findings always cover every session'),
+        session_key: z
+          .string()
+          .optional()
+          .describe('An opaque label: the key a session declared (such as my-client-1), or a session id (aura_sess_ + 12 hex). It scopes session findings to the sessions it names (none: an empty scope, not an error); store findings always cover every session'),
         per_kind_limit: z.unknown().optional().describe('Maximum findings per kind: an integer >= 1 (default 5); anything else is refused'),
         include_summary: z.unknown().optional().describe('Include the prose summary (default true)'),
       },
@@ -37,8 +40,8 @@ export function buildServer(service: FindingsTools): McpServer {
         .object({
         findings: z.array(finding),
         total: z.number().int(),
-        counts_by_kind: z.record(z.number()),
-        counts_by_severity: z.record(z.number()),
+        counts_by_kind: z.record(z.string(), z.number()),
+        counts_by_severity: z.record(z.string(), z.number()),
         capped_kinds: z.array(z.string()),
         per_kind_limit: z.number().int(),
         summary: z.string().optional(),

@@ -8,13 +8,13 @@
 import { sessionReport } from '../audit/session-report.js';
 import { AuraError } from '../errors.js';
 import { KeyRing } from '../spine/signing.js';
-import { fleetFindings } from '../store/postgres/fleet-findings.js';
+import { fleetFindings, sessionsNamed } from '../store/postgres/fleet-findings.js';
 import { storeCall } from '../store/postgres/connection.js';
 import type { PostgresSource } from '../store/postgres/pg-source.js';
 import type { SealLogEntry } from '../store/seal-log.js';
 import { checkSession } from '../store/session-check.js';
-import { checkPerKindLimit, DeliveryError, type FindingsResponse } from '../superauditor/deliver.js';
-import { delivered, reportAnswer, sessionKeyArg, ToolRefusal, type FindingsArgs, type FindingsTools } from './findings-service.js';
+import { checkPerKindLimit, DeliveryError } from '../superauditor/deliver.js';
+import { checkIncludeSummary, delivered, reportAnswer, scoped, sessionKeyArg, sessionLabelArg, ToolRefusal, type FindingsArgs, type FindingsTools, type ScopedFindings } from './findings-service.js';
 
 /** The tools over one fleet store. */
 export class StoreFindingsService implements FindingsTools {
@@ -28,8 +28,10 @@ export class StoreFindingsService implements FindingsTools {
     private readonly silentAfterMs: number,
   ) {}
 
-  async getSessionFindings(args: FindingsArgs): Promise<FindingsResponse> {
-    const key = sessionKeyArg(args.session_key, false);
+  /** As over a folder: a `session_key` is a label, and one that names no session scopes to nothing (`scope.sessions` empty). */
+  async getSessionFindings(args: FindingsArgs): Promise<ScopedFindings> {
+    const key = sessionLabelArg(args.session_key);
+    checkIncludeSummary(args);
     let limit: number;
     try {
       limit = checkPerKindLimit(args.per_kind_limit);
@@ -37,9 +39,11 @@ export class StoreFindingsService implements FindingsTools {
       if (error instanceof DeliveryError) throw new ToolRefusal(error.message);
       throw error;
     }
-    if (key !== null && !(await this.source.has(key))) throw new ToolRefusal(`no session ${key} in the store`);
-    const output = await storeCall(this.source.label, () => fleetFindings(this.source.sql, { sessionKey: key, perKindLimit: limit, silentAfterMs: this.silentAfterMs }));
-    return delivered(output, args, this.shared && key === null);
+    const sql = this.source.sql;
+    const [output, named] = await storeCall(this.source.label, () =>
+      Promise.all([fleetFindings(sql, { sessionKey: key, perKindLimit: limit, silentAfterMs: this.silentAfterMs }), key === null ? Promise.resolve([]) : sessionsNamed(sql, key)]),
+    );
+    return scoped(delivered(output, args, this.shared && key === null), key, named);
   }
 
   async listSessions(): Promise<{ sessions: Record<string, unknown>[] }> {

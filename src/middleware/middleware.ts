@@ -15,7 +15,7 @@
  */
 
 import { InvalidOptionError, SecretNotFoundError } from '../errors.js';
-import { REF_SCHEMES, type SecretBroker } from '../policy/capabilities.js';
+import { secretRefProblem, type SecretBroker } from '../policy/secrets.js';
 import { profileError, type KeyPath, type ProfileSource } from '../policy/profile-source.js';
 import { PII_ENTITIES, type PiiEntity } from './pii-detectors.js';
 import { PII_STRATEGIES, PiiMasker, type PiiStrategy } from './pii-mask.js';
@@ -54,24 +54,23 @@ const PII_KEYS = ['strategy', 'entities', 'boundaries', 'key'];
 /**
  * The config key `pii_key`: the secret ref of the pseudonymization key for every profile that
  * pseudonymizes without naming its own, so one deployment key can live outside the profiles.
+ * @param schemes the schemes of secret refs the agent's broker resolves
  * @throws InvalidOptionError (never quoting the value: it may be the key itself) when it is not a ref
  */
-export function configKeyRef(value: unknown): string | null {
+export function configKeyRef(value: unknown, schemes: readonly string[]): string | null {
   if (value === undefined || value === null) return null;
-  if (!isSecretRef(value)) throw new InvalidOptionError('pii_key', '(not shown)', `a secret ref such as env:AURA_PII_KEY (${REF_SCHEMES.join(', ')}), never the key itself`);
-  return value;
-}
-
-function isSecretRef(value: unknown): value is string {
-  return typeof value === 'string' && REF_SCHEMES.some((scheme) => value.startsWith(scheme) && value.length > scheme.length);
+  const problem = typeof value === 'string' ? secretRefProblem(value, schemes) : 'is not a string';
+  if (problem !== null) throw new InvalidOptionError('pii_key', '(not shown)', `a secret ref such as env:AURA_PII_KEY, never the key itself (the value ${problem})`);
+  return value as string;
 }
 
 /**
  * Parses the `middleware` block.
+ * @param schemes the schemes of secret refs the agent's broker resolves
  * @param configKey the config's `pii_key` ref, used when `pseudonymize` names no key of its own.
  * @throws ProfileError naming the file, line and key of the first problem
  */
-export function parseMiddleware(value: unknown, source: ProfileSource, keys: KeyPath, configKey: string | null = null): MiddlewareConfig {
+export function parseMiddleware(value: unknown, source: ProfileSource, keys: KeyPath, schemes: readonly string[], configKey: string | null = null): MiddlewareConfig {
   if (value === undefined || value === null) return NO_MIDDLEWARE;
   if (typeof value !== 'object' || Array.isArray(value)) throw profileError(source, keys, 'expected a mapping of middleware ops (pii_mask)');
   const block = value as Record<string, unknown>;
@@ -79,10 +78,10 @@ export function parseMiddleware(value: unknown, source: ProfileSource, keys: Key
     if (!(MIDDLEWARE_OPS as readonly string[]).includes(key)) throw profileError(source, [...keys, key], `unknown middleware op; expected one of ${MIDDLEWARE_OPS.join(', ')}`);
   }
   const pii = block['pii_mask'];
-  return pii === undefined ? NO_MIDDLEWARE : { pii_mask: parsePiiMask(pii, source, [...keys, 'pii_mask'], configKey) };
+  return pii === undefined ? NO_MIDDLEWARE : { pii_mask: parsePiiMask(pii, source, [...keys, 'pii_mask'], schemes, configKey) };
 }
 
-function parsePiiMask(value: unknown, source: ProfileSource, keys: KeyPath, configKey: string | null): PiiMaskConfig {
+function parsePiiMask(value: unknown, source: ProfileSource, keys: KeyPath, schemes: readonly string[], configKey: string | null): PiiMaskConfig {
   if (value === null || value === true) return DEFAULT_PII_MASK;
   if (typeof value !== 'object' || Array.isArray(value)) throw profileError(source, keys, 'expected a mapping with strategy, entities, boundaries, key');
   const entry = value as Record<string, unknown>;
@@ -93,10 +92,11 @@ function parsePiiMask(value: unknown, source: ProfileSource, keys: KeyPath, conf
   const boundaries = listOf(entry['boundaries'], DEFAULT_PII_MASK.boundaries, source, [...keys, 'boundaries'], PII_BOUNDARIES);
   const declared = entry['key'] ?? null;
   if (declared !== null) {
-    if (!isSecretRef(declared)) throw profileError(source, [...keys, 'key'], `expected a secret ref such as env:AURA_PII_KEY (${REF_SCHEMES.join(', ')}), never the key itself`);
+    const problem = typeof declared === 'string' ? secretRefProblem(declared, schemes) : 'is not a string';
+    if (problem !== null) throw profileError(source, [...keys, 'key'], `expected a secret ref such as env:AURA_PII_KEY, never the key itself: the value ${problem}`);
     if (strategy !== 'pseudonymize') throw profileError(source, [...keys, 'key'], 'a key is only used by strategy pseudonymize');
   }
-  const key = strategy === 'pseudonymize' ? (declared ?? configKey) : null;
+  const key = strategy === 'pseudonymize' ? ((declared as string | null) ?? configKey) : null;
   if (strategy === 'pseudonymize' && key === null) throw profileError(source, [...keys, 'key'], 'strategy pseudonymize needs a key: a secret ref such as env:AURA_PII_KEY, here or as the config key pii_key');
   return { strategy: strategy as PiiStrategy, entities, boundaries, key };
 }

@@ -16,7 +16,7 @@
 
 import { createHmac } from 'node:crypto';
 import { InvalidOptionError } from '../errors.js';
-import { isSecretLikeKey } from './redact.js';
+import { freeKey, isSecretLikeKey } from './redact.js';
 import { findPii, type PiiEntity, type PiiMatch } from './pii-detectors.js';
 
 /** How a value is replaced. */
@@ -119,7 +119,7 @@ export class PiiMasker {
       const [key, item] = entries[i] as [string, unknown];
       // A key can be personal data too (a map by e-mail); masked keys that collide get a suffix, so no entry is lost.
       const maskedKey = this.maskText(key, counts);
-      const name = maskedKey === key ? key : freeKey(maskedKey, value, copy ?? entries.slice(0, i));
+      const name = maskedKey === key ? key : freeKey(maskedKey, (candidate) => Object.hasOwn(value, candidate) || (copy ?? entries.slice(0, i)).some(([other]) => other === candidate));
       const at = path === '' ? name : `${path}.${name}`;
       if (name !== key) fields.push(`${at} (key)`);
       const masked = isSecretLikeKey(key) ? item : this.walk(item, at, depth + 1, counts, fields);
@@ -139,14 +139,6 @@ export class PiiMasker {
         return partial(match);
     }
   }
-}
-
-/** `name`, or `name~2`, `name~3`, … : the first that is neither a key of `original` nor one already taken. */
-function freeKey(name: string, original: object, taken: readonly [string, unknown][]): string {
-  const used = (candidate: string): boolean => Object.hasOwn(original, candidate) || taken.some(([key]) => key === candidate);
-  let candidate = name;
-  for (let n = 2; used(candidate); n++) candidate = `${name}~${n}`;
-  return candidate;
 }
 
 /** The form of a value that makes two spellings of it one pseudonym. */

@@ -135,6 +135,45 @@ export class ObserverBus {
     }
   }
 
+  /**
+   * Rebuilds the observers' state in a later process of a shared session: hands each event of the
+   * trail out again, in order, recording nothing. What an observer records while handling an event
+   * is the next event of that kind in the trail (it was recorded then), and it is not handed back
+   * to that observer, as the first time. Its stops go to `stop`; what it throws is dropped (it was
+   * recorded the first time). `before` sees each event just before the observers do.
+   */
+  replay<E extends ObservedEvent>(history: readonly E[], stop: (request: StopRequest) => string, before: (event: E) => void): void {
+    const emitter = new Map<number, number>();
+    let at = 0;
+    const contexts: ObserverContext[] = this.observers.map((_, index) => ({
+      emit: (kind) => {
+        for (let later = at + 1; later < history.length; later++) {
+          if (history[later]?.kind === kind && !emitter.has(later)) {
+            emitter.set(later, index);
+            return history[later] as ObservedEvent;
+          }
+        }
+        return history[at] as ObservedEvent;
+      },
+      stop,
+      now: () => history[at]?.micros ?? 0,
+    }));
+    for (; at < history.length; at++) {
+      const event = history[at] as E;
+      before(event);
+      if (this.listened !== null && !this.listened.has(event.kind)) continue;
+      for (let index = 0; index < this.observers.length; index++) {
+        const wanted = this.wants[index];
+        if (emitter.get(at) === index || (wanted !== null && wanted !== undefined && !wanted.has(event.kind))) continue;
+        try {
+          (this.observers[index] as Observer).onEvent(event, contexts[index] as ObserverContext);
+        } catch {
+          // Recorded as observer.error when it first happened.
+        }
+      }
+    }
+  }
+
   /** Lets each observer record its last events; called before `session.close`. */
   close(): void {
     for (let index = 0; index < this.observers.length; index++) {

@@ -60,6 +60,11 @@ export class ApprovalBook {
     return request;
   }
 
+  /** The request with this id, if one was made. */
+  byId(requestId: string): ApprovalRequest | undefined {
+    return this.requests.get(requestId);
+  }
+
   /** Marks an approved request used by the call it released. */
   use(request: ApprovalRequest): void {
     request.state = 'used';

@@ -9,22 +9,7 @@ import { objectOf } from '../spine/json-shape.js';
 import { isSecretLikeKey } from '../middleware/redact.js';
 import { profileError, type KeyPath, type ProfileSource } from './profile-source.js';
 import type { PolicyInput, RuleResult } from './rules.js';
-
-/** Resolves secret references. Return `undefined` (or throw) for one it cannot resolve. */
-export interface SecretBroker {
-  resolve(ref: string): string | undefined | Promise<string | undefined>;
-}
-
-/** The built-in broker: `env:NAME` (or a bare `NAME`) is the environment variable NAME. */
-export class EnvSecretBroker implements SecretBroker {
-  constructor(private readonly env: Readonly<Record<string, string | undefined>> = process.env) {}
-
-  resolve(ref: string): string | undefined {
-    const name = ref.startsWith('env:') ? ref.slice(4) : ref;
-    const value = this.env[name];
-    return value === undefined || value === '' ? undefined : value;
-  }
-}
+import { ENV_SCHEME, secretRefProblem } from './secrets.js';
 
 /** Where one secret goes in the live arguments. */
 export interface InjectTarget {
@@ -47,29 +32,31 @@ export interface Capability {
 const CAPABILITY_KEYS = ['id', 'capability_id', 'tool', 'name', 'skill_id', 'skill', 'allowed', 'scope', 'secret', 'secret_ref', 'inject_as', 'inject', 'strict_args', 'strict', 'description'];
 // A secret object holding any of these holds the secret itself, not a reference to it.
 const PLAINTEXT_KEYS = ['value', 'token', 'plaintext', 'secret', 'password', 'api_key', 'authorization', 'key', 'card_number', 'pan'];
+// What Aura refuses as a scope value (reference §11.1): the start of a live credential.
 const LIVE_CREDENTIAL_PREFIXES = ['sk-', 'pk-', 'tok_', 'token-', 'ghp_', 'github_pat_', 'xox', 'akia', 'bearer ', 'basic '];
-/** The schemes of a secret reference (`env:NAME`, …): anything else in a secret field is taken for the secret itself. */
-export const REF_SCHEMES: readonly string[] = ['env:', 'vault:', 'kms:', 'file:'];
+// `{provider: env, name: X}`: the providers that mean the environment (reference §11.1).
+const ENV_PROVIDERS = new Set(['env', 'environment']);
 // Keys of a call's args that are never "extra" under strict_args.
 const RESERVED_ARGS = new Set(['tool', 'skill_id', 'name', 'tool_name', 'capability', 'capability_id', 'args', 'headers', 'step_id', 'tokens', 'token_count', 'request_id']);
 
 /**
  * Parses `capabilities[]` strictly: a bad entry is an error, never dropped.
+ * @param schemes the schemes of secret refs this agent's broker resolves
  * @throws ProfileError
  */
-export function parseCapabilities(value: unknown, source: ProfileSource, keys: KeyPath): Capability[] {
+export function parseCapabilities(value: unknown, source: ProfileSource, keys: KeyPath, schemes: readonly string[]): Capability[] {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value)) throw profileError(source, keys, 'expected a list of capabilities');
   const seen = new Set<string>();
   return value.map((entry, i) => {
-    const capability = parseCapability(entry, source, [...keys, i]);
+    const capability = parseCapability(entry, source, [...keys, i], schemes);
     if (seen.has(capability.id)) throw profileError(source, [...keys, i, 'id'], `duplicate capability id: ${capability.id}`);
     seen.add(capability.id);
     return capability;
   });
 }
 
-function parseCapability(value: unknown, source: ProfileSource, keys: KeyPath): Capability {
+function parseCapability(value: unknown, source: ProfileSource, keys: KeyPath, schemes: readonly string[]): Capability {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw profileError(source, keys, 'a capability must be a mapping with an "id"');
   const entry = value as Record<string, unknown>;
   for (const key of Object.keys(entry)) if (!CAPABILITY_KEYS.includes(key)) throw profileError(source, [...keys, key], 'unknown key for a capability');
@@ -85,7 +72,7 @@ function parseCapability(value: unknown, source: ProfileSource, keys: KeyPath): 
   if (hasSingle && entry['inject'] !== undefined) throw profileError(source, keys, 'cannot declare both "secret"/"secret_ref" and "inject"');
   const inject: InjectTarget[] = [];
   if (hasSingle) {
-    const ref = refOf(entry['secret'] ?? entry['secret_ref'], source, [...keys, entry['secret'] !== undefined ? 'secret' : 'secret_ref']);
+    const ref = refOf(entry['secret'] ?? entry['secret_ref'], source, [...keys, entry['secret'] !== undefined ? 'secret' : 'secret_ref'], schemes);
     const secret = entry['secret'];
     const as = (typeof secret === 'object' && secret !== null ? ((secret as Record<string, unknown>)['as'] ?? (secret as Record<string, unknown>)['inject_as']) : undefined) ?? entry['inject_as'] ?? 'token';
     if (typeof as !== 'string' || as === '') throw profileError(source, [...keys, 'inject_as'], 'expected an argument name');
@@ -101,7 +88,7 @@ function parseCapability(value: unknown, source: ProfileSource, keys: KeyPath): 
       const prefix = t['prefix'] ?? '';
       if (typeof as !== 'string' || as === '' || typeof prefix !== 'string') throw profileError(source, at, 'expected "as" an argument path and "prefix" a string');
       if (inject.some((other) => other.as === as)) throw profileError(source, [...at, 'as'], `duplicate inject target: ${as}`);
-      inject.push({ ref: refOf(t['ref'] ?? t, source, at), as, prefix });
+      inject.push({ ref: refOf(t['ref'] ?? t, source, at, schemes), as, prefix });
     }
   }
   const tool = entry['tool'] ?? entry['name'] ?? null;
@@ -111,27 +98,37 @@ function parseCapability(value: unknown, source: ProfileSource, keys: KeyPath): 
   return { id, tool, skill_id: skill, allowed: allowed as Record<string, unknown>, inject, strict_args: entry['strict_args'] === true || entry['strict'] === true };
 }
 
-/** A secret reference from its declared forms: `"env:X"`, `{ref}`, `{env: X}`, `{provider: env, name: X}`. */
-function refOf(value: unknown, source: ProfileSource, keys: KeyPath): string {
+/**
+ * A secret reference from its declared forms: `"env:X"`, `{ref: "env:X"}`, `{env: X}`,
+ * `{provider: env | <scheme>, name: X}`. A bare name, in a string or an object, is refused: it
+ * would be read as a variable name when it may be the secret itself.
+ */
+function refOf(value: unknown, source: ProfileSource, keys: KeyPath, schemes: readonly string[]): string {
   if (typeof value === 'string') {
-    if (value === '') throw profileError(source, keys, 'a secret ref cannot be empty');
-    if (looksLikeCredential(value)) throw profileError(source, keys, 'looks like a plaintext secret: give a ref such as env:NAME, never the value');
+    const problem = secretRefProblem(value, schemes);
+    if (problem !== null) throw profileError(source, keys, problem);
     return value;
   }
   if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
     const secret = value as Record<string, unknown>;
     const plaintext = PLAINTEXT_KEYS.find((key) => key in secret);
     if (plaintext !== undefined) throw profileError(source, [...keys, plaintext], 'secrets are declared by ref only (env:NAME), never by value');
-    if (typeof secret['ref'] === 'string') return refOf(secret['ref'], source, [...keys, 'ref']);
+    if (secret['ref'] !== undefined) return refOf(secret['ref'], source, [...keys, 'ref'], schemes);
+    const provider = secret['provider'] ?? secret['source'];
     const name = secret['env'] ?? secret['name'] ?? secret['id'];
-    if (typeof name === 'string' && name !== '') return `env:${name}`;
+    if (typeof name === 'string' && name !== '') {
+      if (secret['env'] === undefined && provider === undefined) throw profileError(source, keys, 'say where the secret lives: {provider: env, name: NAME}, {env: NAME} or env:NAME');
+      const scheme = secret['env'] !== undefined || (typeof provider === 'string' && ENV_PROVIDERS.has(provider)) ? ENV_SCHEME : provider;
+      if (typeof scheme !== 'string') throw profileError(source, [...keys, 'provider'], 'expected a provider name such as env');
+      return refOf(`${scheme}:${name}`, source, keys, schemes);
+    }
   }
   throw profileError(source, keys, 'expected a secret ref: "env:NAME" or {ref: "env:NAME"}');
 }
 
 function looksLikeCredential(text: string): boolean {
   const lower = text.toLowerCase();
-  return !REF_SCHEMES.some((scheme) => lower.startsWith(scheme)) && LIVE_CREDENTIAL_PREFIXES.some((prefix) => lower.startsWith(prefix));
+  return LIVE_CREDENTIAL_PREFIXES.some((prefix) => lower.startsWith(prefix));
 }
 
 /** The capability summary of `session.open` (reference §11.2). */

@@ -83,13 +83,3 @@ export function operatorRecord(operator: Operator): Record<string, unknown> {
     ...(operator.issuer === undefined ? {} : { issuer: operator.issuer }),
   };
 }
-
-/** The fields that leave the trail only when `identity_export_pii` is set (reference §17.4). */
-export const OPERATOR_PII_FIELDS: readonly string[] = ['email', 'name', 'phone', 'subject'];
-
-/** An operator record for a summary or a span: PII fields nulled, the subject kept only as its hash. */
-export function redactOperatorRecord(record: Readonly<Record<string, unknown>>): Record<string, unknown> {
-  const redacted: Record<string, unknown> = { ...record };
-  for (const field of OPERATOR_PII_FIELDS) if (field in redacted) redacted[field] = null;
-  return redacted;
-}

@@ -25,6 +25,8 @@ export interface PolicyParts {
   readonly default_tool_policy: { readonly value: unknown; readonly source: ProfileSource };
   readonly observers: { readonly value: unknown; readonly source: ProfileSource };
   readonly skills: readonly string[];
+  /** The schemes of secret refs the agent's broker resolves (`env` by default). */
+  readonly secretSchemes: readonly string[];
 }
 
 /** The decision for one event. */
@@ -61,7 +63,7 @@ export class Policy {
    */
   static compile(parts: PolicyParts): Policy {
     const spectrum = parseSpectrum(parts.spectrum.value, parts.spectrum.source, ['spectrum']);
-    const capabilities = parseCapabilities(parts.capabilities.value, parts.capabilities.source, ['capabilities']);
+    const capabilities = parseCapabilities(parts.capabilities.value, parts.capabilities.source, ['capabilities'], parts.secretSchemes);
     const variables = parts.variables.value;
     const refsValue = variables !== null && typeof variables === 'object' ? (variables as Record<string, unknown>)['schema_refs'] : undefined;
     const schemaRefs = compileSchemaRefs(refsValue, parts.variables.source, ['variables', 'schema_refs']);

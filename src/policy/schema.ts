@@ -3,13 +3,25 @@
  * at profile load, so a schema that does not compile is an error before any session opens.
  */
 
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
+import { createRequire } from 'node:module';
+import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 
-// ajv-formats is CommonJS; under NodeNext its default import is the module object.
-const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+let ajv: Ajv2020 | null = null;
 
-const ajv = addFormats(new Ajv2020({ allErrors: true, strict: false }));
+/**
+ * ajv and its formats, loaded at the first schema (synchronously: profiles load synchronously).
+ * Most profiles have none, and loading ajv is a good part of a short process's start (the Claude
+ * Code hook runs before every tool call).
+ */
+function compiler(): Ajv2020 {
+  if (ajv === null) {
+    const require = createRequire(import.meta.url);
+    const { Ajv2020: Ajv } = require('ajv/dist/2020.js') as { Ajv2020: new (options: object) => Ajv2020 };
+    const addFormats = require('ajv-formats') as (instance: Ajv2020) => Ajv2020;
+    ajv = addFormats(new Ajv({ allErrors: true, strict: false }));
+  }
+  return ajv;
+}
 
 /** A compiled schema: the problems of a value, or none. */
 export type SchemaCheck = (value: unknown) => string[];
@@ -19,7 +31,7 @@ export type SchemaCheck = (value: unknown) => string[];
  * @throws Error with ajv's message when it does not compile.
  */
 export function compileSchema(schema: object): SchemaCheck {
-  const validate: ValidateFunction = ajv.compile(schema);
+  const validate: ValidateFunction = compiler().compile(schema);
   return (value) => (validate(value) ? [] : describeErrors(validate.errors ?? []));
 }
 

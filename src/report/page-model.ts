@@ -9,6 +9,7 @@
 
 import { ruleType } from '../audit/conformance.js';
 import type { Finding } from '../audit/detector.js';
+import { verdictReason } from '../audit/report.js';
 import { sessionReport } from '../audit/session-report.js';
 import { AuraError } from '../errors.js';
 import { canonicalJson } from '../spine/canonical.js';
@@ -67,6 +68,8 @@ export interface ReportPageModel {
   readonly opened_at: string | null;
   readonly closed_at: string | null;
   readonly verdict: string;
+  /** Why the verdict is below pass (`conformance: …; critical: …`), or null. */
+  readonly verdict_reason: string | null;
   readonly source: 'trail' | 'summary';
   readonly stored_by: string | null;
   readonly disagreements: readonly string[];
@@ -128,6 +131,7 @@ export function reportPageModel(session: SessionFiles | SessionMaterial, options
     opened_at: stringOf(summary['opened_at']) ?? rows[0]?.[1] ?? null,
     closed_at: stringOf(summary['closed_at']),
     verdict: String(audit['verdict'] ?? 'unknown'),
+    verdict_reason: verdictReason(audit['verdict'], audit.findings, summary['conformance']),
     source: report.source,
     stored_by: report.stored_by,
     disagreements: report.disagreements,

@@ -14,6 +14,7 @@ import { sha256 } from '../spine/hash.js';
 import { newUlid } from './ids.js';
 import { Policy, type DefaultToolPolicy } from '../policy/policy.js';
 import { codeSource, profileError, type ProfileSource } from '../policy/profile-source.js';
+import { brokerSchemes, refuseCredentials, type SecretBroker } from '../policy/secrets.js';
 import { readProfileFile, type ProfileKey } from './profile-file.js';
 import { configKeyRef, NO_MIDDLEWARE, parseMiddleware, type MiddlewareConfig } from '../middleware/middleware.js';
 import { parseSequencer, type SequencerSpec } from '../sequencer/spec.js';
@@ -82,6 +83,11 @@ export interface AgentOptions extends ConfigOptions {
   readonly observers?: readonly unknown[];
   /** `{pii_mask: {strategy, entities, boundaries, key}}`: personal data masked before it is recorded. */
   readonly middleware?: Readonly<Record<string, unknown>>;
+  /**
+   * Resolves the secret refs of this agent's sessions (default: the environment, `env:NAME`). The
+   * schemes it declares are the ones the profile's refs may use; a session may bring its own broker.
+   */
+  readonly secretBroker?: SecretBroker;
 }
 
 // Aura's rule; ASCII is checked before lower-casing, because Unicode case mapping turns some
@@ -108,6 +114,8 @@ export class Agent {
     readonly middleware: MiddlewareConfig = NO_MIDDLEWARE,
     /** The parsed `sequencer`, or null. */
     readonly sequencer: SequencerSpec | null = null,
+    /** The broker of its sessions, unless a session brings its own. */
+    readonly secretBroker: SecretBroker | null = null,
   ) {}
 
   get auraId(): string {
@@ -170,6 +178,9 @@ export function agent(ref: string, options: AgentOptions = {}): Agent {
   // Each key from code if given there, else from the file: errors then point at where it came from.
   const part = (codeValue: unknown, key: ProfileKey): { value: unknown; source: ProfileSource } =>
     codeValue !== undefined || file === null ? { value: codeValue, source: code } : { value: file.values[key], source: file.source };
+  // A profile in code holds no credential either (a file is checked as it is read).
+  refuseCredentials(profileOptions(options), code, []);
+  const secretSchemes = brokerSchemes(options.secretBroker);
   const fileRef = file?.values.agent_ref;
   if (typeof fileRef === 'string' && file !== null && parseAgentRef(fileRef) !== agentRef) {
     throw profileError(file.source, ['agent_ref'], `the profile is for ${fileRef}, not ${agentRef}`);
@@ -188,9 +199,10 @@ export function agent(ref: string, options: AgentOptions = {}): Agent {
     default_tool_policy: part(options.defaultToolPolicy, 'default_tool_policy'),
     observers: part(options.observers, 'observers'),
     skills: value<readonly string[]>(options.skills, 'skills', []),
+    secretSchemes,
   });
   const middlewarePart = part(options.middleware, 'middleware');
-  const middleware = parseMiddleware(middlewarePart.value, middlewarePart.source, ['middleware'], configKeyRef(config.values['pii_key']));
+  const middleware = parseMiddleware(middlewarePart.value, middlewarePart.source, ['middleware'], secretSchemes, configKeyRef(config.values['pii_key'], secretSchemes));
   const sequencerPart = part(options.sequencer, 'sequencer');
   const sequencer = parseSequencer(sequencerPart.value, sequencerPart.source, ['sequencer']);
   const profile: AgentProfile = {
@@ -216,7 +228,13 @@ export function agent(ref: string, options: AgentOptions = {}): Agent {
   // Checks now that the profile is JSON, so a bad value fails here and not at the first session.
   canonicalJson(profile, 'profile');
   registry.save(profile);
-  return new Agent(profile, config, policy, middleware, sequencer);
+  return new Agent(profile, config, policy, middleware, sequencer, options.secretBroker ?? null);
+}
+
+/** The profile keys of `agent()`'s options (the rest configure where it runs). */
+function profileOptions(options: AgentOptions): Record<string, unknown> {
+  const { name, purpose, policyVersion, variables, rules, skills, ids, capabilities, spectrum, escalations, sequencer, observers, middleware } = options;
+  return { name, purpose, policyVersion, variables, rules, skills, ids, capabilities, spectrum, escalations, sequencer, observers, middleware };
 }
 
 interface RegistryState {

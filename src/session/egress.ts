@@ -7,7 +7,8 @@
 
 import { SecretNotFoundError } from '../errors.js';
 import { isSecretLikeKey } from '../middleware/redact.js';
-import { setPath, type Capability, type SecretBroker } from '../policy/capabilities.js';
+import { setPath, type Capability } from '../policy/capabilities.js';
+import type { SecretBroker } from '../policy/secrets.js';
 
 /** A deep copy of `value` without secret-like keys. */
 export function withoutSecretKeys(value: unknown): unknown {

@@ -70,3 +70,18 @@ export function newUlid(nowMillis = Date.now()): string {
   }
   return time + tail;
 }
+
+const SESSION_KEY_MAX_LENGTH = 256;
+
+/** What a session key must be, for error messages. */
+export const SESSION_KEY_RULE = `a label of 1 to ${SESSION_KEY_MAX_LENGTH} characters without control characters, such as "my-client-1"`;
+
+/**
+ * A session key as declared (SuperAuditor §7): an opaque label such as `my-client-1`, one to 256
+ * characters with no control character. It is only ever compared, never used as a path.
+ * @returns the key, or null when `value` is not one
+ */
+export function sessionKeyOf(value: unknown): string | null {
+  // eslint-disable-next-line no-control-regex
+  return typeof value === 'string' && value.length > 0 && value.length <= SESSION_KEY_MAX_LENGTH && value.isWellFormed() && !/[\u0000-\u001f\u007f-\u009f]/.test(value) ? value : null;
+}

@@ -27,7 +27,6 @@ import {
   TrailWriteError,
 } from '../errors.js';
 import { LiveExport } from '../export/live-export.js';
-import { exportSession } from '../export/session-export.js';
 import type { SessionSummary } from '../export/summary.js';
 import type { AuditReport } from '../audit/report.js';
 import type { Conformance } from '../audit/conformance.js';
@@ -39,7 +38,8 @@ import { PiiMasker, type Masked, type PiiReport } from '../middleware/pii-mask.j
 import { runSequencer, SequencerState, type SequencerResult, type SequencerRunOptions, type SequencerTools } from '../sequencer/runner.js';
 import type { GateName, StepSpec } from '../sequencer/spec.js';
 import { ApprovalBook, callDigest } from '../policy/approvals.js';
-import { capabilitySummary, EnvSecretBroker, type SecretBroker } from '../policy/capabilities.js';
+import { capabilitySummary } from '../policy/capabilities.js';
+import { brokerSchemes, EnvSecretBroker, refScheme, type SecretBroker } from '../policy/secrets.js';
 import { EscalationEngine, type EscalationHandler } from '../policy/escalations.js';
 import { identityPolicy, ManualIdentityAdapter, operatorRecord, type Operator, type OperatorIdentityAdapter } from '../policy/identity.js';
 import type { Decision } from '../policy/policy.js';
@@ -56,7 +56,9 @@ import { SESSION_ID_PATTERN, sessionFiles, type SessionFiles } from '../store/se
 import { PACKAGE_NAME, VERSION } from '../version.js';
 import { parseSessionMode, type Agent, type SessionMode } from './agent.js';
 import { injectSecrets, withoutSecretKeys } from './egress.js';
-import { isoTimestamp, randomIds, systemClock, type Clock, type IdSource } from './ids.js';
+import { isoTimestamp, randomIds, SESSION_KEY_RULE, sessionKeyOf, systemClock, type Clock, type IdSource } from './ids.js';
+import { readHistory, type PastEvent, type SessionHistory } from './resume.js';
+import { parseTraceparent, sessionTraceParent, type TraceParent } from './trace-context.js';
 
 /** Options of `agent.session()`. */
 export interface SessionOptions {
@@ -68,7 +70,13 @@ export interface SessionOptions {
   readonly fsync?: FsyncPolicy;
   /** Recorded as every event's `task_id`. */
   readonly taskId?: string;
-  /** Resolves capability secret refs (default: the environment, `env:NAME`). */
+  /**
+   * An opaque label the client declares for this session (`my-client-1`; 1–256 characters, no
+   * control character), recorded in `session.open`: the findings channel's `session_key` scopes
+   * session findings by it (SuperAuditor §7). The session id names a session too.
+   */
+  readonly sessionKey?: string;
+  /** Resolves the profile's secret refs (default: the agent's broker, else the environment); it must declare the scheme of each. */
   readonly secretBroker?: SecretBroker;
   /** The operator running the session, as declared (recorded with method `manual`). */
   readonly operator?: Partial<Operator>;
@@ -86,6 +94,21 @@ export interface SessionOptions {
   readonly ids?: IdSource;
   /** Clock in epoch microseconds, for tests. */
   readonly clock?: Clock;
+  /**
+   * The W3C `traceparent` of the span this session runs under: its spans join that trace as its
+   * children. Default: the active span of `@opentelemetry/api` when the app has it; null for none.
+   */
+  readonly traceParent?: string | null;
+}
+
+/** Options of {@link Session.attach}: one session written by many short processes in turn. */
+export interface SharedSessionOptions extends SessionOptions {
+  /** The session's id (`aura_sess_` + 12 hex), the same in every process. */
+  readonly sessionId: string;
+  /** The process whose life the session shares: it counts as open while that process runs. */
+  readonly ownerPid: number;
+  /** How long to wait while another process appends (default 10 s). */
+  readonly waitMs?: number;
 }
 
 /** Options of {@link Session.emit}. */
@@ -105,6 +128,10 @@ export interface ToolOptions {
   readonly capabilityId?: string;
   /** Middleware for this call's arguments and result beyond the profile's boundaries (`['pii_mask']`), as a sequencer step declares. */
   readonly middleware?: readonly (typeof MIDDLEWARE_OPS)[number][];
+  /** The framework's id of this call (recorded as `tool_call_id`; the span's `gen_ai.tool.call.id`). */
+  readonly callId?: string;
+  /** The W3C `traceparent` of the caller's span: this call's span becomes its child (`aura proxy` passes the client's). */
+  readonly traceParent?: string;
 }
 
 /** Tools dispatched by name through the guarded path. */
@@ -147,6 +174,10 @@ const TOOL_KINDS: ReadonlySet<string> = new Set(['tool.call', 'action.request'])
 const ATTEMPT_MEMORY = 4096;
 // Three tries at a fresh id: a collision of 48 random bits is already unheard of.
 const OPEN_ATTEMPTS = 3;
+// A process appending to a shared trail holds it for milliseconds; ten seconds means it is stuck.
+const SHARED_WAIT_MS = 10_000;
+// Frameworks' ids are short (`call_…`, `toolu_…`); a longer one is not an id.
+const MAX_CALL_ID = 256;
 // What `middleware: [pii_mask]` on a call (a sequencer step) masks.
 const CALL_BOUNDARIES: readonly PiiBoundary[] = ['tool.args', 'tool.result'];
 
@@ -160,6 +191,8 @@ interface Masking {
 export class Session implements AsyncDisposable {
   readonly id: string;
   readonly traceId: string;
+  /** The span the session runs under (its spans join that trace), or null. */
+  readonly traceParent: TraceParent | null;
   readonly mode: SessionMode;
   /** The snapshot hash of the declared policy, fixed at open. */
   readonly openSnapshotHash: string;
@@ -171,8 +204,11 @@ export class Session implements AsyncDisposable {
   /** Pushes spans to a collector as they end (config `otel.endpoint`), or null. */
   private readonly live: LiveExport | null;
   private agentIdsText: string;
+  /** The agent's id as the trail records it (a shared session keeps the one its first process recorded). */
+  private auraId: string;
   private readonly exportOnClose: boolean;
   private readonly taskId: string | null;
+  private readonly sessionKey: string | null;
   private readonly ids: IdSource;
   private readonly clock: Clock;
   private readonly redactor = new SessionRedactor();
@@ -197,6 +233,8 @@ export class Session implements AsyncDisposable {
   private loopStop: (StopRequest & { readonly request_id: string }) | null = null;
   private lastEventId: string | null = null;
   private headHash: string | null = null;
+  /** A shared session's trail as earlier processes left it, until this process has taken it up. */
+  private history: SessionHistory | null = null;
   private lastMicros = 0;
   private count = 0;
   private goalReached = false;
@@ -205,6 +243,7 @@ export class Session implements AsyncDisposable {
   private constructor(
     readonly agent: Agent,
     options: SessionOptions,
+    shared: SharedSessionOptions | null = null,
   ) {
     const { settings, paths, values } = agent.config;
     this.mode = parseSessionMode(options.mode ?? agent.profile.default_mode);
@@ -212,17 +251,19 @@ export class Session implements AsyncDisposable {
     if (options.export !== undefined && typeof options.export !== 'boolean') throw new InvalidOptionError('export', options.export, 'true or false');
     this.exportOnClose = options.export ?? settings.export_on_close;
     this.taskId = options.taskId ?? null;
+    this.sessionKey = options.sessionKey === undefined ? null : sessionKeyOf(options.sessionKey);
+    if (options.sessionKey !== undefined && this.sessionKey === null) throw new InvalidOptionError('sessionKey', options.sessionKey, SESSION_KEY_RULE);
     this.ids = options.ids ?? randomIds;
     this.clock = options.clock ?? systemClock;
     const policy = agent.policy;
     const piiConfig = agent.middleware.pii_mask;
-    this.broker = options.secretBroker ?? (policy.capabilities.length > 0 || piiConfig?.key != null ? new EnvSecretBroker() : null);
+    this.broker = openBroker(options.secretBroker ?? agent.secretBroker, [...policy.capabilities.flatMap((c) => c.inject.map((t) => t.ref)), ...(piiConfig?.key == null ? [] : [piiConfig.key])]);
     this.openSnapshotHash = agent.snapshotHash();
     // Before the trail exists: a missing pseudonymization key leaves no file.
     this.pii = piiConfig === null ? null : openPiiMasking(piiConfig, this.broker, (key) => this.redactor.addSecret(key));
 
     // Identity is settled before the trail exists: a session refused here leaves no file.
-    const sessionId = this.ids.sessionId();
+    const sessionId = shared?.sessionId ?? this.ids.sessionId();
     if (!SESSION_ID_PATTERN.test(sessionId)) throw new InvalidSessionIdError(sessionId, "the id source must give 'aura_sess_' + 12 lowercase hex");
     const adapter = options.identityAdapter ?? new ManualIdentityAdapter(options.operator);
     this.operator = adapter.resolve({ session_id: sessionId, aura_id: agent.auraId, agent_ref: agent.ref, profile_ids: agent.profile.ids });
@@ -237,15 +278,28 @@ export class Session implements AsyncDisposable {
         ? null
         : new ObserverBus(observers, { emit: (kind, payload) => this.emit(kind, payload), stop: (request) => this.stopAtLoop(request), now: () => Math.max(this.clock(), this.lastMicros) });
     this.signer = options.sign === false ? null : KeyRing.load(paths.keys).signer();
-    this.live = LiveExport.fromSettings(settings.otel);
+    // A shared session's spans are built at close, from the whole trail: no process sees all of it live.
+    this.live = shared === null ? LiveExport.fromSettings(settings.otel) : null;
     this.checkpointEvery = settings.checkpoint_every;
     this.agentIdsText = canonicalJson(agent.trailer(), 'agent_ids');
+    this.auraId = agent.profile.aura_id;
     makeFolder(paths.sessions);
-    const opened = openTrail(paths.sessions, sessionId, this.ids, fsync);
+    const opened = shared === null ? openTrail(paths.sessions, sessionId, this.ids, fsync) : attachTrail(paths.sessions, shared, fsync);
     this.id = opened.files.sessionId;
     this.files = opened.files;
     this.writer = opened.writer;
-    this.traceId = this.ids.traceId();
+    if (opened.writer.shared?.existed === true) {
+      try {
+        this.history = readHistory(this.files.trail, this.id);
+      } catch (error) {
+        // An ended session keeps no lease; one whose trail cannot be read stays as it was.
+        if (error instanceof SessionClosedError) this.writer.close();
+        else this.writer.abandon();
+        throw error;
+      }
+    }
+    this.traceParent = this.history === null ? sessionTraceParent(options.traceParent) : this.history.traceParent;
+    this.traceId = this.history?.last.trace_id ?? this.traceParent?.trace_id ?? this.ids.traceId();
     this.escalations = new EscalationEngine(policy.escalations, policy.level, options.escalationHandler, {
       record: (kind, payload) => this.record(kind, payload, {}).event_id,
       pause: (requestId) => {
@@ -269,6 +323,40 @@ export class Session implements AsyncDisposable {
     return session;
   }
 
+  /**
+   * Opens or takes up a session that many short processes write in turn (the hooks of a Claude
+   * Code session): the first creates its trail and records its open; each later one waits for the
+   * trail's append lock, takes the chain head from the trail, and rebuilds what the session knows
+   * (approvals, an observer's stop, the observers' windows) by handing the recorded events out
+   * again. End each process's share with {@link Session.detach}, and the session with `close()`.
+   * @throws SessionLockedError (another process keeps appending; an unshared writer holds it),
+   *   SessionClosedError (it has ended), ReadError (a line of it is not a record), and what `agent.session()` throws
+   */
+  static attach(agent: Agent, options: SharedSessionOptions): Session {
+    const session = new Session(agent, options, options);
+    try {
+      if (session.history === null) session.recordOpen();
+      else session.takeUp(session.history);
+    } catch (error) {
+      session.closedState = true;
+      session.writer.abandon();
+      throw error;
+    } finally {
+      session.history = null;
+    }
+    return session;
+  }
+
+  /**
+   * Lets the next process of a shared session take it up: flushes the trail and releases it
+   * without closing the session. On a session of one process, nothing more may be recorded after.
+   */
+  detach(): void {
+    this.assertOpen('detach');
+    this.closedState = true;
+    this.writer.detach();
+  }
+
   /** True once `close()` was called. */
   get closed(): boolean {
     return this.closedState;
@@ -277,6 +365,11 @@ export class Session implements AsyncDisposable {
   /** Events recorded so far. */
   get eventCount(): number {
     return this.count;
+  }
+
+  /** The observer stop in force, or null: until its request is approved, guarded calls throw {@link LoopBrokenError}. */
+  get stoppedBy(): (StopRequest & { readonly request_id: string }) | null {
+    return this.loopStop;
   }
 
   /**
@@ -323,11 +416,13 @@ export class Session implements AsyncDisposable {
     const raw: Record<string, unknown> = { tool: name, skill_id: options.skillId ?? null, args };
     if (options.capabilityId !== undefined) raw['capability_id'] = options.capabilityId;
     if (options.stepId !== undefined) raw['step_id'] = options.stepId;
+    if (options.callId !== undefined) raw['tool_call_id'] = callIdOf(options.callId);
     const argsReport = maskedArgs?.report ?? null;
     const base: Record<string, unknown> = maskedArgs === null || argsReport === null ? raw : { ...raw, args: maskedArgs.value };
     const maskingOf = (recorded: Record<string, unknown>): Masking | undefined => (masker === null ? undefined : { payload: recorded, text: (message) => masker.masker.maskText(message, new Map()) });
     const emitOptions: EmitOptions = options.stepId === undefined ? {} : { stepId: options.stepId };
-    const intent = this.record('tool.intent', { ...base, membrane: 'egress' }, emitOptions);
+    const traceParent = options.traceParent === undefined ? {} : { trace_parent: parseTraceparent(options.traceParent, 'traceParent') };
+    const intent = this.record('tool.intent', { ...base, ...traceParent, membrane: 'egress' }, emitOptions);
     if (argsReport !== null) this.applied(argsReport, 'tool.args', intent.event_id, options.stepId ?? null, name);
     // Attempts of the same call (same tool, same canonical args); the digest itself is only needed for approvals.
     const sameCall = `${name}\u0000${canonicalJson(args, 'args')}`;
@@ -417,6 +512,21 @@ export class Session implements AsyncDisposable {
   }
 
   /**
+   * Approves the pending request that holds exactly this call (same tool, same arguments), when a
+   * host's own approval step released it (Claude Code's permission prompt).
+   * @returns what {@link Session.approve} recorded, or null when no pending request holds this call
+   */
+  approveCall(tool: string, args: Readonly<Record<string, unknown>>, options: { readonly principal?: string } = {}): RecordedEvent | null {
+    this.assertOpen(`approve a call of ${JSON.stringify(tool)}`);
+    // The salted digest is the one a call with masked arguments was held under.
+    for (const digest of [callDigest(this.id, tool, args), callDigest(this.id, tool, args, this.digestSalt)]) {
+      const request = this.approvals.open(digest);
+      if (request?.state === 'pending') return this.approve(request.request_id, options);
+    }
+    return null;
+  }
+
+  /**
    * Approves a pending request (`constraint.approved`). The next call with exactly the arguments
    * of the request goes through, once.
    * @throws ApprovalError for a request never made, already approved or already used
@@ -451,6 +561,9 @@ export class Session implements AsyncDisposable {
     const otel = this.live === null ? undefined : await this.live.close();
     const { paths } = this.agent.config;
     const signer = this.signer;
+    // Loaded at close only: the audit and the exporters are most of what a session's modules weigh,
+    // and a short process that only appends (a Claude Code hook) never needs them.
+    const { exportSession } = await import('../export/session-export.js');
     const exported = exportSession(this.files, this.exportOnClose, {
       exportPii: this.agent.config.values['identity_export_pii'] === true,
       spans: { captureToolContent: this.agent.config.settings.otel.capture_tool_content },
@@ -600,6 +713,7 @@ export class Session implements AsyncDisposable {
       {
         mode: this.mode,
         snapshot_hash: this.openSnapshotHash,
+        ...(this.sessionKey === null ? {} : { session_key: this.sessionKey }),
         purpose: p.purpose,
         policy_version: p.policy_version,
         agent_ref: p.agent_ref,
@@ -609,6 +723,7 @@ export class Session implements AsyncDisposable {
         default_tool_policy: policy.defaultToolPolicy,
         spectrum: openSpectrum,
         ...(this.signer === null ? {} : { signing: { key_id: this.signer.keyId, checkpoint_every: this.checkpointEvery } }),
+        ...(this.traceParent === null ? {} : { trace_parent: this.traceParent }),
         harness: { name: PACKAGE_NAME, version: VERSION },
       },
       {},
@@ -696,10 +811,58 @@ export class Session implements AsyncDisposable {
     throw new ApprovalRequiredError(tool, request.request_id, digest, required.event_id);
   }
 
+  /**
+   * Takes up a shared session where earlier processes left it: the chain head, then the
+   * approvals, stops and observers' windows rebuilt from the recorded events, in order.
+   */
+  private takeUp(history: SessionHistory): void {
+    const { last, events } = history;
+    this.count = events.length;
+    this.headHash = last.content_hash;
+    this.lastEventId = last.event_id;
+    this.lastMicros = last.micros;
+    this.agentIdsText = canonicalJson(last.agent_ids, 'agent_ids');
+    // Two first hooks of a new agent can register it with two ids: the trail's first one stands.
+    this.auraId = last.aura_id;
+    const checkpoint = events.findLastIndex((event) => event.kind === 'chain.checkpoint');
+    this.sinceCheckpoint = events.length - 1 - checkpoint;
+    // A stop whose request a refused call recorded keeps that request id.
+    const stopRequests = new Map<string, string>();
+    for (const event of events) {
+      const rule = event.kind === 'constraint.violated' ? (event.payload['rule'] as Record<string, unknown> | undefined) : undefined;
+      if (rule?.['type'] === 'observer_break' && typeof rule['alert_event_id'] === 'string' && typeof rule['request_id'] === 'string') stopRequests.set(rule['alert_event_id'], rule['request_id']);
+    }
+    const stop = (request: StopRequest): string => this.stopAtLoop(request, stopRequests.get(request.alert_event_id));
+    if (this.observers === null) for (const event of events) this.replayDecision(event);
+    else this.observers.replay(events, stop, (event) => this.replayDecision(event));
+  }
+
+  /** What one recorded event tells of approvals: requests, approvals, a call that used one. */
+  private replayDecision(event: PastEvent): void {
+    const p = event.payload;
+    const requestId = typeof p['request_id'] === 'string' ? p['request_id'] : null;
+    if (event.kind === 'task.complete') this.goalReached = true;
+    else if (event.kind === 'constraint.approval_required' && requestId !== null && typeof p['digest'] === 'string' && this.approvals.byId(requestId) === undefined) {
+      const pending = (p['pending_event'] as { payload?: { tool?: unknown } } | undefined)?.payload?.tool;
+      this.approvals.request(p['digest'], typeof pending === 'string' ? pending : '*', requestId);
+    } else if (event.kind === 'constraint.approved' && requestId !== null && this.approvals.byId(requestId)?.state === 'pending') {
+      this.approvals.approve(requestId, typeof p['principal'] === 'string' ? p['principal'] : null);
+    } else if (TOOL_KINDS.has(event.kind)) {
+      const used = (p['approval'] as { request_id?: unknown } | undefined)?.request_id;
+      const request = typeof used === 'string' ? this.approvals.byId(used) : undefined;
+      if (request !== undefined) this.approvals.use(request);
+      const stopped = this.loopStop === null ? undefined : this.approvals.byId(this.loopStop.request_id);
+      if (stopped?.state === 'approved') {
+        this.approvals.use(stopped);
+        this.loopStop = null;
+      }
+    }
+  }
+
   /** Stops the session at an observer's hard alert (one stop at a time: a second alert keeps the first request). */
-  private stopAtLoop(request: StopRequest): string {
+  private stopAtLoop(request: StopRequest, knownRequestId?: string): string {
     if (this.loopStop !== null) return this.loopStop.request_id;
-    const requestId = `loop_${randomBytes(5).toString('hex')}`;
+    const requestId = knownRequestId ?? `loop_${randomBytes(5).toString('hex')}`;
     this.approvals.request(`loop:${requestId}`, '*', requestId);
     this.loopStop = { ...request, request_id: requestId };
     return requestId;
@@ -729,8 +892,12 @@ export class Session implements AsyncDisposable {
     if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) {
       throw new NonJsonValueError(`payload of ${kind} must be a plain object`, { path: 'payload', reason: 'not_plain' });
     }
-    const stepId = options.stepId ?? null;
-    if (stepId !== null && typeof stepId !== 'string') throw new InvalidOptionError('stepId', stepId, 'a string or null');
+    const givenStep = options.stepId ?? null;
+    if (givenStep !== null && typeof givenStep !== 'string') throw new InvalidOptionError('stepId', givenStep, 'a string or null');
+    // Every string the caller gives is recorded through the redactor, ids included.
+    const redactor = this.redactor;
+    const stepId = givenStep === null ? null : redactor.scrub(givenStep);
+    const recordedKind = redactor.scrub(kind);
     const payloadText = canonicalJson(payload, 'payload', { redact: this.redactor });
     const telemetryText = options.telemetry === undefined ? EMPTY_OBJECT_TEXT : canonicalJson(options.telemetry, 'telemetry', { redact: this.redactor });
     // Timestamps never go backwards within a session, even if the wall clock does.
@@ -739,15 +906,15 @@ export class Session implements AsyncDisposable {
     const timestamp = isoTimestamp(micros);
     const encoded = encodeEvent({
       event_id: eventId,
-      parent_id: options.parentId ?? this.lastEventId,
+      parent_id: options.parentId === undefined ? this.lastEventId : redactor.scrub(options.parentId),
       trace_id: this.traceId,
       span_id: null,
       step_id: stepId,
-      task_id: this.taskId,
+      task_id: this.taskId === null ? null : redactor.scrub(this.taskId),
       session_id: this.id,
-      aura_id: this.agent.profile.aura_id,
+      aura_id: this.auraId,
       agent_ids: this.agentIdsText,
-      kind,
+      kind: recordedKind,
       timestamp,
       payload: payloadText,
       telemetry: telemetryText,
@@ -760,7 +927,7 @@ export class Session implements AsyncDisposable {
     this.lastEventId = eventId;
     this.headHash = encoded.content_hash;
     this.count++;
-    const recorded = { event_id: eventId, kind, timestamp, prev_hash: prevHash, content_hash: encoded.content_hash, sequence: this.count };
+    const recorded = { event_id: eventId, kind: recordedKind, timestamp, prev_hash: prevHash, content_hash: encoded.content_hash, sequence: this.count };
     if (this.observers !== null) this.observers.publish(recorded, payloadText, micros, stepId);
     if (this.escalations.listensTo(kind)) this.escalations.onEvent(kind, eventId, parseJsonLossless(payloadText) as Record<string, unknown>);
     if (this.signer !== null && kind !== 'chain.checkpoint' && ++this.sinceCheckpoint >= this.checkpointEvery) this.checkpoint(this.signer);
@@ -773,6 +940,25 @@ export class Session implements AsyncDisposable {
     this.sinceCheckpoint = 0;
     this.record('chain.checkpoint', { count: this.count, head_hash: head, key_id: signer.keyId, signature: signer.sign(checkpointText(this.id, this.count, head)) }, {});
   }
+}
+
+/**
+ * The broker of a session: the one given (the session's, else the agent's), else the environment
+ * when the profile names secrets, else none.
+ * @throws InvalidOptionError, before anything is written, when the broker resolves no scheme of one of `refs`
+ */
+function openBroker(given: SecretBroker | null | undefined, refs: readonly string[]): SecretBroker | null {
+  if (given === undefined || given === null) return refs.length === 0 ? null : new EnvSecretBroker();
+  const schemes = brokerSchemes(given);
+  const unresolved = refs.find((ref) => !schemes.includes(refScheme(ref) ?? ''));
+  if (unresolved !== undefined) throw new InvalidOptionError('secretBroker', `a broker of ${schemes.map((s) => `${s}:`).join(', ')} refs`, `a broker that declares the scheme of every secret ref the profile names, ${unresolved} among them`);
+  return given;
+}
+
+/** A framework's tool-call id, checked: it names the call in the trail and on its span. */
+function callIdOf(value: unknown): string {
+  if (typeof value !== 'string' || value === '' || value.length > MAX_CALL_ID) throw new InvalidOptionError('callId', value, `a tool-call id of 1 to ${MAX_CALL_ID} characters`);
+  return value;
 }
 
 function elapsed(started: number): number {
@@ -798,6 +984,11 @@ function makeFolder(dir: string): void {
     }
     throw new TrailWriteError(dir, cause);
   }
+}
+
+function attachTrail(sessionsDir: string, shared: SharedSessionOptions, fsync: FsyncPolicy): { files: SessionFiles; writer: TrailWriter } {
+  const files = sessionFiles(sessionsDir, shared.sessionId);
+  return { files, writer: TrailWriter.attach(files.trail, files.sessionId, fsync, { ownerPid: shared.ownerPid, waitMs: shared.waitMs ?? SHARED_WAIT_MS }) };
 }
 
 function openTrail(sessionsDir: string, firstId: string, ids: IdSource, fsync: FsyncPolicy): { files: SessionFiles; writer: TrailWriter } {

@@ -13,7 +13,7 @@
  */
 
 import { NonJsonValueError, type NonJsonValueData } from '../errors.js';
-import { REDACTED, type Redactor } from '../middleware/redact.js';
+import { freeKey, REDACTED, type Redactor } from '../middleware/redact.js';
 import { PythonNumber, pythonFloatRepr } from './python-number.js';
 
 /** Python's own encoder and decoder stop near 1000 levels; we refuse well before that. */
@@ -128,24 +128,52 @@ function writeObject(object: object, depth: number, walk: Walk): string {
   const record = object as Record<string, unknown>;
   const keys = sortedKeys(Object.keys(record));
   if (walk.counter !== null) walk.counter.keys += keys.length;
+  const renamed = walk.redact?.scrubbing === true ? scrubbedKeys(keys, record, walk.redact) : null;
+  const count = renamed === null ? keys.length : renamed.length;
   let text = '{';
   let first = true;
-  for (const key of keys) {
+  for (let i = 0; i < count; i++) {
+    const pair = renamed?.[i];
+    const key = pair === undefined ? (keys[i] as string) : pair[1];
+    const name = pair === undefined ? key : pair[0];
     const child = record[key];
     if (child === undefined) continue;
     try {
-      // Keys are not scrubbed: a changed key could change the sorted order Python would hash.
-      const keyText = walk.ascii ? quote(key, true) : quotedKey(key);
+      const keyText = walk.ascii ? quote(name, true) : quotedKey(name);
       // A secret-like key keeps its place, so a reader sees that a value was there.
-      const valueText = walk.redact?.secretKey(key) === true ? REDACTED_TEXT : write(child, depth + 1, walk);
+      const valueText = walk.redact !== null && (walk.redact.secretKey(key) || (name !== key && walk.redact.secretKey(name))) ? REDACTED_TEXT : write(child, depth + 1, walk);
       text += (first ? '' : ', ') + keyText + ': ' + valueText;
     } catch (error) {
-      if (error instanceof Refusal) error.segments.unshift(key);
+      if (error instanceof Refusal) error.segments.unshift(name);
       throw error;
     }
     first = false;
   }
   return text + '}';
+}
+
+/**
+ * The keys of `record` as recorded, `[recorded, own]`, when scrubbing rewrites one, else null.
+ * The text must be what Python prints for the recorded object, so the rewritten keys are sorted
+ * again, and one that comes out like another key gets `~2`, `~3`, … in code-point order of the
+ * keys as given (a stable rule: the same object always records the same way, and no entry is lost).
+ */
+function scrubbedKeys(keys: readonly string[], record: Readonly<Record<string, unknown>>, redact: Redactor): [string, string][] | null {
+  // Most objects hold no secret in a key: they cost one cached look-up a key, and no array.
+  if (keys.every((key) => redact.scrubKey(key) === key)) return null;
+  const scrubbed = keys.map((key) => redact.scrubKey(key));
+  const taken = new Set(keys.filter((key, i) => record[key] !== undefined && scrubbed[i] === key));
+  const renamed: [string, string][] = [];
+  keys.forEach((key, i) => {
+    if (record[key] === undefined) return;
+    let name = scrubbed[i] as string;
+    if (name !== key) {
+      name = freeKey(name, (candidate) => taken.has(candidate));
+      taken.add(name);
+    }
+    renamed.push([name, key]);
+  });
+  return renamed.sort(([a], [b]) => compareCodePoints(a, b));
 }
 
 /** Keys in Unicode code-point order (Python's), which equals UTF-16 order unless a key holds a surrogate. */

@@ -3,6 +3,12 @@
  * append returned is in the kernel's hands and survives the process being killed. One writer a
  * session: a lock file beside the trail names the writing process, and a second writer is
  * refused while that process lives.
+ *
+ * A shared trail (one session written by many short processes in turn, such as the hooks of a
+ * Claude Code session) keeps the rule one process at a time: each takes the trail's append lock
+ * (`{trail}.append.lock`, waiting while another live process holds it), finds the chain head in
+ * the trail itself, appends, and lets go. Between processes, the lock file is a lease naming the
+ * process whose life the session shares, so readers see the session open while that process runs.
  */
 
 import * as fs from 'node:fs';
@@ -26,21 +32,39 @@ export function lockPathOf(trailPath: string): string {
   return `${trailPath}.lock`;
 }
 
-/** Appends lines to a new trail. */
+/** How a process takes a shared trail ({@link TrailWriter.attach}). */
+export interface SharedTrailOptions {
+  /** The process whose life the session shares: the session is open while it runs. */
+  readonly ownerPid: number;
+  /** How long to wait for another process appending to it. */
+  readonly waitMs: number;
+}
+
+// A process appending to a shared trail holds it for milliseconds; waiting is polled this often.
+const APPEND_WAIT_STEP_MS = 2;
+
+/** Appends lines to a new trail, or to a shared one. */
 export class TrailWriter {
-  private readonly fd: number;
-  private size = 0;
+  private size: number;
   private closed = false;
 
   private constructor(
     readonly path: string,
     readonly sessionId: string,
     private readonly fsync: FsyncPolicy,
+    private readonly fd: number,
+    /** Whether the trail is shared, and had lines before this process took it. */
+    readonly shared: { readonly existed: boolean } | null,
   ) {
+    this.size = shared === null ? 0 : fs.fstatSync(fd).size;
+  }
+
+  /** Creates the trail at `path` and takes its lock. */
+  static create(path: string, sessionId: string, fsync: FsyncPolicy): TrailWriter {
     acquireLock(path, sessionId);
     try {
       // 'ax': a new trail only, so two sessions can never merge into one file.
-      this.fd = fs.openSync(path, 'ax', 0o644);
+      return new TrailWriter(path, sessionId, fsync, fs.openSync(path, 'ax', 0o644), null);
     } catch (error) {
       releaseLock(path);
       if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new SessionLockedError(sessionId, null);
@@ -48,9 +72,30 @@ export class TrailWriter {
     }
   }
 
-  /** Creates the trail at `path` and takes its lock. */
-  static create(path: string, sessionId: string, fsync: FsyncPolicy): TrailWriter {
-    return new TrailWriter(path, sessionId, fsync);
+  /**
+   * Takes a shared trail, creating it when it is not there: its append lock (waiting while another
+   * live process appends), and its lease. A line cut by a process that died mid-write is cut back
+   * first: its event was never recorded.
+   * @throws SessionLockedError when another process keeps appending past `waitMs`, or an unshared writer holds the trail
+   */
+  static attach(path: string, sessionId: string, fsync: FsyncPolicy, options: SharedTrailOptions): TrailWriter {
+    const appendLock = appendLockPathOf(path);
+    const until = performance.now() + options.waitMs;
+    for (let holder = tryLock(appendLock, sessionId, path); holder !== null; holder = tryLock(appendLock, sessionId, path)) {
+      if (performance.now() > until) throw new SessionLockedError(sessionId, holder.pid);
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, APPEND_WAIT_STEP_MS);
+    }
+    try {
+      const lease = readLock(lockPathOf(path));
+      if (lease !== null && lease.shared !== true && holderAlive(lease)) throw new SessionLockedError(sessionId, lease.pid);
+      writeLease(path, { pid: options.ownerPid, host: os.hostname(), session_id: sessionId, shared: true });
+      const fd = fs.openSync(path, 'a+', 0o644);
+      const existed = cutTornTail(fd) > 0;
+      return new TrailWriter(path, sessionId, fsync, fd, { existed });
+    } catch (error) {
+      fs.rmSync(appendLock, { force: true });
+      throw error instanceof SessionLockedError || error instanceof TrailWriteError ? error : new TrailWriteError(path, error);
+    }
   }
 
   /**
@@ -82,11 +127,24 @@ export class TrailWriter {
     this.closed = true;
     fs.closeSync(this.fd);
     if (this.size === 0) fs.rmSync(this.path, { force: true });
-    releaseLock(this.path);
+    if (this.shared === null || this.size === 0) releaseLock(this.path);
+    if (this.shared !== null) fs.rmSync(appendLockPathOf(this.path), { force: true });
   }
 
-  /** Flushes (unless fsync is `none`), closes the file and releases the lock. Idempotent. */
+  /** Flushes (unless fsync is `none`), closes the file and releases the lock (and a shared trail's lease). Idempotent. */
   close(): void {
+    this.release(true);
+  }
+
+  /**
+   * Lets the next process of a shared trail append: flushes as at close and releases the append
+   * lock, keeping the lease (the session stays open). On an unshared trail, the same as close.
+   */
+  detach(): void {
+    this.release(this.shared === null);
+  }
+
+  private release(ending: boolean): void {
     if (this.closed) return;
     this.closed = true;
     try {
@@ -95,7 +153,8 @@ export class TrailWriter {
       throw new TrailWriteError(this.path, error);
     } finally {
       fs.closeSync(this.fd);
-      releaseLock(this.path);
+      if (ending) releaseLock(this.path);
+      if (this.shared !== null) fs.rmSync(appendLockPathOf(this.path), { force: true });
     }
   }
 
@@ -112,6 +171,42 @@ interface LockBody {
   readonly pid: number;
   readonly host: string;
   readonly session_id: string;
+  /** A shared trail's lease: `pid` is the process whose life the session shares. */
+  readonly shared?: boolean;
+}
+
+/** The append lock of a shared trail. */
+export function appendLockPathOf(trailPath: string): string {
+  return `${trailPath}.append.lock`;
+}
+
+/** Writes a shared trail's lease whole (a staging file and a rename), so a reader never sees half of one. */
+function writeLease(trailPath: string, body: LockBody): void {
+  const staging = `${lockPathOf(trailPath)}.${process.pid}.tmp`;
+  fs.writeFileSync(staging, JSON.stringify(body), { mode: 0o644 });
+  fs.renameSync(staging, lockPathOf(trailPath));
+}
+
+/** Cuts a shared trail back to its last whole line; returns its size. */
+function cutTornTail(fd: number): number {
+  const size = fs.fstatSync(fd).size;
+  if (size === 0) return 0;
+  const tail = Buffer.alloc(Math.min(size, 64 * 1024));
+  let end = size;
+  // Read backwards until a newline: the last whole line ends there.
+  for (let at = size; at > 0; ) {
+    const from = Math.max(0, at - tail.length);
+    fs.readSync(fd, tail, 0, at - from, from);
+    const newline = tail.subarray(0, at - from).lastIndexOf(0x0a);
+    if (newline !== -1) {
+      end = from + newline + 1;
+      break;
+    }
+    at = from;
+    end = 0;
+  }
+  if (end !== size) fs.ftruncateSync(fd, end);
+  return end;
 }
 
 function acquireLock(trailPath: string, sessionId: string): void {
@@ -158,7 +253,7 @@ export function readLock(path: string): LockBody | null {
   try {
     const body = JSON.parse(fs.readFileSync(path, 'utf8')) as Partial<LockBody>;
     if (typeof body.pid !== 'number' || typeof body.host !== 'string') return null;
-    return { pid: body.pid, host: body.host, session_id: String(body.session_id) };
+    return { pid: body.pid, host: body.host, session_id: String(body.session_id), ...(body.shared === true ? { shared: true } : {}) };
   } catch {
     return null;
   }

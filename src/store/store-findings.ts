@@ -17,6 +17,7 @@ import * as path from 'node:path';
 import type { Finding } from '../audit/detector.js';
 import type { FindingKind } from '../audit/kinds.js';
 import { sessionReport } from '../audit/session-report.js';
+import { sessionKeyOf } from '../session/ids.js';
 import { trailWriter } from '../spine/writer.js';
 import { readSealLog } from './seal-log.js';
 import { SESSION_ID_PATTERN, sessionFiles } from './session-files.js';
@@ -53,6 +54,8 @@ interface SessionEntry {
   stamps: number[] | null;
   writerAlive: boolean | null;
   findings: readonly Finding[];
+  /** The session key it declared, if any (SuperAuditor §7). */
+  sessionKey: string | null;
 }
 
 interface Listing {
@@ -82,17 +85,26 @@ export class StoreFindings {
   }
 
   /**
-   * Every finding of the folder: store-level ones for every session, session ones for `sessionKey`
-   * (or all when it is null), each naming its `session_id`, in session then detector order.
+   * Every finding of the folder: store-level ones for every session, session ones for the
+   * sessions `sessionKey` names (its id, or the key it declared) or for all when it is null, each
+   * naming its `session_id`, in session then detector order.
    */
   findings(sessionKey: string | null): Finding[] {
     const out: Finding[] = [...this.sealLogFindings()];
     for (const entry of this.listing().entries) {
       if (!isCurrent(entry)) this.recompute(entry);
       if (entry.findings.length === 0) continue;
-      out.push(...(sessionKey === null || sessionKey === entry.id ? entry.findings : entry.findings.filter((f) => STORE_KINDS.has(f.kind))));
+      out.push(...(sessionKey === null || names(entry, sessionKey) ? entry.findings : entry.findings.filter((f) => STORE_KINDS.has(f.kind))));
     }
     return out;
+  }
+
+  /** The ids of the sessions `sessionKey` names: the session with that id, and those that declared it. */
+  sessionsNamed(sessionKey: string): string[] {
+    return this.listing().entries.filter((entry) => {
+      if (!isCurrent(entry)) this.recompute(entry);
+      return names(entry, sessionKey);
+    }).map((entry) => entry.id);
   }
 
   /**
@@ -134,7 +146,7 @@ export class StoreFindings {
       const old = before.get(id);
       // Work done for the same set of files carries over; its fingerprints are still checked.
       const kept = old !== undefined && old.files.join('\0') === files.join('\0');
-      return { id, files, lockedTrail, stamps: kept ? old.stamps : null, writerAlive: kept ? old.writerAlive : null, findings: kept ? old.findings : [] };
+      return { id, files, lockedTrail, stamps: kept ? old.stamps : null, writerAlive: kept ? old.writerAlive : null, findings: kept ? old.findings : [], sessionKey: kept ? old.sessionKey : null };
     });
     return { stamp, entries, ids };
   }
@@ -154,17 +166,20 @@ export class StoreFindings {
     // Fingerprints first: a write while the files are read then shows at the next call.
     entry.stamps = entry.files.flatMap(stampOf);
     entry.writerAlive = entry.lockedTrail === null ? null : trailWriter(entry.lockedTrail)?.alive ?? null;
-    entry.findings = this.compute(entry.id).map((f) => ({ ...f, session_id: entry.id }));
+    const computed = this.compute(entry.id);
+    entry.findings = computed.findings.map((f) => ({ ...f, session_id: entry.id }));
+    entry.sessionKey = computed.sessionKey;
   }
 
-  private compute(id: string): Finding[] {
+  private compute(id: string): { findings: Finding[]; sessionKey: string | null } {
     const files = sessionFiles(this.sessionsDir, id);
     try {
       if (!fs.existsSync(files.trail)) {
         const artifact = fs.existsSync(files.summary) ? files.summary : files.otel;
-        return [{ kind: 'ORPHAN_ARTIFACT', severity: 'warn', message: `${artifact} has no trail beside it`, event_ids: [], path: artifact }];
+        return { findings: [{ kind: 'ORPHAN_ARTIFACT', severity: 'warn', message: `${artifact} has no trail beside it`, event_ids: [], path: artifact }], sessionKey: null };
       }
-      const report = sessionReport(files).summary.audit_report;
+      const { summary } = sessionReport(files);
+      const report = summary.audit_report;
       const findings: Finding[] = report.findings.filter((f) => f.kind !== 'TRAIL_INCOMPLETE');
       const complete = report['chain_complete'] === true;
       const writer = trailWriter(files.trail);
@@ -178,12 +193,17 @@ export class StoreFindings {
       if (complete && !writerAlive && !fs.existsSync(files.summary)) {
         findings.push({ kind: 'SUMMARY_MISSING', severity: 'warn', message: 'the trail is closed but has no summary', event_ids: [] });
       }
-      return findings;
+      return { findings, sessionKey: sessionKeyOf(summary['session_key']) };
     } catch (error) {
       // One unreadable session must not hide the others' findings (SuperAuditor v1.1 §5.4).
-      return [{ kind: 'CHECK_CRASHED', severity: 'warn', message: `reading ${id} failed: ${error instanceof Error ? error.message : String(error)}`, event_ids: [], probe: 'store' }];
+      return { findings: [{ kind: 'CHECK_CRASHED', severity: 'warn', message: `reading ${id} failed: ${error instanceof Error ? error.message : String(error)}`, event_ids: [], probe: 'store' }], sessionKey: null };
     }
   }
+}
+
+/** True when `sessionKey` names the session of `entry`: its id, or the key it declared. */
+function names(entry: SessionEntry, sessionKey: string): boolean {
+  return sessionKey === entry.id || sessionKey === entry.sessionKey;
 }
 
 /**

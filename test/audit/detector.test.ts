@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { detect } from '../../src/audit/detector.js';
-import { FINDING_KINDS, severityOf } from '../../src/audit/kinds.js';
+import { FINDING_KINDS, severityOf, type KindEntry } from '../../src/audit/kinds.js';
 import { PROBES, type Probe } from '../../src/audit/probes.js';
 import { readSummary } from '../../src/audit/session-report.js';
 import { buildConformance } from '../../src/audit/conformance.js';
@@ -54,11 +54,19 @@ describe('the severity map', () => {
     expect(severityOf('HASH_CHAIN_BROKEN')).toBe('critical');
   });
 
-  it('keeps critical for records that cannot be trusted and info for text matches', () => {
+  it('keeps critical for records that cannot be trusted', () => {
     const critical = Object.entries(FINDING_KINDS).filter(([, e]) => e.severity === 'critical').map(([k]) => k).sort();
     expect(critical).toEqual(['HASH_CHAIN_BROKEN', 'PUSH_REFUSED', 'SEAL_LOG_BROKEN', 'SIGNATURE_INVALID', 'SUMMARY_MISMATCH', 'TRAIL_TRUNCATED']);
-    expect(FINDING_KINDS.REASONING_INERTIA.severity).toBe('info');
-    expect(FINDING_KINDS.PII_MASKED.severity).toBe('info');
+  });
+
+  it('marks every kind whose evidence is a text match as lexical: a goal word found or missed, repeated wording, a PII pattern', () => {
+    const lexical = Object.entries(FINDING_KINDS as Readonly<Record<string, KindEntry>>).filter(([, e]) => e.lexical === true).map(([k]) => k).sort();
+    expect(lexical).toEqual(['GOAL_DRIFT', 'PII_MASKED', 'REASONING_INERTIA']);
+  });
+
+  it('gives a lexical kind info, never warn or critical (SuperAuditor §4)', () => {
+    const graded = Object.entries(FINDING_KINDS as Readonly<Record<string, KindEntry>>).filter(([, e]) => e.lexical === true && e.severity !== 'info');
+    expect(graded).toEqual([]);
   });
 });
 

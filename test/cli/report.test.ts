@@ -22,13 +22,20 @@ describe('aura report show', () => {
     const run = aura(['report', 'show', id], { home });
     expect(run.status).toBe(1);
     const lines = run.stdout.split('\n');
-    expect(lines[0]).toBe('Verdict: FAIL');
+    expect(lines[0]).toBe('Verdict: FAIL (conformance: 1 deny_tools violation, 1 schema_check violation, 1 observer_break violation)');
     expect(run.stdout).toContain('the stored summary, written by aura, agrees');
     expect(run.stdout).toMatch(/warn\s+POLICY_VIOLATION\s+Tool denied: shell\.exec/);
     expect(run.stdout).toMatch(/Scorecard:\n\s+policy\s+declared_rules 3/);
     expect(run.stdout).toContain('Recommendations:');
     const json = auraJson(['report', 'show', id], { home });
-    expect(json.json).toMatchObject({ session_id: id, source: 'trail', stored_by: 'aura', summary_agrees: true, audit_report: { verdict: 'fail', hash_chain_valid: true } });
+    expect(json.json).toMatchObject({
+      session_id: id,
+      source: 'trail',
+      stored_by: 'aura',
+      summary_agrees: true,
+      verdict_reason: 'conformance: 1 deny_tools violation, 1 schema_check violation, 1 observer_break violation',
+      audit_report: { verdict: 'fail', hash_chain_valid: true },
+    });
   });
 
   for (const [name, { session_id }] of Object.entries(interopIndex().sessions)) {
@@ -57,12 +64,23 @@ describe('aura report show', () => {
     expect(first?.message).toContain('event_count 3 vs');
   });
 
-  it('shows the stored summary when the trail is gone, and says so', () => {
+  it('shows the stored summary when the trail is gone, and says so, with the reason for its verdict', () => {
     const home = tempDir();
     const id = String(auraJson(['demo'], { home }).json['session_id']);
     fs.rmSync(path.join(home, 'sessions', `${id}.jsonl`));
     const run = aura(['report', 'show', id], { home });
     expect(run.stdout).toContain('the trail is missing: shown from the stored summary');
+    expect(run.stdout.split('\n')[0]).toBe('Verdict: FAIL (conformance: 1 deny_tools violation, 1 schema_check violation, 1 observer_break violation)');
+  });
+
+  it('says why a verdict is below pass: the critical findings of a trail edited after close', () => {
+    const home = tempDir();
+    const id = String(auraJson(['demo'], { home }).json['session_id']);
+    const trail = path.join(home, 'sessions', `${id}.jsonl`);
+    fs.writeFileSync(trail, fs.readFileSync(trail, 'utf8').replace('"turn": 2', '"turn": 20'));
+    const run = aura(['report', 'show', id], { home });
+    expect(run.status).toBe(1);
+    expect(run.stdout.split('\n')[0]).toMatch(/^Verdict: FAIL \(conformance: .*; critical: SUMMARY_MISMATCH, HASH_CHAIN_BROKEN\)$/);
   });
 
   const bad: [string, (home: string, id: string) => void, RegExp][] = [

@@ -111,7 +111,7 @@ describe('OTLP target resolution', () => {
 
   it('takes flags, then the variables, then config, as the OTLP exporter spec orders them', () => {
     expect(resolveOtlpTarget(parseOtelSettings(undefined), {})).toBeNull();
-    expect(resolveOtlpTarget(settings, { TEAM_KEY: 'k1' })).toEqual({ url: 'http://config.test:4318/v1/traces', endpoint: 'http://config.test:4318/v1/traces', protocol: 'http/json', headers: { 'x-team': 'core', 'x-key': 'k1' }, timeoutMs: 500 });
+    expect(resolveOtlpTarget(settings, { TEAM_KEY: 'k1' })).toEqual({ url: 'http://config.test:4318/v1/traces', endpoint: 'http://config.test:4318/v1/traces', protocol: 'http/json', headers: { 'x-team': 'core', 'x-key': 'k1' }, timeoutMs: 500, compression: 'none' });
     const env = {
       TEAM_KEY: 'k1',
       OTEL_EXPORTER_OTLP_ENDPOINT: 'http://env.test:4318/base/',

@@ -8,6 +8,7 @@
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { gunzipSync } from 'node:zlib';
 import protobuf from 'protobufjs';
 import { expect } from 'vitest';
 
@@ -28,6 +29,8 @@ export interface ReceivedSpan {
 /** One request the receiver got. */
 export interface ReceivedRequest {
   readonly contentType: string;
+  /** The `content-encoding` header (`gzip`), or ''. */
+  readonly contentEncoding: string;
   readonly body: Buffer;
   readonly spans: readonly ReceivedSpan[];
   readonly resource: Record<string, unknown>;
@@ -133,9 +136,10 @@ export class OtlpReceiver {
         this.hanging.push(response);
         return;
       }
-      const body = Buffer.concat(chunks);
+      const contentEncoding = request.headers['content-encoding'] ?? '';
+      const body = contentEncoding === 'gzip' ? gunzipSync(Buffer.concat(chunks)) : Buffer.concat(chunks);
       const contentType = request.headers['content-type'] ?? '';
-      if (answer.status === 200) this.requests.push({ contentType, body, at: performance.now(), ...decode(contentType, body) });
+      if (answer.status === 200) this.requests.push({ contentType, contentEncoding, body, at: performance.now(), ...decode(contentType, body) });
       response.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers }).end('{}');
     });
   }

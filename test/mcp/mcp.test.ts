@@ -9,12 +9,21 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FindingsService } from '../../src/mcp/findings-service.js';
+import { agent } from '../../src/session/agent.js';
+import { STORE_KINDS } from '../../src/store/store-findings.js';
 import { AURA_BIN, auraJson } from '../helpers/cli.js';
 import { AURA_PY, REPO } from '../helpers/fixtures.js';
 import { schemaErrors } from '../helpers/superauditor.js';
 import { tempDir } from '../helpers/temp.js';
 
-type Response = { findings: { kind: string; severity: string; session_id?: string }[]; capped_kinds: string[]; identity_shared?: boolean; summary?: string; _meta: Record<string, unknown> };
+type Response = {
+  findings: { kind: string; severity: string; session_id?: string }[];
+  capped_kinds: string[];
+  identity_shared?: boolean;
+  summary?: string;
+  scope?: { session_key: string; sessions: string[] };
+  _meta: Record<string, unknown>;
+};
 
 /** A store with demo sessions of two agents, Python sessions, and each kind of damage. */
 function damagedStore(): { home: string; ids: Record<string, string> } {
@@ -108,11 +117,22 @@ describe('aura mcp over stdio, with the SDK client', () => {
     });
   }
 
-  it('refuses a hostile or unknown session_key with a tool error', async () => {
-    for (const key of ['../x', 'aura_sess_ffffffffffff']) {
-      const result = await findings(client, { session_key: key });
-      expect(result.isError, key).toBe(true);
+  it('answers a session_key that names no session with an empty scope, not an error: a key is a label, never a path', async () => {
+    const all = await findings(client, { per_kind_limit: 200 });
+    const storeLevel = all.body.findings.filter((f) => STORE_KINDS.has(f.kind));
+    for (const key of ['../x', '../../etc/passwd', 'aura_sess_ffffffffffff', 'my-client-1', 'x'.repeat(5000)]) {
+      const result = await findings(client, { session_key: key, per_kind_limit: 200 });
+      expect(result.isError, key).toBe(false);
+      expect(result.body.scope, key).toEqual({ session_key: key, sessions: [] });
+      // Store findings cover every session whatever the key; no session's own findings are in scope.
+      expect(result.body.findings, key).toEqual(storeLevel);
+      expect(schemaErrors(result.body), key).toEqual([]);
     }
+  });
+
+  it('refuses a session_key that is not a string with a tool error', async () => {
+    const result = await client.callTool({ name: 'get_session_findings', arguments: { session_key: 42 } }).catch((error: unknown) => ({ isError: true, content: [{ text: String(error) }] }));
+    expect(result.isError).toBe(true);
   });
 
   it('answers list_sessions, get_session_report and verify_session', async () => {
@@ -155,6 +175,31 @@ describe('aura mcp over stdio, with the SDK client', () => {
 });
 
 describe('FindingsService', () => {
+  it('scopes session findings to the sessions that declared a session_key, and to none for a key no session declared', async () => {
+    const home = tempDir();
+    const ag = agent('acme/keyed', { home, rules: [{ type: 'deny_tools', tools: ['shell.*'] }] });
+    const ids: string[] = [];
+    for (const sessionKey of ['my-client-1', 'my-client-2', 'my-client-1', undefined]) {
+      const session = ag.session(sessionKey === undefined ? {} : { sessionKey });
+      await session.tool('shell.exec', {}, () => 'ran').catch(() => undefined);
+      ids.push((await session.close()).session_id);
+    }
+    const service = new FindingsService([{ sessionsDir: path.join(home, 'sessions'), sealLog: path.join(home, 'seals.jsonl') }], true);
+    const scoped = (key: string): { sessions: unknown; findings: unknown[] } => {
+      const response = service.getSessionFindings({ session_key: key, per_kind_limit: 50 });
+      return { sessions: response.scope?.sessions, findings: response.findings.map((f) => f['session_id']) };
+    };
+    expect(scoped('my-client-1')).toEqual({ sessions: [ids[0], ids[2]].sort(), findings: [ids[0], ids[2]].sort() });
+    expect(scoped('my-client-2')).toEqual({ sessions: [ids[1]], findings: [ids[1]] });
+    // A session id still names its session.
+    expect(scoped(ids[3] ?? '')).toEqual({ sessions: [ids[3]], findings: [ids[3]] });
+    expect(scoped('nobody-declared-this')).toEqual({ sessions: [], findings: [] });
+    const keyed = service.getSessionFindings({ session_key: 'my-client-2' });
+    expect(keyed).not.toHaveProperty('identity_shared');
+    expect(service.getSessionFindings({})).toMatchObject({ identity_shared: true });
+    expect(service.getSessionFindings({})).not.toHaveProperty('scope');
+  });
+
   it('turns a session that cannot be read into one CHECK_CRASHED finding, and keeps the others (C10)', () => {
     const home = tempDir();
     const sessions = path.join(home, 'sessions');
@@ -236,8 +281,11 @@ describe('aura mcp over Streamable HTTP', () => {
     expect(result.body.findings.map((f) => f.session_id)).not.toContain(tenantB.id);
     const keyed = await findings(a, { session_key: tenantA.ids['a'], per_kind_limit: 200 });
     expect(keyed.body).not.toHaveProperty('identity_shared');
-    const foreign = await findings(a, { session_key: tenantB.id });
-    expect(foreign.isError).toBe(true);
+    // Another tenant's session id names no session this caller may read: an empty scope, no finding about it.
+    const foreign = await findings(a, { session_key: tenantB.id, per_kind_limit: 200 });
+    expect(foreign.isError).toBe(false);
+    expect(foreign.body.scope).toEqual({ session_key: tenantB.id, sessions: [] });
+    expect(foreign.body.findings.map((f) => f.session_id)).not.toContain(tenantB.id);
     const report = await a.callTool({ name: 'get_session_report', arguments: { session_key: tenantB.id } });
     expect(report.isError).toBe(true);
     await a.close();

@@ -13,7 +13,7 @@ import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CreateMessageRequestSchema, ListRootsRequestSchema, type CallToolResult, type Progress } from '@modelcontextprotocol/sdk/types.js';
+import { CreateMessageRequestSchema, ListRootsRequestSchema, type CallToolResult, type JSONRPCMessage, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SecretNotFoundError } from '../../src/errors.js';
 import { findingsToolName, refusal } from '../../src/mcp/proxy.js';
@@ -316,6 +316,42 @@ describe('aura proxy in front of server-filesystem', () => {
   });
 });
 
+/** A stdio connection whose `initialize` declares `_meta` (the SDK's client sends none of its own). */
+async function connectDeclaring(args: readonly string[], meta: Record<string, unknown>): Promise<Client> {
+  const client = new Client({ name: 'proxy-test', version: '1.0.0' });
+  const transport = new StdioClientTransport({ command: process.execPath, args: [...args], cwd: REPO, stderr: 'pipe' });
+  const send = transport.send.bind(transport);
+  transport.send = (message: JSONRPCMessage) => send('method' in message && message.method === 'initialize' ? { ...message, params: { ...message.params, _meta: meta } } : message);
+  await client.connect(transport);
+  return client;
+}
+
+describe('aura proxy with a client that declares its session key', () => {
+  it('records the key the client declares in initialize, and its findings channel scopes by it', async () => {
+    const home = tempDir();
+    const client = await connectDeclaring(proxyArgs(home, null, [process.execPath, EVERYTHING, 'stdio']), { 'aura/session_key': 'my-client-1' });
+    const sessionId = onlySession(home);
+    expect(events(home, sessionId)[1]).toMatchObject({ kind: 'session.open', payload: { session_key: 'my-client-1' } });
+    const mine = (await client.callTool({ name: 'get_session_findings', arguments: { session_key: 'my-client-1' } })) as CallToolResult;
+    expect(mine.isError).toBeFalsy();
+    expect(mine.structuredContent).toMatchObject({ scope: { session_key: 'my-client-1', sessions: [sessionId] } });
+    const none = (await client.callTool({ name: 'get_session_findings', arguments: { session_key: 'someone-else' } })) as CallToolResult;
+    expect(none.isError).toBeFalsy();
+    expect(none.structuredContent).toMatchObject({ scope: { session_key: 'someone-else', sessions: [] } });
+    await client.close();
+  });
+
+  it('refuses a declared key that is not a label, with the reason, and opens no session', async () => {
+    const home = tempDir();
+    const failed = await connectDeclaring(proxyArgs(home, null, [process.execPath, EVERYTHING, 'stdio']), { 'aura/session_key': 'a\u0000b' }).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect(String(failed)).toContain('aura/session_key');
+    expect(listSessionIds(path.join(home, 'sessions'))).toEqual([]);
+  });
+});
+
 describe('aura proxy over Streamable HTTP', () => {
   const TOKEN = 'proxy-test-token-0123456789';
   const OTHER_TOKEN = 'proxy-other-token-0123456789';
@@ -368,6 +404,10 @@ describe('aura proxy over Streamable HTTP', () => {
     await client.close();
     const trail = await closedTrail(home, sessionId);
     expect(trail.find((e) => e.kind === 'mcp.session')?.payload).toMatchObject({ transport: 'http', network_transport: 'tcp', mcp_session_id: transport.sessionId ?? expect.any(String), client: { name: 'http-test' } });
+    // A client that declares no key is known by the MCP session it names on every request.
+    const mcpSessionId = trail.find((e) => e.kind === 'mcp.session')?.payload['mcp_session_id'];
+    expect(mcpSessionId).toEqual(expect.any(String));
+    expect(trail.find((e) => e.kind === 'session.open')?.payload).toMatchObject({ session_key: mcpSessionId });
     expect(trail.at(-1)).toMatchObject({ kind: 'session.close', payload: { reason: 'client_disconnected' } });
     expect(verifyTrail(sessionFiles(path.join(home, 'sessions'), sessionId).trail)).toMatchObject({ hash_chain_valid: true, complete: true });
   });

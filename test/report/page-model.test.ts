@@ -8,7 +8,7 @@ import { groupOf, reportPageModel } from '../../src/report/page-model.js';
 import { KeyRing } from '../../src/spine/signing.js';
 import { sessionFiles } from '../../src/store/session-files.js';
 import { expectAuraError } from '../helpers/errors.js';
-import { AURA_PY, interopIndex } from '../helpers/fixtures.js';
+import { AURA_PY, interopIndex, REPO } from '../helpers/fixtures.js';
 import { lines, openSession, writeLines } from '../helpers/sessions.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -112,6 +112,16 @@ describe('reportPageModel', () => {
     const model = reportPageModel(sessionFiles(dir, id), { generator: 'test' });
     expect(model).toMatchObject({ stored_by: 'python-aura', disagreements: [], chain: { hash_chain_valid: true, complete: true, signatures: 'unsigned', seal: { signed: false } } });
     expect(model.events.length).toBe(lines(path.join(dir, `${id}.jsonl`)).length);
+  });
+
+  it('says why the verdict is below pass, and names each point where a Python Aura summary disagrees', () => {
+    const fixtures = path.join(REPO, 'test', 'fixtures', 'python-sequencer');
+    const { session_id: id } = (JSON.parse(fs.readFileSync(path.join(fixtures, 'index.json'), 'utf8')) as { sessions: Record<string, { session_id: string }> }).sessions['retry'] as { session_id: string };
+    const dir = tempDir();
+    for (const suffix of ['.jsonl', '.summary.json']) fs.copyFileSync(path.join(fixtures, 'sessions', `${id}${suffix}`), path.join(dir, `${id}${suffix}`));
+    const model = reportPageModel(sessionFiles(dir, id), { generator: 'test' });
+    expect(model).toMatchObject({ verdict: 'warn', verdict_reason: 'warn: STEP_FAILED', stored_by: 'python-aura' });
+    expect(model.disagreements).toEqual(['verdict fail vs warn now', 'conformance failed vs passed now', 'sequencer check failed vs passed now']);
   });
 
   it('throws NotFoundError for a session with neither trail nor summary', () => {

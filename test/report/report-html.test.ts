@@ -78,6 +78,10 @@ describe('aura report html, in chromium', () => {
     const { page } = watch;
 
     expect(await page.locator('#verdict .badge').textContent()).toBe(expected.verdict.toUpperCase());
+    // The verdict says why, as report show does.
+    const reason = String(auraJson(['report', 'show', demo.id], { home: demoHome }).json['verdict_reason']);
+    expect(reason).toMatch(/^conformance: /);
+    expect(await page.locator('#verdict .verdict-reason').textContent()).toBe(` (${reason})`);
     expect(await page.locator('#chain').textContent()).toContain('hash chain valid');
     expect(await page.locator('#chain').textContent()).toContain(`${events.length} events`);
     const findings = page.locator('#findings .finding');

@@ -69,6 +69,26 @@ describe('Session', () => {
       }
     });
 
+    it('records the session key a client declares, in session.open and the summary: a label, never a path', async () => {
+      for (const sessionKey of ['my-client-1', '../../etc/passwd', 'ünïcode ✓']) {
+        const { session } = openSession({ session: { sessionKey } });
+        expect(records(session.files.trail)[1]?.['payload']).toMatchObject({ session_key: sessionKey });
+        expect((await session.close()).summary.session_key).toBe(sessionKey);
+      }
+      const { session } = openSession();
+      expect(records(session.files.trail)[1]?.['payload']).not.toHaveProperty('session_key');
+      expect((await session.close()).summary.session_key).toBeNull();
+    });
+
+    it('refuses a session key that is not a label, before anything is written', () => {
+      const ag = agent('acme/tester', { home: tempDir() });
+      for (const sessionKey of ['', 'a\nb', 'x'.repeat(257), 42]) {
+        const error = expectAuraError(() => ag.session({ sessionKey: sessionKey as string }), InvalidOptionError, 'INVALID_OPTION');
+        expect(error.message).toContain('a label of 1 to 256 characters');
+      }
+      expect(fs.existsSync(ag.config.paths.sessions) ? fs.readdirSync(ag.config.paths.sessions) : []).toEqual([]);
+    });
+
     it('refuses an id source that gives a hostile session id', () => {
       const ag = agent('acme/tester', { home: tempDir() });
       const ids = { ...countingIds(), sessionId: () => '../../etc/passwd' };

@@ -99,15 +99,31 @@ describe('aura mcp --store', () => {
     expect(json['capped_kinds']).not.toContain('PUSH_GAP');
   });
 
-  it('refuses a bad per_kind_limit and an unknown session as tool errors', async () => {
+  it('refuses a bad per_kind_limit and a key that is not a string as tool errors; a key naming nothing scopes to the store findings', async () => {
     expect(await call('get_session_findings', { per_kind_limit: 0 })).toMatchObject({ isError: true, text: expect.stringMatching(/per_kind_limit must be an integer >= 1/) });
-    expect(await call('get_session_findings', { session_key: 'aura_sess_00000000dead' })).toMatchObject({ isError: true, text: expect.stringMatching(/no session aura_sess_00000000dead in the store/) });
-    expect(await call('get_session_findings', { session_key: '../x' })).toMatchObject({ isError: true });
+    expect(await call('get_session_findings', { session_key: 7 })).toMatchObject({ isError: true, text: expect.stringMatching(/session_key must be a string/) });
+    const nothing = await call('get_session_findings', { session_key: 'aura_sess_00000000dead', per_kind_limit: 10 });
+    expect(nothing.isError).toBe(false);
+    expect(nothing.json['scope']).toEqual({ session_key: 'aura_sess_00000000dead', sessions: [] });
+    const kinds = new Set((nothing.json['findings'] as { kind: string }[]).map((f) => f.kind));
+    expect(kinds.has('POLICY_VIOLATION')).toBe(false);
+    expect(kinds.has('HASH_CHAIN_BROKEN')).toBe(true);
+  });
+
+  it('takes a key a session declared as a label for it', async () => {
+    const home = tempDir('aura-fleet-');
+    const session = agent('acme/labelled', { home }).session({ sessionKey: 'ticket-4711' });
+    session.emit('constraint.violated', { tool: 'shell.exec', rule: { type: 'deny_tools' }, message: 'denied' });
+    const id = (await session.close()).session_id;
+    expect(aura(['--home', home, 'push', '--all', '--host', 'delta', '--store', url]).status).toBe(0);
+    const { json } = await call('get_session_findings', { session_key: 'ticket-4711', per_kind_limit: 10 });
+    expect(json['scope']).toEqual({ session_key: 'ticket-4711', sessions: [id] });
+    expect((json['findings'] as { kind: string; session_id?: string }[]).filter((f) => f.kind === 'POLICY_VIOLATION').map((f) => f.session_id)).toEqual([id]);
   });
 
   it('lists, reports and verifies sessions from the stored bytes', async () => {
     const listed = (await call('list_sessions', {})).json['sessions'] as { session_id: string; state: string }[];
-    expect(listed.map((s) => s.session_id).sort()).toEqual([...a.ids, b.ids[1], ...c.ids].sort());
+    expect(listed.map((s) => s.session_id)).toEqual(expect.arrayContaining([...a.ids, b.ids[1], ...c.ids]));
     expect((await call('verify_session', { session_key: broken })).json).toMatchObject({ hash_chain_valid: false, reason: 'edited', status: 'damaged', host: 'gamma' });
     expect((await call('verify_session', { session_key: a.ids[1] })).json).toMatchObject({ hash_chain_valid: true, complete: true, status: 'verified' });
     const local = auraJson(['--home', a.home, 'report', 'show', a.ids[0] as string]).json;
@@ -121,7 +137,8 @@ describe('the CLI readers with --store', () => {
   it('lists every host\'s sessions, and reports one from the stored bytes', () => {
     const listed = auraJson(['sessions', 'list', '--store', url]);
     expect(listed.json['store']).toBe(url.replace(/\/$/, ''));
-    expect((listed.json['sessions'] as { session_id: string }[]).length).toBe(5);
+    // Five from the three hosts, and the labelled one the channel's tests pushed.
+    expect((listed.json['sessions'] as { session_id: string }[]).length).toBe(6);
     const report = auraJson(['report', 'show', broken, '--store', url]);
     expect(report.status).toBe(1);
     expect(report.json).toMatchObject({ session_id: broken, source: 'trail', audit_report: { hash_chain_valid: false, verdict: 'fail' } });
@@ -159,7 +176,7 @@ describe('the CLI readers with --store', () => {
     fs.writeFileSync(path.join(home, 'config.yaml'), 'store: env:AURA_FLEET_TEST_URL\n');
     const fromConfig = await auraAsync(['sessions', 'list', '--json'], { home, env: { AURA_FLEET_TEST_URL: url } });
     expect(fromConfig.status, fromConfig.stderr).toBe(0);
-    expect((JSON.parse(fromConfig.stdout) as { sessions: unknown[] }).sessions.length).toBe(5);
+    expect((JSON.parse(fromConfig.stdout) as { sessions: unknown[] }).sessions.length).toBe(6);
     const local = await auraAsync(['sessions', 'list', '--no-store', '--json'], { home, env: { AURA_FLEET_TEST_URL: url } });
     expect(JSON.parse(local.stdout)).toEqual({ sessions_dir: path.join(home, 'sessions'), sessions: [] });
     const unset = await auraAsync(['sessions', 'list', '--json'], { home });

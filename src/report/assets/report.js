@@ -50,6 +50,7 @@
   const verdict = put(el('section', 'card', null), el('h2', null, 'Verdict'));
   verdict.id = 'verdict';
   const verdictLine = put(el('p', 'verdict-line'), verdictBadge(data.verdict));
+  if (data.verdict_reason) verdictLine.append(el('span', 'verdict-reason', ' (' + data.verdict_reason + ')'));
   const counts = SEVERITIES.map((s) => data.findings.filter((f) => f.severity === s).length);
   verdictLine.append(el('span', 'muted', ' ' + counts[0] + ' critical · ' + counts[1] + ' warn · ' + counts[2] + ' info'));
   verdict.append(verdictLine);

@@ -12,7 +12,7 @@
 import * as fs from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
 import postgres from 'postgres';
-import { EnvSecretBroker } from '../../policy/capabilities.js';
+import { EnvSecretBroker } from '../../policy/secrets.js';
 import { AuraError, InvalidOptionError, StoreError, type StoreFailure } from '../../errors.js';
 
 /** A client of the store. */

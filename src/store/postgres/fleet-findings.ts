@@ -15,7 +15,7 @@ import type { Sql } from './connection.js';
 
 /** What to find. */
 export interface FleetFindingsQuery {
-  /** Scopes session findings to one session; store-level ones always cover the fleet. */
+  /** Scopes session findings to the sessions this label names (their id, or the key they declared); store-level ones always cover the fleet. */
   readonly sessionKey: string | null;
   /** Findings a kind the caller will be given: `limit + 1` a kind are read. */
   readonly perKindLimit: number;
@@ -54,7 +54,8 @@ export async function fleetFindings(sql: Sql, query: FleetFindingsQuery): Promis
           ORDER BY f.session_id COLLATE "C", f.ord LIMIT ${take})
         UNION ALL
         (SELECT f.finding, f.session_id, f.ord FROM aura.findings f
-          WHERE ${query.sessionKey}::text IS NOT NULL AND NOT k.store_level AND f.kind = k.kind AND f.session_id = ${query.sessionKey}::text COLLATE "C"
+          WHERE ${query.sessionKey}::text IS NOT NULL AND NOT k.store_level AND f.kind = k.kind
+            AND f.session_id COLLATE "C" IN (SELECT s.session_id FROM aura.sessions s WHERE s.session_id = ${query.sessionKey}::text OR s.session_key = ${query.sessionKey}::text)
             AND NOT EXISTS (SELECT 1 FROM aura.checks c WHERE c.session_id = f.session_id AND c.id > f.check_id)
           ORDER BY f.session_id COLLATE "C", f.ord LIMIT ${take})
       ) p
@@ -90,4 +91,11 @@ export async function fleetFindings(sql: Sql, query: FleetFindingsQuery): Promis
     })),
   ];
   return [...fleet, ...sessions.map((row) => row.finding)];
+}
+
+/** The sessions a `session_key` names: the one with that id, and every one that declared it. */
+export async function sessionsNamed(sql: Sql, label: string): Promise<string[]> {
+  const rows = await sql<{ session_id: string }[]>`
+    SELECT session_id FROM aura.sessions WHERE session_id = ${label} OR session_key = ${label} ORDER BY session_id COLLATE "C"`;
+  return rows.map((row) => row.session_id);
 }

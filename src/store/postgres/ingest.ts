@@ -16,6 +16,7 @@ import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import type { Finding } from '../../audit/detector.js';
 import { sessionReport } from '../../audit/session-report.js';
+import { sessionKeyOf } from '../../session/ids.js';
 import type { KeyRing } from '../../spine/signing.js';
 import type { SealLogEntry } from '../seal-log.js';
 import { checkSession, linesOfBytes, type SessionCheck } from '../session-check.js';
@@ -96,7 +97,7 @@ interface Prepared {
   readonly trailSha256: string;
   readonly summarySha256: string | null;
   readonly check: SessionCheck;
-  readonly report: { readonly verdict: string | null; readonly agentRef: string | null; readonly findings: Finding[] };
+  readonly report: { readonly verdict: string | null; readonly agentRef: string | null; readonly sessionKey: string | null; readonly findings: Finding[] };
 }
 
 /**
@@ -189,7 +190,7 @@ function prepare(bundle: SessionBundle, keys: KeyRing | null, stored: StoredStat
 async function write(tx: Tx, ready: readonly Prepared[]): Promise<void> {
   const fresh = ready.filter((p) => p.fresh);
   if (fresh.length > 0) {
-    const rows = fresh.map((p) => ({ session_id: p.bundle.sessionId, host: p.bundle.host, agent_ref: p.report.agentRef, opened_at: p.check.trail.events[0]?.timestamp ?? null }));
+    const rows = fresh.map((p) => ({ session_id: p.bundle.sessionId, host: p.bundle.host, agent_ref: p.report.agentRef, opened_at: p.check.trail.events[0]?.timestamp ?? null, session_key: p.report.sessionKey }));
     const inserted = await tx`INSERT INTO aura.sessions ${tx(rows)} ON CONFLICT (session_id) DO NOTHING RETURNING session_id`;
     if (inserted.length !== fresh.length) throw new Moved();
   }
@@ -272,7 +273,7 @@ function text(value: unknown): string | null {
 }
 
 /** The verdict and findings of the detector on the checked trail, as `report show` gives them. */
-function reportOf(bundle: SessionBundle, check: SessionCheck): { verdict: string | null; agentRef: string | null; findings: Finding[] } {
+function reportOf(bundle: SessionBundle, check: SessionCheck): Prepared['report'] {
   const material: SessionMaterial = {
     sessionId: bundle.sessionId,
     trailName: `${bundle.sessionId}.jsonl`,
@@ -283,10 +284,13 @@ function reportOf(bundle: SessionBundle, check: SessionCheck): { verdict: string
   let findings: Finding[];
   let verdict: string | null = null;
   let agentRef: string | null = null;
+  let sessionKey: string | null = null;
   try {
     const report = sessionReport(material, false, check.trail);
     verdict = typeof report.summary.audit_report['verdict'] === 'string' ? report.summary.audit_report['verdict'] : null;
     agentRef = typeof report.summary['agent_ref'] === 'string' ? report.summary['agent_ref'] : null;
+    // The key the session declared: `get_session_findings` takes it as a label for the session (SuperAuditor §7).
+    sessionKey = sessionKeyOf(report.summary['session_key']);
     // An open session is simply not closed yet; a closed one without a summary is worth a look.
     findings = report.summary.audit_report.findings.filter((f) => bundle.closed || f.kind !== 'TRAIL_INCOMPLETE');
     if (bundle.closed && bundle.summary === null && check.chain.complete) {
@@ -299,7 +303,7 @@ function reportOf(bundle: SessionBundle, check: SessionCheck): { verdict: string
   if (check.problem !== null && check.sealFrom === 'seal_log' && /seal-log entry|summary's seal/.test(check.problem) && !findings.some((f) => f.kind === 'SEAL_LOG_BROKEN')) {
     findings.unshift({ kind: 'SEAL_LOG_BROKEN', severity: 'critical', message: check.problem, event_ids: [] });
   }
-  return { verdict, agentRef, findings };
+  return { verdict, agentRef, sessionKey, findings };
 }
 
 function detailOf(check: SessionCheck): Record<string, string | number | boolean | null> {

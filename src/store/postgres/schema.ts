@@ -35,8 +35,10 @@ const MIGRATIONS: readonly Migration[] = [
         host text NOT NULL,
         agent_ref text,
         opened_at text,
+        session_key text,
         first_pushed_at timestamptz NOT NULL DEFAULT now()
       )`,
+      `CREATE INDEX sessions_by_key ON aura.sessions (session_key) WHERE session_key IS NOT NULL`,
       `CREATE TABLE aura.lines (
         session_id text NOT NULL REFERENCES aura.sessions,
         line_no integer NOT NULL CHECK (line_no >= 1),

@@ -1,0 +1,25 @@
+/**
+ * Bundles `aura hook claude-code` into one file, dist/claude-code-hook.js. The hook runs before
+ * every tool call a person waits on, and Node 20 loads a hundred small ES modules (aura's and
+ * yaml's) far slower than one file: bundled, the hook process starts in about half the time.
+ * It sits in dist/ itself so that what it reads beside its modules (../package.json) is where it
+ * is for them. Run after tsc (npm run build; test/global-setup.ts).
+ */
+
+import { buildSync } from 'esbuild';
+import { fileURLToPath, URL } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+buildSync({
+  entryPoints: [`${root}dist/cli/hook-claude-code.js`],
+  outfile: `${root}dist/claude-code-hook.js`,
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  // Loaded with require() when a profile has a schema: left to Node's resolution from dist/.
+  external: ['ajv', 'ajv-formats', '@opentelemetry/api'],
+  // yaml's Node build is CommonJS: its require() of Node's built-ins needs a real require.
+  banner: { js: "import { createRequire as __auraCreateRequire } from 'node:module'; const require = __auraCreateRequire(import.meta.url);" },
+  logLevel: 'warning',
+});

@@ -1,0 +1,90 @@
+/**
+ * What a later process of a shared session needs from the trail earlier processes wrote: the
+ * chain head (the last event's hash, id and time, the count) and every event, so the session's
+ * state (approvals, an observer's stop, the observers' own windows) is rebuilt by handing the
+ * events out again, in order, as they were first. The trail is the one source: nothing besides it
+ * is kept between processes.
+ *
+ * The file is untrusted input: a line that is not a well-formed record stops the resume with a
+ * ReadError naming it (the session's own writer cut any torn tail before).
+ */
+
+import { ReadError, SessionClosedError } from '../errors.js';
+import { parseCanonicalText } from '../spine/fast-record.js';
+import { objectOf, stringOf } from '../spine/json-shape.js';
+import type { JsonObject } from '../spine/record.js';
+import { trailLines } from '../spine/trail-lines.js';
+import { unixNanos } from '../export/spans.js';
+import type { TraceParent } from './trace-context.js';
+
+/** One event of the history, with what observers are handed. */
+export interface PastEvent {
+  readonly event_id: string;
+  readonly kind: string;
+  readonly timestamp: string;
+  readonly prev_hash: string | null;
+  readonly content_hash: string;
+  readonly sequence: number;
+  readonly step_id: string | null;
+  readonly micros: number;
+  readonly payload: JsonObject;
+  readonly agent_ids: JsonObject;
+  readonly trace_id: string;
+  readonly aura_id: string;
+}
+
+/** A shared session's trail, as a later process takes it up. */
+export interface SessionHistory {
+  readonly events: readonly PastEvent[];
+  readonly last: PastEvent;
+  readonly traceParent: TraceParent | null;
+}
+
+/**
+ * Reads a shared session's trail.
+ * @throws ReadError (a line that is not a record of this session), SessionClosedError (it has ended)
+ */
+export function readHistory(trail: string, sessionId: string): SessionHistory {
+  const events: PastEvent[] = [];
+  let traceParent: TraceParent | null = null;
+  for (const line of trailLines(trail)) {
+    let record: JsonObject;
+    try {
+      record = objectOf(parseCanonicalText(line.text));
+    } catch (error) {
+      throw new ReadError(trail, new Error(`line ${line.number} is not JSON`, { cause: error }));
+    }
+    const eventId = stringOf(record['event_id']);
+    const kind = stringOf(record['kind']);
+    const timestamp = stringOf(record['timestamp']);
+    const hash = stringOf(record['content_hash']);
+    if (eventId === null || kind === null || timestamp === null || hash === null || record['session_id'] !== sessionId) {
+      throw new ReadError(trail, new Error(`line ${line.number} is not a record of session ${sessionId}`));
+    }
+    if (kind === 'session.close') throw new SessionClosedError(sessionId, 'append to it: it has ended');
+    const payload = objectOf(record['payload']);
+    if (kind === 'session.open') {
+      const parent = objectOf(payload['trace_parent']);
+      const traceId = stringOf(parent['trace_id']);
+      const spanId = stringOf(parent['span_id']);
+      if (traceId !== null && spanId !== null) traceParent = { trace_id: traceId, span_id: spanId };
+    }
+    events.push({
+      event_id: eventId,
+      kind,
+      timestamp,
+      prev_hash: stringOf(record['prev_hash']),
+      content_hash: hash,
+      sequence: events.length + 1,
+      step_id: stringOf(record['step_id']),
+      micros: Number(unixNanos(timestamp) / 1000n),
+      payload,
+      agent_ids: objectOf(record['agent_ids']),
+      trace_id: stringOf(record['trace_id']) ?? '',
+      aura_id: stringOf(record['aura_id']) ?? '',
+    });
+  }
+  const last = events.at(-1);
+  if (last === undefined) throw new ReadError(trail, new Error('the trail has no event'));
+  return { events, last, traceParent };
+}

@@ -1,0 +1,227 @@
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { readTrail } from '../../src/spine/trail-reader.js';
+import { verifyTrail } from '../../src/spine/verify.js';
+import type { AuraEvent } from '../../src/spine/record.js';
+import { aura } from '../helpers/cli.js';
+import { REPO } from '../helpers/fixtures.js';
+import { spansOnDisk } from '../helpers/otlp-receiver.js';
+import { pythonVerify } from '../helpers/python.js';
+import { tempDir } from '../helpers/temp.js';
+
+const BIN = path.join(REPO, 'dist', 'cli', 'bin.js');
+
+const PROFILE = `agent_ref: acme/claude
+rules:
+  - { type: deny_tools, tools: [delete_account] }
+  - { type: confirm_before, tools: [pay] }
+observers:
+  - { preset: break, config: { soft: 3, hard: 4 } }
+`;
+
+interface HookRun {
+  readonly status: number;
+  readonly output: Record<string, unknown> | null;
+  readonly stderr: string;
+}
+
+/** One hook process, as Claude Code runs it: the input on stdin, the answer on stdout. */
+function hook(home: string, profile: string, input: Record<string, unknown>): Promise<HookRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, 'hook', 'claude-code', '--home', home, '--profile', profile], { env: { ...process.env, NO_COLOR: '1' } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ status: code ?? -1, output: stdout.trim() === '' ? null : (JSON.parse(stdout) as Record<string, unknown>), stderr }));
+    child.stdin.end(JSON.stringify(input));
+  });
+}
+
+/** A Claude Code session's hook inputs, in the hooks reference's shapes. */
+function claude(sessionId: string) {
+  const common = { session_id: sessionId, transcript_path: `/home/me/.claude/projects/p/${sessionId}.jsonl`, cwd: '/home/me/project', permission_mode: 'default' };
+  return {
+    start: () => ({ ...common, hook_event_name: 'SessionStart', source: 'startup', model: 'claude-sonnet-4-5' }),
+    prompt: (prompt: string) => ({ ...common, hook_event_name: 'UserPromptSubmit', prompt }),
+    pre: (id: string, tool: string, input: Record<string, unknown>) => ({ ...common, hook_event_name: 'PreToolUse', tool_name: tool, tool_input: input, tool_use_id: id }),
+    post: (id: string, tool: string, input: Record<string, unknown>, response: unknown) => ({ ...common, hook_event_name: 'PostToolUse', tool_name: tool, tool_input: input, tool_response: response, tool_use_id: id }),
+    stop: () => ({ ...common, hook_event_name: 'Stop', stop_hook_active: false }),
+    end: () => ({ ...common, hook_event_name: 'SessionEnd', reason: 'prompt_input_exit' }),
+  };
+}
+
+function setup(profileText = PROFILE): { home: string; profile: string } {
+  const home = tempDir();
+  const profile = path.join(home, 'claude.yaml');
+  fs.writeFileSync(profile, profileText);
+  return { home, profile };
+}
+
+function trailOf(home: string): { file: string; events: readonly AuraEvent[] } {
+  const sessions = path.join(home, 'sessions');
+  const name = fs.readdirSync(sessions).find((file) => file.endsWith('.jsonl') && !file.endsWith('.otel.jsonl') && !file.endsWith('.approvals.jsonl'));
+  const file = path.join(sessions, name ?? '');
+  return { file, events: readTrail(file).events };
+}
+
+function decision(run: HookRun): string | null {
+  return ((run.output?.['hookSpecificOutput'] as { permissionDecision?: string } | undefined)?.permissionDecision) ?? null;
+}
+
+function reason(run: HookRun): string {
+  return ((run.output?.['hookSpecificOutput'] as { permissionDecisionReason?: string } | undefined)?.permissionDecisionReason) ?? '';
+}
+
+describe('aura hook claude-code', () => {
+  it('records one Claude Code session across hook processes, answers PreToolUse from the profile, and closes it at SessionEnd', async () => {
+    const { home, profile } = setup();
+    const c = claude('2f9c1d7e-sess-one');
+    const run = (input: Record<string, unknown>) => hook(home, profile, input);
+
+    expect((await run(c.start())).status).toBe(0);
+    await run(c.prompt('Tidy the repo and pay the invoice'));
+    // Allowed by default: no decision, Claude Code's own permissions decide.
+    const bash = await run(c.pre('toolu_01', 'Bash', { command: 'git status', description: 'status' }));
+    expect(bash).toMatchObject({ status: 0, output: null });
+    await run(c.post('toolu_01', 'Bash', { command: 'git status' }, { stdout: 'clean', stderr: '', interrupted: false }));
+    await run(c.pre('toolu_02', 'Read', { file_path: '/home/me/project/README.md' }));
+    await run(c.post('toolu_02', 'Read', { file_path: '/home/me/project/README.md' }, { type: 'text', file: { content: '# hi' } }));
+    await run(c.pre('toolu_03', 'mcp__github__create_issue', { title: 'tidy' }));
+    await run(c.post('toolu_03', 'mcp__github__create_issue', { title: 'tidy' }, [{ type: 'text', text: 'issue 7' }]));
+    // Denied: the refusal is what Claude reads.
+    const denied = await run(c.pre('toolu_04', 'delete_account', { user: 'bob' }));
+    expect(decision(denied)).toBe('deny');
+    expect(reason(denied)).toContain('aura refused this call (POLICY_DENIED)');
+    // Held for approval: the person at the permission prompt decides; the tool ran, so they approved.
+    const held = await run(c.pre('toolu_05', 'pay', { amount: 120 }));
+    expect(decision(held)).toBe('ask');
+    await run(c.post('toolu_05', 'pay', { amount: 120 }, { paid: true }));
+    // The approval was for exactly that call.
+    expect(decision(await run(c.pre('toolu_06', 'pay', { amount: 999 })))).toBe('ask');
+    await run(c.stop());
+    expect((await run(c.end())).status).toBe(0);
+
+    const { file, events } = trailOf(home);
+    const intents = events.filter((e) => e.kind === 'tool.intent');
+    expect(intents.map((e) => e.payload['tool_call_id'])).toEqual(['toolu_01', 'toolu_02', 'toolu_03', 'toolu_04', 'toolu_05', 'toolu_06']);
+    expect(intents[0]?.payload['target']).toEqual({ kind: 'bash', command: 'git status' });
+    expect(intents[1]?.payload['target']).toEqual({ kind: 'file', path: '/home/me/project/README.md' });
+    expect(intents[2]?.payload['target']).toEqual({ kind: 'mcp', server: 'github', tool: 'create_issue' });
+    const approved = events.find((e) => e.kind === 'constraint.approved');
+    const released = events.find((e) => e.kind === 'tool.call' && e.payload['tool'] === 'pay');
+    expect(released?.payload['approval']).toEqual({ request_id: approved?.payload['request_id'], principal: 'the person at the Claude Code permission prompt' });
+    expect(released?.payload['tool_call_id']).toBe('toolu_05');
+    expect(events.filter((e) => e.kind === 'tool.call' && e.payload['tool'] === 'pay')).toHaveLength(1);
+    expect(events.at(-1)?.kind).toBe('session.close');
+    expect(events.at(-1)?.payload['reason']).toBe('claude_code_prompt_input_exit');
+    expect(new Set(events.map((e) => e.session_id)).size).toBe(1);
+
+    expect(verifyTrail(file)).toMatchObject({ hash_chain_valid: true, complete: true, events: events.length });
+    expect(pythonVerify(file)).toEqual({ valid: true, events: events.length });
+    const spans = spansOnDisk(file.replace(/\.jsonl$/, '.otel.jsonl'));
+    expect(spans.find((s) => s.attributes['gen_ai.tool.call.id'] === 'toolu_04')?.attributes['error.type']).toBe('policy_denied');
+    expect(spans.filter((s) => s.name === 'execute_tool Bash')).toHaveLength(1);
+    // The lease is gone with the session; the next hook of this Claude session opens a new one.
+    expect(fs.readdirSync(path.join(home, 'sessions')).filter((f) => f.endsWith('.lock'))).toEqual([]);
+  });
+
+  it('loses and merges nothing when parallel tool calls run their hooks in parallel processes', async () => {
+    const { home, profile } = setup();
+    const c = claude('parallel-sess');
+    await hook(home, profile, c.start());
+    const ids = Array.from({ length: 8 }, (_, i) => `toolu_p${i}`);
+    const pre = await Promise.all(ids.map((id, i) => hook(home, profile, c.pre(id, 'Grep', { pattern: `p${i}`, path: '/home/me/project' }))));
+    expect(pre.map((r) => r.status)).toEqual(ids.map(() => 0));
+    await Promise.all(ids.map((id, i) => hook(home, profile, c.post(id, 'Grep', { pattern: `p${i}`, path: '/home/me/project' }, { numFiles: i }))));
+    const { file, events } = trailOf(home);
+    for (const kind of ['tool.intent', 'tool.call', 'tool.result']) {
+      expect(events.filter((e) => e.kind === kind).map((e) => e.payload['tool_call_id']).sort()).toEqual([...ids].sort());
+    }
+    expect(new Set(events.map((e) => e.event_id)).size).toBe(events.length);
+    expect(verifyTrail(file)).toMatchObject({ hash_chain_valid: true, complete: false, events: events.length });
+    expect(pythonVerify(file)).toEqual({ valid: true, events: events.length });
+    // Open between hooks: its lease names this test's process, which lives.
+    expect(aura(['sessions', 'list', '--json'], { home }).stdout).toContain('"open"');
+  });
+
+  it('stops a polling loop across hook processes with break, and goes on once a person approves from a shell', async () => {
+    const { home, profile } = setup();
+    const c = claude('loop-sess');
+    const poll = { command: 'curl -s http://127.0.0.1:9/job/7' };
+    for (let i = 1; i <= 4; i++) {
+      expect(decision(await hook(home, profile, c.pre(`toolu_l${i}`, 'Bash', poll)))).toBeNull();
+      await hook(home, profile, c.post(`toolu_l${i}`, 'Bash', poll, { stdout: 'pending', stderr: '', interrupted: false }));
+    }
+    const stopped = await hook(home, profile, c.pre('toolu_l5', 'Bash', poll));
+    expect(decision(stopped)).toBe('deny');
+    expect(reason(stopped)).toContain('(LOOP_BROKEN)');
+    const command = /aura approve (aura_sess_[0-9a-f]{12}) (loop_[0-9a-f]+)/.exec(reason(stopped));
+    expect(command).not.toBeNull();
+    const approve = aura(['approve', command?.[1] ?? '', command?.[2] ?? '', '--principal', 'alice'], { home });
+    expect(approve.status).toBe(0);
+    expect(decision(await hook(home, profile, c.pre('toolu_l6', 'Bash', { command: 'cat result.txt' })))).toBeNull();
+    const { events } = trailOf(home);
+    expect(events.find((e) => e.kind === 'constraint.approved')?.payload).toMatchObject({ request_id: command?.[2], principal: 'alice' });
+  });
+
+  it('fails closed on an internal error when the profile says so, and records it in the trail', async () => {
+    const { home, profile } = setup(`${PROFILE}claude_code: { on_error: deny }\n`);
+    const c = claude('error-sess');
+    await hook(home, profile, c.start());
+    // A lone surrogate is valid JSON text but no trail can hold it.
+    const broken = await hook(home, profile, c.pre('toolu_e1', 'Write', { file_path: '/tmp/x', content: '\ud800' }));
+    expect(decision(broken)).toBe('deny');
+    expect(reason(broken)).toContain("its profile says to refuse calls it cannot check");
+    expect(broken.stderr).toContain('aura hook claude-code:');
+    const { events } = trailOf(home);
+    expect(events.at(-1)).toMatchObject({ kind: 'hook.error', payload: { hook_event_name: 'PreToolUse', fail: 'closed', decision: 'deny' } });
+
+    const open = setup();
+    await hook(open.home, open.profile, c.start());
+    const passed = await hook(open.home, open.profile, c.pre('toolu_e2', 'Write', { file_path: '/tmp/x', content: '\ud800' }));
+    expect(passed).toMatchObject({ status: 1, output: null });
+    expect(trailOf(open.home).events.at(-1)).toMatchObject({ kind: 'hook.error', payload: { fail: 'open', decision: 'none' } });
+  });
+
+  it('refuses input that is not a hook input, with a message and a non-blocking exit', async () => {
+    const { home, profile } = setup();
+    const run = await new Promise<HookRun>((resolve) => {
+      const child = spawn(process.execPath, [BIN, 'hook', 'claude-code', '--home', home, '--profile', profile]);
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+      child.on('close', (code) => resolve({ status: code ?? -1, output: null, stderr }));
+      child.stdin.end('not json');
+    });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain("Claude Code's hook input");
+    expect(fs.existsSync(path.join(home, 'sessions'))).toBe(false);
+  });
+});
+
+describe('aura hook install claude-code', () => {
+  it('merges the hooks block into a settings file, keeping other hooks and replacing its own', () => {
+    const home = tempDir();
+    const settings = path.join(home, '.claude', 'settings.json');
+    fs.mkdirSync(path.dirname(settings));
+    const other = { matcher: 'Bash', hooks: [{ type: 'command', command: 'echo mine' }] };
+    fs.writeFileSync(settings, JSON.stringify({ model: 'opus', hooks: { PreToolUse: [other] } }));
+    for (let i = 0; i < 2; i++) expect(aura(['hook', 'install', 'claude-code', '--settings', settings, '--profile', 'claude.yaml'], { home }).status).toBe(0);
+    const merged = JSON.parse(fs.readFileSync(settings, 'utf8')) as { model: string; hooks: Record<string, { hooks: { command: string }[] }[]> };
+    expect(merged.model).toBe('opus');
+    expect(Object.keys(merged.hooks).sort()).toEqual(['PostToolUse', 'PostToolUseFailure', 'PreToolUse', 'SessionEnd', 'SessionStart', 'Stop', 'UserPromptSubmit']);
+    expect(merged.hooks['PreToolUse']).toHaveLength(2);
+    expect(merged.hooks['PreToolUse']?.[0]).toEqual(other);
+    expect(merged.hooks['PreToolUse']?.[1]?.hooks[0]?.command).toMatch(/^node \S+\/dist\/cli\/bin\.js hook claude-code --home \S+ --profile \S+claude\.yaml$/);
+
+    const printed = aura(['hook', 'install', 'claude-code', '--json'], { home });
+    expect(JSON.parse(printed.stdout)).toMatchObject({ hooks: { SessionEnd: [{ hooks: [{ type: 'command' }] }] } });
+    fs.writeFileSync(settings, '{ not json');
+    const refused = aura(['hook', 'install', 'claude-code', '--settings', settings], { home });
+    expect(refused.status).toBe(2);
+    expect(fs.readFileSync(settings, 'utf8')).toBe('{ not json');
+  });
+});

@@ -1,0 +1,107 @@
+/**
+ * Redaction on every recorded event: the values of secret-like keys (matched on the key's letters,
+ * whatever their case or separators), and every secret the session injected, wherever it is
+ * recorded: in a string, an object key, a step id. The trail stays the text Python Aura hashes.
+ */
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { isSecretLikeKey } from '../../src/middleware/redact.js';
+import { agent } from '../../src/session/agent.js';
+import type { SessionResult } from '../../src/session/session.js';
+import { aura } from '../helpers/cli.js';
+import { pythonVerify } from '../helpers/python.js';
+import { countingIds, lines, steppingClock } from '../helpers/sessions.js';
+import { tempDir } from '../helpers/temp.js';
+
+const SECRET_KEYS = [
+  'PassWord', 'ToKeN', 'apIkey', 'authorizatioN', 'access_key', 'AccessKey', 'aws_secret_access_key', 'pwd', 'auth', 'jwt', 'ssh_key', 'sshKey',
+  'private_key', 'client_secret', 'X-Api-Key', 'X-Auth-Token', 'session_token', 'set-cookie', 'passphrase', 'otp', 'connection_string', 'DB_PASSWORD',
+  'password2', 'basic_auth', 'Credentials', 'signing_key', 'pin', 'cvv',
+];
+const KEPT_KEYS = [
+  'tokens', 'total_tokens', 'max_tokens', 'prompt_tokens', 'completion_tokens', 'input_tokens', 'output_tokens', 'token_count', 'tokenCount',
+  'max_tokens_per_step', 'cached_tokens', 'author', 'authority', 'auth_method', 'primary_key', 'sort_key', 'secret_name', 'token_type',
+];
+
+describe('secret-like keys', () => {
+  it('match on the letters of the key, whatever the case or separators, and keep token counters', () => {
+    expect(SECRET_KEYS.filter((key) => !isSecretLikeKey(key))).toEqual([]);
+    expect(KEPT_KEYS.filter((key) => isSecretLikeKey(key))).toEqual([]);
+  });
+
+  it('are recorded as [redacted] at any depth; counters and look-alikes keep their values', async () => {
+    const session = agent('acme/keys', { home: tempDir() }).session({ ids: countingIds(), clock: steppingClock() });
+    const secrets = Object.fromEntries(SECRET_KEYS.map((key, i) => [key, `value-${i}-zzzzzzzz`]));
+    const kept = Object.fromEntries(KEPT_KEYS.map((key, i) => [key, i]));
+    session.emit('http.request', { headers: secrets, body: { nested: [{ ...secrets }] }, usage: kept });
+    const payload = (JSON.parse(lines(session.files.trail).at(-1) ?? '{}') as { payload: Record<string, unknown> }).payload;
+    const redacted = Object.fromEntries(SECRET_KEYS.map((key) => [key, '[redacted]']));
+    expect(payload).toEqual({ headers: redacted, body: { nested: [redacted] }, usage: kept });
+    const result = await session.close();
+    expect(fs.readFileSync(result.log_path, 'utf8')).not.toMatch(/value-\d+-zzzzzzzz/);
+  });
+});
+
+describe('an injected secret', () => {
+  const SECRET = 'pay-key-91d2c7e0b3a4f5';
+
+  async function sessionWithSecretEverywhere(): Promise<{ home: string; result: SessionResult }> {
+    const home = tempDir();
+    const ag = agent('acme/pay', { home, capabilities: [{ id: 'c1', tool: 'pay', secret: 'env:PAY_KEY', inject_as: 'api_key' }] });
+    const session = ag.session({ ids: countingIds(), clock: steppingClock(), secretBroker: { resolve: (ref) => (ref === 'env:PAY_KEY' ? SECRET : undefined) } });
+    // The session learns the secret when it first injects it; from then on it records it nowhere.
+    await session.tool('pay', { amount: 1 }, () => 'ok', { capabilityId: 'c1' });
+    await session.tool(
+      'pay',
+      { amount: 10 },
+      (live) => {
+        const key = String(live['api_key']);
+        // The secret as a key, beside a key that is already what it would be rewritten to, and inside a longer key.
+        return { [key]: true, '[redacted]': 'was here first', [`prefix-${key}`]: { [key]: 1 }, echo: key };
+      },
+      { capabilityId: 'c1', stepId: `step-${SECRET}` },
+    );
+    session.emit('note', { text: 'after' }, { stepId: SECRET });
+    return { home, result: await session.close() };
+  }
+
+  it('is scrubbed from keys and step ids too, keeping every entry apart, in the text Python Aura hashes', async () => {
+    const { result } = await sessionWithSecretEverywhere();
+    const events = lines(result.log_path).map((line) => JSON.parse(line) as { kind: string; step_id: string | null; payload: Record<string, unknown> });
+    const toolResult = events.findLast((e) => e.kind === 'tool.result');
+    expect(toolResult?.payload['result']).toEqual({ '[redacted]': 'was here first', '[redacted]~2': true, echo: '[redacted]', 'prefix-[redacted]': { '[redacted]': 1 } });
+    expect(toolResult?.step_id).toBe('step-[redacted]');
+    expect(events.find((e) => e.kind === 'note')?.step_id).toBe('[redacted]');
+    expect(result.chain).toMatchObject({ hash_chain_valid: true, complete: true });
+    expect(pythonVerify(result.log_path)).toMatchObject({ valid: true, events: events.length });
+  });
+
+  it('records the same object the same way every time (the rewritten keys have a stable order)', async () => {
+    const texts: string[] = [];
+    for (let run = 0; run < 2; run++) {
+      const { result } = await sessionWithSecretEverywhere();
+      const line = lines(result.log_path).findLast((l) => l.includes('"tool.result"')) ?? '';
+      texts.push(line.slice(line.indexOf('"payload"'), line.indexOf('"telemetry"')));
+    }
+    expect(texts[0]).not.toBe('');
+    expect(texts[1]).toBe(texts[0]);
+  });
+
+  it('reaches no file or output: trail, summary, spans, logs --json, report show --json, the report page', async () => {
+    const { home, result } = await sessionWithSecretEverywhere();
+    const page = path.join(home, 'report.html');
+    const outputs = [
+      aura(['logs', result.session_id, '--json'], { home }),
+      aura(['report', 'show', result.session_id, '--json'], { home }),
+      aura(['report', 'html', result.session_id, '-o', page], { home }),
+    ];
+    for (const run of outputs) expect(run.status === 0 || run.status === 1, run.stderr).toBe(true);
+    const texts = [
+      ...[result.log_path, result.exports.summary ?? '', result.exports.otel ?? '', page].map((file) => [file, fs.readFileSync(file, 'utf8')]),
+      ...outputs.map((run, i) => [`output ${i}`, run.stdout + run.stderr]),
+    ];
+    for (const [where, text] of texts) expect(text?.includes(SECRET), where).toBe(false);
+  });
+});

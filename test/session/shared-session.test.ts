@@ -1,0 +1,75 @@
+import * as fs from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { LoopBrokenError, SessionClosedError, SessionLockedError } from '../../src/errors.js';
+import { agent } from '../../src/session/agent.js';
+import { Session } from '../../src/session/session.js';
+import { readTrail } from '../../src/spine/trail-reader.js';
+import { verifyTrail } from '../../src/spine/verify.js';
+import { expectAuraError } from '../helpers/errors.js';
+import { pythonVerify } from '../helpers/python.js';
+import { tempDir } from '../helpers/temp.js';
+
+const ID = 'aura_sess_5a5e55105e55';
+
+function sharedAgent(home: string) {
+  return agent('acme/shared', { home, rules: [{ type: 'confirm_before', tools: ['pay'] }], observers: [{ preset: 'break', config: { soft: 2, hard: 3 } }] });
+}
+
+/** One "process": takes the session up, does its part, lets go. */
+function share(home: string, part: (session: Session) => void): void {
+  const session = Session.attach(sharedAgent(home), { sessionId: ID, ownerPid: process.pid, traceParent: null });
+  try {
+    part(session);
+  } finally {
+    if (!session.closed) session.detach();
+  }
+}
+
+describe('Session.attach', () => {
+  it('continues one chain across processes, with approvals and a break stop rebuilt from the trail', async () => {
+    const home = tempDir();
+    share(home, (s) => s.emit('turn.start', { input: 'go' }));
+    let request = '';
+    share(home, (s) => {
+      try {
+        s.emit('tool.call', { tool: 'pay', args: { amount: 5 } });
+      } catch (error) {
+        request = (error as { data: { request_id: string } }).data.request_id;
+      }
+    });
+    // A later process approves exactly that call: the request made by an earlier one is known.
+    share(home, (s) => {
+      expect(s.approveCall('pay', { amount: 5 }, { principal: 'alice' })?.kind).toBe('constraint.approved');
+      s.emit('tool.call', { tool: 'pay', args: { amount: 5 } });
+    });
+    for (let i = 0; i < 3; i++) share(home, (s) => (s.emit('tool.call', { tool: 'poll', args: {} }), s.emit('tool.result', { tool: 'poll', result: { state: 'pending' } })));
+    // The stop was made in the last process; the next one still refuses.
+    share(home, (s) => {
+      expect(s.stoppedBy?.pattern).toBe('ACTION_FIXATION');
+      expectAuraError(() => s.emit('tool.call', { tool: 'poll', args: {} }), LoopBrokenError, 'LOOP_BROKEN');
+    });
+    const session = Session.attach(sharedAgent(home), { sessionId: ID, ownerPid: process.pid, traceParent: null });
+    const result = await session.close();
+    const events = readTrail(result.log_path).events;
+    expect(events.filter((e) => e.kind === 'session.open')).toHaveLength(1);
+    expect(events.find((e) => e.kind === 'tool.call' && e.payload['tool'] === 'pay')?.payload['approval']).toEqual({ request_id: request, principal: 'alice' });
+    expect(verifyTrail(result.log_path)).toMatchObject({ hash_chain_valid: true, complete: true, events: events.length });
+    expect(pythonVerify(result.log_path)).toEqual({ valid: true, events: events.length });
+    // Ended: it cannot be taken up again, and leaves no lease behind.
+    expectAuraError(() => Session.attach(sharedAgent(home), { sessionId: ID, ownerPid: process.pid }), SessionClosedError, 'SESSION_CLOSED');
+    expect(fs.existsSync(`${result.log_path}.lock`)).toBe(false);
+  });
+
+  it('cuts back a line a process died writing, and refuses a trail an unshared writer holds', () => {
+    const home = tempDir();
+    share(home, (s) => s.emit('turn.start', { input: 'go' }));
+    const trail = readTrail(`${home}/sessions/${ID}.jsonl`);
+    fs.appendFileSync(`${home}/sessions/${ID}.jsonl`, '{"event_id": "cut sh');
+    share(home, (s) => s.emit('turn.end', {}));
+    expect(verifyTrail(`${home}/sessions/${ID}.jsonl`)).toMatchObject({ hash_chain_valid: true, events: trail.events.length + 1 });
+
+    const other = agent('acme/other', { home }).session();
+    fs.writeFileSync(`${home}/sessions/${ID}.jsonl.lock`, fs.readFileSync(`${other.files.trail}.lock`));
+    expectAuraError(() => Session.attach(sharedAgent(home), { sessionId: ID, ownerPid: process.pid, waitMs: 50 }), SessionLockedError, 'SESSION_LOCKED');
+  });
+});
