@@ -101,7 +101,7 @@ describe('aura mcp --store', () => {
 
   it('refuses a bad per_kind_limit and a key that is not a string as tool errors; a key naming nothing scopes to the store findings', async () => {
     expect(await call('get_session_findings', { per_kind_limit: 0 })).toMatchObject({ isError: true, text: expect.stringMatching(/per_kind_limit must be an integer >= 1/) });
-    expect(await call('get_session_findings', { session_key: 7 })).toMatchObject({ isError: true, text: expect.stringMatching(/session_key must be a string/) });
+    expect(await call('get_session_findings', { session_key: 7 })).toMatchObject({ isError: true, text: expect.stringMatching(/expected string/) });
     const nothing = await call('get_session_findings', { session_key: 'aura_sess_00000000dead', per_kind_limit: 10 });
     expect(nothing.isError).toBe(false);
     expect(nothing.json['scope']).toEqual({ session_key: 'aura_sess_00000000dead', sessions: [] });
