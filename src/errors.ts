@@ -51,7 +51,12 @@ export type AuraErrorCode =
    */
   | 'LOOP_BROKEN'
   /** An OTLP export setting is invalid (`data.source` names the flag, variable or config key; never a header value). */
-  | 'OTLP_CONFIG_INVALID';
+  | 'OTLP_CONFIG_INVALID'
+  /**
+   * The fleet store could not be used (`data.store`: its URL without credentials; `data.reason`:
+   * `unreachable`, `connection_lost`, `schema_missing`, `schema_newer`, `denied` or `failed`).
+   */
+  | 'STORE_FAILED';
 
 /** Why a trail failed verification (DESIGN §2.3). Integrity and completeness are apart. */
 export type ChainFailureReason =
@@ -200,6 +205,16 @@ export class WriteError extends AuraError<'WRITE_FAILED', { readonly path: strin
 export class OtlpConfigError extends AuraError<'OTLP_CONFIG_INVALID', { readonly source: string }> {
   constructor(source: string, why: string) {
     super('OTLP_CONFIG_INVALID', `invalid OTLP export setting ${source}: ${why}`, { data: { source } });
+  }
+}
+
+/** Why the fleet store could not be used. */
+export type StoreFailure = 'unreachable' | 'connection_lost' | 'schema_missing' | 'schema_newer' | 'denied' | 'failed';
+
+/** The fleet store could not be used. The message names the store without its credentials. */
+export class StoreError extends AuraError<'STORE_FAILED', { readonly store: string; readonly reason: StoreFailure }> {
+  constructor(store: string, reason: StoreFailure, why: string, cause?: unknown) {
+    super('STORE_FAILED', `the store ${store}: ${why}`, { data: { store, reason }, ...(cause === undefined ? {} : { cause }) });
   }
 }
 

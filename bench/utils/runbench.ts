@@ -35,6 +35,7 @@ const SCENARIOS: Readonly<Record<string, string>> = {
   'otel-live': 'otel-live.bench.ts',
   'report-html': 'report-html.bench.ts',
   adapters: 'adapters.bench.ts',
+  fleet: 'fleet.bench.ts',
 };
 
 /** The machine line printed first, and copied into docs/benchmarks.md. */

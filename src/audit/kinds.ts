@@ -169,6 +169,21 @@ export const FINDING_KINDS = {
     meaning: 'the seal log does not walk: a seal was edited, removed or reordered',
     recommendation: 'Compare the seal log with its anchor copy and find who had write access to it.',
   },
+  PUSH_REFUSED: {
+    severity: 'critical',
+    meaning: 'the fleet store refused a pushed session: its bytes differ from the stored session with the same id, or it names another session than its own',
+    recommendation: 'Two copies claim one session: compare the host\'s files with aura pull of the stored one, and find which was forged.',
+  },
+  PUSH_GAP: {
+    severity: 'warn',
+    meaning: "a host's seal log links to a sealed session that the fleet store does not hold: it was never pushed, or was removed",
+    recommendation: 'Run aura push --all on that host; if the session is gone there too, find who removed it.',
+  },
+  HOST_SILENT: {
+    severity: 'warn',
+    meaning: 'a host that pushed to the fleet store has not pushed for longer than expected',
+    recommendation: 'Check the host and its aura push schedule: its sessions are not reaching the store.',
+  },
   CHECK_CRASHED: {
     severity: 'warn',
     meaning: 'a probe of the detector threw; its findings were replaced by this one (SuperAuditor v1.1 §5.4)',

@@ -6,14 +6,13 @@
  * `aura_severity` (SuperAuditor v1.1 §3), never overwriting a key that is there.
  */
 
-import * as fs from 'node:fs';
-import { AuraError } from '../errors.js';
-import { exportSession } from '../export/session-export.js';
-import type { SessionSummary } from '../export/summary.js';
+import { AuraError, NotFoundError } from '../errors.js';
+import { buildSummary, type SessionSummary } from '../export/summary.js';
 import { objectOf, stringOf } from '../spine/json-shape.js';
-import { readJsonFile } from '../store/json-file.js';
-import type { TrailRead } from '../spine/trail-reader.js';
+import { readTextFile } from '../store/json-file.js';
+import { readTrailLines, type TrailRead } from '../spine/trail-reader.js';
 import type { SessionFiles } from '../store/session-files.js';
+import { materialOf, type SessionMaterial } from '../store/source.js';
 import type { Finding } from './detector.js';
 import { severityOf } from './kinds.js';
 
@@ -37,23 +36,25 @@ export interface SessionReport {
  * @throws NotFoundError when there is neither a trail nor a summary; AuraError `READ_FAILED` for
  *   a summary that is not JSON, of a newer format, or whose findings cannot be moved to the vocabulary
  */
-export function sessionReport(files: SessionFiles, exportPii = false, trail?: TrailRead): SessionReport {
-  const stored = fs.existsSync(files.summary) || !fs.existsSync(files.trail) ? readSummary(files.summary) : null;
+export function sessionReport(session: SessionFiles | SessionMaterial, exportPii = false, trail?: TrailRead): SessionReport {
+  const material = materialOf(session);
+  if (material.summaryText === null && material.lines === null) throw new NotFoundError('summary', material.summaryName);
+  const stored = material.summaryText === null ? null : parseSummary(material.summaryText(), material.summaryName);
   const storedBy = writerOf(stored);
-  if (!fs.existsSync(files.trail)) {
+  if (material.lines === null) {
     return { summary: stored as SessionReport['summary'], source: 'summary', stored_by: storedBy, disagreements: [] };
   }
-  const fresh = exportSession(files, false, {
+  const read = trail ?? readTrailLines(material.lines());
+  const fresh = buildSummary(material.sessionId, read, material.trailName, {
     exportPii,
     seal: () => (stored?.['seal'] as SessionSummary['seal'] | undefined) ?? null,
     declaredSteps: summaryDeclaredSteps(stored),
-    ...(trail === undefined ? {} : { trail }),
-  }).summary;
+  });
   const differences = stored === null ? [] : differencesOf(stored, fresh);
   const mismatches = differences.filter((d) => d.mismatch).map((d) => d.text);
   const findings: Finding[] = [...fresh.audit_report.findings];
   if (mismatches.length > 0) {
-    findings.unshift({ kind: 'SUMMARY_MISMATCH', severity: severityOf('SUMMARY_MISMATCH'), message: `the stored summary disagrees with the trail: ${mismatches.join('; ')}`, event_ids: [], session_id: files.sessionId });
+    findings.unshift({ kind: 'SUMMARY_MISMATCH', severity: severityOf('SUMMARY_MISMATCH'), message: `the stored summary disagrees with the trail: ${mismatches.join('; ')}`, event_ids: [], session_id: material.sessionId });
   }
   const verdict = mismatches.length > 0 ? 'fail' : fresh.audit_report.verdict;
   return {
@@ -68,8 +69,24 @@ export function sessionReport(files: SessionFiles, exportPii = false, trail?: Tr
  * Reads a stored summary, Python Aura's or aura's, into aura's vocabulary.
  * @throws NotFoundError, ReadError, AuraError `READ_FAILED`
  */
-export function readSummary(path: string): Record<string, unknown> & { audit_report: Record<string, unknown> & { findings: Finding[] } } {
-  const value = readJsonFile(path, 'summary').value;
+export function readSummary(path: string): StoredSummary {
+  return parseSummary(readTextFile(path, 'summary'), path);
+}
+
+/** A stored summary in aura's vocabulary. */
+export type StoredSummary = Record<string, unknown> & { audit_report: Record<string, unknown> & { findings: Finding[] } };
+
+/**
+ * Reads a stored summary's text (named `path` in messages), Python Aura's or aura's, into aura's vocabulary.
+ * @throws AuraError `READ_FAILED`
+ */
+export function parseSummary(text: string, path: string): StoredSummary {
+  let value: unknown;
+  try {
+    value = JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new AuraError('READ_FAILED', `${path} is not a JSON summary: ${(error as Error).message}`, { data: { path } });
+  }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new AuraError('READ_FAILED', `${path} is not a summary: expected a JSON object`, { data: { path } });
   const summary = value as Record<string, unknown>;
   const version = summary['summary_version'];

@@ -4,6 +4,8 @@ import * as fs from 'node:fs';
 import { resolveConfig, type AuraConfig } from '../config/config.js';
 import { InvalidOptionError, NotFoundError } from '../errors.js';
 import { KeyRing } from '../spine/signing.js';
+import { FolderSource } from '../store/folder-source.js';
+import type { SessionSource } from '../store/source.js';
 
 /** The global options of `aura`. */
 export interface GlobalOptions {
@@ -60,4 +62,33 @@ export function positiveOption(flag: string, value: string, what: string): numbe
   const number = Number(value);
   if (!/^\d+$/.test(value) || number < 1 || !Number.isSafeInteger(number)) throw new InvalidOptionError(flag, value, what);
   return number;
+}
+
+/** How a command was told where sessions are: `--store URL`, `--no-store` (the local folder), or neither. */
+export interface StoreOptions {
+  readonly store?: string | false;
+}
+
+/**
+ * The fleet store's URL: `--store URL`, else the config key `store` (a URL or a secret ref), else
+ * null (the local folder). `--no-store` picks the folder whatever the config says.
+ * @throws InvalidOptionError for a value that is not a postgres:// URL or a ref that resolves to one
+ */
+export async function storeUrlFor(options: StoreOptions, config: AuraConfig): Promise<string | null> {
+  if (options.store === false) return null;
+  const { resolveStoreUrl } = await import('../store/postgres/connection.js');
+  if (typeof options.store === 'string') return resolveStoreUrl(options.store, '--store');
+  return config.settings.store === null ? null : resolveStoreUrl(config.settings.store, 'store (config)');
+}
+
+/**
+ * Where the readers read: the fleet store when one is selected, else the sessions folder. The
+ * PostgreSQL client is loaded only when a store is used.
+ * @throws InvalidOptionError, StoreError
+ */
+export async function sourceFor(options: StoreOptions, config: AuraConfig): Promise<SessionSource> {
+  const url = await storeUrlFor(options, config);
+  if (url === null) return new FolderSource(config.paths.sessions);
+  const { PostgresSource } = await import('../store/postgres/pg-source.js');
+  return PostgresSource.open(url);
 }

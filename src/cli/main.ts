@@ -9,7 +9,7 @@ import { Command, CommanderError, Option } from 'commander';
 import type { AuraConfig } from '../config/config.js';
 import { AuraError, describeCause } from '../errors.js';
 import { VERSION } from '../version.js';
-import { configFor, keysFor, type GlobalOptions, type KeyOptions } from './context.js';
+import { configFor, keysFor, type GlobalOptions, type KeyOptions, type StoreOptions } from './context.js';
 import { compareCommand } from './compare.js';
 import { keysInitCommand, keysListCommand, keysRotateCommand } from './keys.js';
 import { logsCommand, type LogsOptions } from './logs.js';
@@ -25,6 +25,9 @@ import { demoCommand } from './demo.js';
 import { exportCommand, exportOtelCommand } from './export.js';
 import { EXIT, printResult, type CommandResult } from './output.js';
 import { pathsCommand } from './paths.js';
+import { pullCommand } from './pull.js';
+import { pushCommand, type PushFlags } from './push.js';
+import { storeInitCommand } from './store.js';
 import { sessionsListCommand } from './sessions.js';
 import { verifyChainCommand } from './verify-chain.js';
 
@@ -52,6 +55,11 @@ function buildProgram(invocation: Invocation): Command {
 
   const global = (): GlobalOptions => program.opts<GlobalOptions>();
   const json = new Option('--json', 'print one JSON object (stable, for machines)');
+  /** `--store URL` and `--no-store`: the fleet store, or the local folder whatever the config says. */
+  const withStore = (command: Command): Command =>
+    command
+      .option('--store <url>', 'read the fleet store at this postgres:// URL (or env:NAME holding one) instead of the sessions folder (default: config store)')
+      .option('--no-store', 'read the local sessions folder even when the config names a store');
   const run = (flags: JsonFlag, command: () => CommandResult | Promise<CommandResult>): void => {
     invocation.asJson = flags.json === true;
     invocation.outcome = Promise.resolve().then(command);
@@ -82,16 +90,18 @@ function buildProgram(invocation: Invocation): Command {
         return verifyChainCommand(path, { ...(flags.summary === undefined ? {} : { summary: flags.summary }), keys: keysFor(flags, config) }, config);
       }),
     );
-  verify
-    .command('store')
-    .description('verify every session of the sessions folder against the seal log (and its anchor copy)')
-    .option('--keys <dir>', 'trust the public keys in DIR (default: AURA_HOME/keys when it has any)')
-    .option('--public-key <file>', 'trust this one public key')
+  withStore(
+    verify
+      .command('store')
+      .description('verify every session of the sessions folder against the seal log (and its anchor copy), or of the fleet store from its stored bytes')
+      .option('--keys <dir>', 'trust the public keys in DIR (default: AURA_HOME/keys when it has any; with --store, the keys hosts pushed)')
+      .option('--public-key <file>', 'trust this one public key'),
+  )
     .addOption(json)
-    .action((flags: JsonFlag & KeyOptions) =>
+    .action((flags: JsonFlag & KeyOptions & StoreOptions) =>
       run(flags, () => {
         const config = configFor(global());
-        return verifyStoreCommand(config, { keys: keysFor(flags, config), anchorLog: config.paths.anchorLog });
+        return verifyStoreCommand(config, { keys: keysFor(flags, config), anchorLog: config.paths.anchorLog, ...storeFlag(flags) });
       }),
     );
 
@@ -129,38 +139,38 @@ function buildProgram(invocation: Invocation): Command {
     );
 
   const report = program.command('report').description("a session's audit report");
-  report
-    .command('show')
-    .description('the verdict, findings by severity, scorecard and recommendations (re-checked from the trail when it is there)')
-    .argument('<session_id>', 'aura_sess_ + 12 hex')
+  withStore(
+    report
+      .command('show')
+      .description('the verdict, findings by severity, scorecard and recommendations (re-checked from the trail when it is there)')
+      .argument('<session_id>', 'aura_sess_ + 12 hex'),
+  )
     .addOption(json)
-    .action((id: string, flags: JsonFlag) => run(flags, () => reportShowCommand(id, configFor(global()))));
-  report
-    .command('html')
+    .action((id: string, flags: JsonFlag & StoreOptions) => run(flags, () => reportShowCommand(id, storeFlag(flags), configFor(global()))));
+  withStore(report.command('html'))
     .description('write the report as one self-contained HTML page (verdict, chain, findings, scorecard, timeline); prints its path')
     .argument('<session_id>', 'aura_sess_ + 12 hex')
     .option('-o, --output <path>', 'write the page to this file, or into this folder as <session_id>.report.html (default: the current folder)')
     .option('--keys <dir>', 'trust the public keys in DIR (default: AURA_HOME/keys when it has any)')
     .option('--public-key <file>', 'trust this one public key')
     .addOption(json)
-    .action((id: string, flags: JsonFlag & KeyOptions & { output?: string }) =>
+    .action((id: string, flags: JsonFlag & KeyOptions & StoreOptions & { output?: string }) =>
       run(flags, () => {
         const config = configFor(global());
-        return reportHtmlCommand(id, { ...(flags.output === undefined ? {} : { output: flags.output }), keys: keysFor(flags, config) }, config);
+        return reportHtmlCommand(id, { ...(flags.output === undefined ? {} : { output: flags.output }), keys: keysFor(flags, config), ...storeFlag(flags) }, config);
       }),
     );
 
-  program
-    .command('ui')
+  withStore(program.command('ui'))
     .description('serve the sessions list and each session\'s report on 127.0.0.1, read-only, behind a random access token')
     .option('--port <port>', 'listen on this port (default 0: any free port)')
     .option('--keys <dir>', 'trust the public keys in DIR (default: AURA_HOME/keys when it has any)')
     .option('--public-key <file>', 'trust this one public key')
     .addOption(json)
-    .action((flags: JsonFlag & KeyOptions & { port?: string }) =>
+    .action((flags: JsonFlag & KeyOptions & StoreOptions & { port?: string }) =>
       run(flags, () => {
         const config = configFor(global());
-        return uiCommand({ ...(flags.port === undefined ? {} : { port: flags.port }), keys: keysFor(flags, config), json: flags.json === true }, config);
+        return uiCommand({ ...(flags.port === undefined ? {} : { port: flags.port }), keys: keysFor(flags, config), json: flags.json === true, ...storeFlag(flags) }, config);
       }),
     );
 
@@ -183,12 +193,39 @@ function buildProgram(invocation: Invocation): Command {
     .addOption(json)
     .action((a: string, b: string, flags: JsonFlag) => run(flags, () => compareCommand(a, b, configFor(global()))));
 
-  program
-    .command('mcp')
+  withStore(program.command('mcp'))
     .description('serve the findings channel (get_session_findings, SuperAuditor v1.1) over stdio, or Streamable HTTP on loopback')
     .option('--http <port>', 'serve Streamable HTTP on 127.0.0.1:PORT (0 for any free port) instead of stdio')
     .option('--tokens <file>', 'with --http: the bearer tokens and the sessions folders each may read (required)')
-    .action((flags: McpOptions) => run({}, () => mcpCommand(flags, configFor(global()))));
+    .option('--silent-after <hours>', 'with a store: a host that has not pushed for this long is reported (HOST_SILENT; default 24)')
+    .action((flags: McpOptions & StoreOptions) => run({}, () => mcpCommand({ ...flags, ...storeFlag(flags) }, configFor(global()))));
+
+  withStore(program.command('push'))
+    .description('ship closed sessions (every line, summary, seal) to the fleet store; --follow also ships open sessions as they grow')
+    .argument('[session_id...]', 'the sessions to push (aura_sess_ + 12 hex)')
+    .option('--all', 'push every session of the sessions folder')
+    .option('--follow', 'keep pushing: open sessions as they grow, closed ones when they close (until Ctrl-C or SIGTERM)')
+    .option('--interval <ms>', 'with --follow: time between rounds (default 1000)')
+    .option('--host <name>', 'name this host in the store (default: the machine name)')
+    .addOption(json)
+    .action((ids: string[], flags: JsonFlag & PushFlags & StoreOptions) => run(flags, () => pushCommand(ids, { ...flags, ...storeFlag(flags) }, configFor(global()))));
+
+  withStore(program.command('pull'))
+    .description('write a session of the fleet store back as files, byte for byte as it was pushed')
+    .argument('<session_id>', 'aura_sess_ + 12 hex')
+    .option('-o, --output <dir>', 'write the files into DIR (default: the sessions folder)')
+    .addOption(json)
+    .action((id: string, flags: JsonFlag & StoreOptions & { output?: string }) =>
+      run(flags, () => pullCommand(id, { ...(flags.output === undefined ? {} : { output: flags.output }), ...storeFlag(flags) }, configFor(global()))),
+    );
+
+  const store = program.command('store').description('the fleet store on PostgreSQL');
+  withStore(store.command('init'))
+    .description('create or migrate the store schema, and the ingest and reader roles (needs a role that may create them)')
+    .option('--ingest-role <name>', 'the role that may only insert (default aura_ingest)')
+    .option('--reader-role <name>', 'the role that may only read (default aura_reader)')
+    .addOption(json)
+    .action((flags: JsonFlag & StoreOptions & { ingestRole?: string; readerRole?: string }) => run(flags, () => storeInitCommand({ ...flags, ...storeFlag(flags) }, configFor(global()))));
 
   program
     .command('proxy')
@@ -237,11 +274,20 @@ function buildProgram(invocation: Invocation): Command {
     .addOption(json)
     .action((target: string, flags: JsonFlag & HookInstallOptions) => run(flags, () => hookInstallCommand(target, flags, configFor(global()))));
 
-  const sessions = program.command('sessions').description('the sessions folder');
-  configCommand(sessions, 'list', 'list sessions: agent, opened, events, verdict, chain, state', sessionsListCommand);
+
+  const sessions = program.command('sessions').description('the sessions folder, or the fleet store');
+  withStore(sessions.command('list'))
+    .description('list sessions: agent, opened, events, verdict, chain, state')
+    .addOption(json)
+    .action((flags: JsonFlag & StoreOptions) => run(flags, () => sessionsListCommand(storeFlag(flags), configFor(global()))));
   configCommand(program, 'paths', 'show AURA_HOME, storage, the sessions folder and the config files found', pathsCommand);
 
   return program;
+}
+
+/** The store flag as commands take it (commander leaves it out when neither flag is given). */
+function storeFlag(flags: StoreOptions): StoreOptions {
+  return flags.store === undefined ? {} : { store: flags.store };
 }
 
 /** Runs the CLI on `argv` (without the node and script names) and returns the exit code. */

@@ -3,23 +3,45 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { AuraConfig } from '../config/config.js';
 import { InvalidOptionError } from '../errors.js';
-import { portOption } from './context.js';
-import { FindingsService } from '../mcp/findings-service.js';
+import { portOption, storeUrlFor, type StoreOptions } from './context.js';
+import { FindingsService, type FindingsTools } from '../mcp/findings-service.js';
 import { readTokens, serveHttp } from '../mcp/http.js';
 import { listeningPort } from '../mcp/loopback.js';
 import { buildServer } from '../mcp/server.js';
 import { EXIT, type CommandResult } from './output.js';
 
 /** Options of `mcp`. */
-export interface McpOptions {
+export interface McpOptions extends StoreOptions {
   readonly http?: string;
   readonly tokens?: string;
+  /** With a store: hours without a push after which a host is reported silent (default 24). */
+  readonly silentAfter?: string;
 }
 
 /** Serves until the client disconnects (stdio) or the process is stopped (HTTP). Logs go to stderr. */
 export async function mcpCommand(options: McpOptions, config: AuraConfig): Promise<CommandResult> {
+  const silentHours = Number(options.silentAfter ?? '24');
+  if (!(silentHours > 0) || !/^\d+(\.\d+)?$/.test(options.silentAfter ?? '24')) throw new InvalidOptionError('--silent-after', options.silentAfter, 'hours, a positive number');
+  const url = await storeUrlFor(options, config);
+  let fleet: ((shared: boolean) => FindingsTools) | null = null;
+  let closeFleet = (): Promise<void> => Promise.resolve();
+  if (url !== null) {
+    const { PostgresSource } = await import('../store/postgres/pg-source.js');
+    const { StoreFindingsService } = await import('../mcp/store-service.js');
+    const source = await PostgresSource.open(url);
+    fleet = (shared) => new StoreFindingsService(source, shared, silentHours * 3_600_000);
+    closeFleet = () => source.close();
+  }
+  try {
+    return await serve(options, config, fleet);
+  } finally {
+    await closeFleet();
+  }
+}
+
+async function serve(options: McpOptions, config: AuraConfig, fleet: ((shared: boolean) => FindingsTools) | null): Promise<CommandResult> {
   if (options.http === undefined) {
-    const server = buildServer(new FindingsService([{ sessionsDir: config.paths.sessions, sealLog: config.paths.sealLog }], false));
+    const server = buildServer(fleet?.(false) ?? new FindingsService([{ sessionsDir: config.paths.sessions, sealLog: config.paths.sealLog }], false));
     const transport = new StdioServerTransport();
     const closed = new Promise<void>((resolve) => {
       transport.onclose = () => resolve();
@@ -31,7 +53,8 @@ export async function mcpCommand(options: McpOptions, config: AuraConfig): Promi
   }
   const port = portOption('--http', options.http);
   if (options.tokens === undefined) throw new InvalidOptionError('--tokens', undefined, 'a tokens file: the HTTP server never answers without authentication');
-  const server = await serveHttp(port, readTokens(options.tokens));
+  // With a store, a token reads the whole store: its folders apply to folders only.
+  const server = await serveHttp(port, readTokens(options.tokens), fleet === null ? undefined : () => fleet(true));
   process.stderr.write(`aura mcp: listening on http://127.0.0.1:${listeningPort(server)}/mcp\n`);
   await new Promise<void>((resolve) => {
     const stop = (): void => {

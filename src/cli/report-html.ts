@@ -7,12 +7,12 @@ import { commitFiles } from '../export/commit.js';
 import { reportHtml } from '../report/html.js';
 import { reportPageModel } from '../report/page-model.js';
 import type { KeyRing } from '../spine/signing.js';
-import { resolveSessionKey } from '../store/session-files.js';
 import { VERSION } from '../version.js';
+import { sourceFor, type StoreOptions } from './context.js';
 import { EXIT, type CommandResult } from './output.js';
 
 /** Options of `report html`. */
-export interface ReportHtmlOptions {
+export interface ReportHtmlOptions extends StoreOptions {
   /** The page's file, or a folder to write `{id}.report.html` into; default the current folder. */
   readonly output?: string;
   /** Trusted public keys, or null to show signatures as not checked. */
@@ -24,8 +24,9 @@ export interface ReportHtmlOptions {
  * sessions folder: that folder holds the record, and a page made from it is a copy for people.
  * @throws NotFoundError (no such session), InvalidSessionIdError, ExportError (the file could not be written)
  */
-export function reportHtmlCommand(sessionKey: string, options: ReportHtmlOptions, config: AuraConfig): CommandResult {
-  const files = resolveSessionKey(config.paths.sessions, sessionKey);
+export async function reportHtmlCommand(sessionKey: string, options: ReportHtmlOptions, config: AuraConfig): Promise<CommandResult> {
+  const source = await sourceFor(options, config);
+  const files = await source.material(sessionKey).finally(() => source.close());
   const model = reportPageModel(files, { exportPii: config.values['identity_export_pii'] === true, keys: options.keys, generator: `aura-harness ${VERSION}` });
   const target = path.resolve(options.output ?? '.');
   const output = fs.statSync(target, { throwIfNoEntry: false })?.isDirectory() === true ? path.join(target, `${files.sessionId}.report.html`) : target;

@@ -4,14 +4,15 @@ import type { AuraConfig } from '../config/config.js';
 import type { Finding } from '../audit/detector.js';
 import { verdictReason } from '../audit/report.js';
 import { sessionReport } from '../audit/session-report.js';
-import { resolveSessionKey } from '../store/session-files.js';
+import { sourceFor, type StoreOptions } from './context.js';
 import { colors, EXIT, table, type CommandResult } from './output.js';
 
 const SEVERITY_ORDER = ['critical', 'warn', 'info'] as const;
 
 /** Shows a session's report; exit 1 when its verdict is `fail`. */
-export function reportShowCommand(sessionKey: string, config: AuraConfig): CommandResult {
-  const files = resolveSessionKey(config.paths.sessions, sessionKey);
+export async function reportShowCommand(sessionKey: string, options: StoreOptions, config: AuraConfig): Promise<CommandResult> {
+  const from = await sourceFor(options, config);
+  const files = await from.material(sessionKey).finally(() => from.close());
   const { summary, source, stored_by: storedBy, disagreements } = sessionReport(files, config.values['identity_export_pii'] === true);
   const report = summary.audit_report;
   const verdict = String(report['verdict']);

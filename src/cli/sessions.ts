@@ -1,12 +1,13 @@
 /** `aura sessions list`: the sessions in the sessions folder. */
 
 import type { AuraConfig } from '../config/config.js';
-import { listSessions } from '../store/session-list.js';
+import { sourceFor, type StoreOptions } from './context.js';
 import { colors, EXIT, table, type CommandResult } from './output.js';
 
-/** Lists the sessions, oldest first. */
-export function sessionsListCommand(config: AuraConfig): CommandResult {
-  const sessions = listSessions(config.paths.sessions);
+/** Lists the sessions of the folder, or of the fleet store, oldest first. */
+export async function sessionsListCommand(options: StoreOptions, config: AuraConfig): Promise<CommandResult> {
+  const source = await sourceFor(options, config);
+  const sessions = await source.list().finally(() => source.close());
   const verdict = (value: string | null): string => {
     if (value === 'pass') return colors.green('pass');
     if (value === 'warn') return colors.yellow('warn');
@@ -15,7 +16,7 @@ export function sessionsListCommand(config: AuraConfig): CommandResult {
   };
   const human =
     sessions.length === 0
-      ? `no sessions in ${config.paths.sessions}`
+      ? `no sessions in ${source.label}`
       : table(
           ['SESSION', 'AGENT', 'OPENED', 'EVENTS', 'VERDICT', 'CHAIN', 'STATE'],
           sessions.map((s) => [
@@ -28,5 +29,5 @@ export function sessionsListCommand(config: AuraConfig): CommandResult {
             s.state,
           ]),
         );
-  return { exitCode: EXIT.ok, json: { sessions_dir: config.paths.sessions, sessions }, human };
+  return { exitCode: EXIT.ok, json: { ...(source.kind === 'folder' ? { sessions_dir: source.label } : { store: source.label }), sessions }, human };
 }

@@ -1,25 +1,44 @@
 /** `aura verify store`: every session of the sessions folder against the seal log. */
 
 import type { AuraConfig } from '../config/config.js';
+import type { FleetStoreReport } from '../store/postgres/verify.js';
 import { verifyStore, type StoreReport } from '../store/verify-store.js';
 import type { KeyRing } from '../spine/signing.js';
+import { storeUrlFor, type StoreOptions } from './context.js';
 import { colors, EXIT, table, type CommandResult } from './output.js';
 
 /** Options of `verify store`. */
-export interface VerifyStoreCommandOptions {
+export interface VerifyStoreCommandOptions extends StoreOptions {
   readonly keys: KeyRing | null;
   readonly anchorLog: string | null;
 }
 
-/** Verifies the store; exit 0 when nothing is edited or missing, else 1. */
-export function verifyStoreCommand(config: AuraConfig, options: VerifyStoreCommandOptions): CommandResult {
+/** Verifies the sessions folder, or the fleet store; exit 0 when nothing is edited or missing, else 1. */
+export async function verifyStoreCommand(config: AuraConfig, options: VerifyStoreCommandOptions): Promise<CommandResult> {
   const progress = process.stderr.isTTY === true;
+  const onProgress = (done: number, total: number): void => {
+    process.stderr.write(`\rverifying sessions ${done}/${total}${done === total ? '\n' : ''}`);
+  };
+  const url = await storeUrlFor(options, config);
+  if (url !== null) {
+    const { openStore } = await import('../store/postgres/connection.js');
+    const { requireSchema } = await import('../store/postgres/schema.js');
+    const { verifyFleetStore } = await import('../store/postgres/verify.js');
+    const store = openStore(url, { applicationName: 'aura verify store', max: 2 });
+    try {
+      await requireSchema(store.sql, store.label);
+      const report = await verifyFleetStore(store.sql, store.label, options.keys, progress ? onProgress : undefined);
+      return { exitCode: report.ok ? EXIT.ok : EXIT.checkFailed, json: report, human: describeFleet(report) };
+    } finally {
+      await store.sql.end({ timeout: 5 });
+    }
+  }
   const report = verifyStore({
     sessionsDir: config.paths.sessions,
     sealLog: config.paths.sealLog,
     anchorLog: options.anchorLog,
     keys: options.keys,
-    ...(progress ? { onProgress: (done: number, total: number) => process.stderr.write(`\rverifying sessions ${done}/${total}${done === total ? '\n' : ''}`) } : {}),
+    ...(progress ? { onProgress } : {}),
   });
   return { exitCode: report.ok ? EXIT.ok : EXIT.checkFailed, json: report, human: describe(report, options.keys !== null) };
 }
@@ -37,5 +56,21 @@ function describe(report: StoreReport, signed: boolean): string {
   if (!signed) lines.push(colors.yellow('  signatures not checked: no keys (give --keys DIR or --public-key FILE, ideally a copy kept off this machine)'));
   const problems = report.sessions.filter((s) => s.status !== 'verified' && s.status !== 'open');
   if (problems.length > 0) lines.push(table(['SESSION', 'STATUS', 'REASON', 'DETAIL'], problems.map((s) => [s.session_id, s.status, s.reason ?? '', s.message ?? ''])));
+  return lines.join('\n');
+}
+
+function describeFleet(report: FleetStoreReport): string {
+  const { counts } = report;
+  const lines = [
+    `${report.ok ? colors.green('✓ store verified') : colors.red('✗ store has problems')} · ${report.store} · ${report.sessions.length} sessions: ${counts.verified} verified, ${counts.open} open, ${counts.unsealed} unsealed, ${counts.damaged} damaged, ${counts.missing_trail} missing`,
+    report.keys_from === 'given' ? '  signatures checked against the keys given' : colors.yellow('  signatures checked against the keys the hosts pushed (give --keys DIR or --public-key FILE to check against your own copy)'),
+  ];
+  if (report.refusals > 0) lines.push(colors.yellow(`  ${report.refusals} pushes were refused (the stored sessions were kept): see the findings channel, PUSH_REFUSED`));
+  if (report.gaps.length > 0) {
+    lines.push(colors.red(`  ${report.gaps.length} seals link to a seal the store does not hold (a session never pushed, or deleted from the store):`));
+    lines.push(table(['SESSION', 'HOST', 'MISSING SEAL'], report.gaps.map((g) => [g.session_id, g.host, `${g.prev_hash.slice(0, 12)}…`])));
+  }
+  const problems = report.sessions.filter((s) => s.status !== 'verified' && s.status !== 'open');
+  if (problems.length > 0) lines.push(table(['SESSION', 'HOST', 'STATUS', 'REASON', 'DETAIL'], problems.map((s) => [s.session_id, s.host, s.status, s.reason ?? '', s.message ?? ''])));
   return lines.join('\n');
 }

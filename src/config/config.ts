@@ -28,6 +28,7 @@ export const CONFIG_KEYS = [
   'identity_required',
   'identity_export_pii',
   'pii_key',
+  'store',
   // Python Aura's identity adapter settings: accepted so that both can share one AURA_HOME; aura does not read them.
   'identity',
   'identity_redact_fields',
@@ -67,6 +68,11 @@ export interface AuraSettings {
   readonly anchor_dir: string | null;
   /** OTLP export: live push, protocol, headers, what spans carry (default: files only). */
   readonly otel: OtelSettings;
+  /**
+   * The fleet store: a `postgres://` URL, or a secret ref (`env:NAME`) holding one (default none:
+   * the local sessions folder). `aura push` ships to it, and the readers read it.
+   */
+  readonly store: string | null;
 }
 
 /** A config file and whether it was there. */
@@ -113,6 +119,7 @@ const DEFAULTS: AuraSettings = {
   checkpoint_every: 1000,
   anchor_dir: null,
   otel: parseOtelSettings(undefined),
+  store: null,
 };
 
 /** Resolves the configuration and paths; reads config files, writes nothing. */
@@ -209,6 +216,8 @@ function checkSettings(values: Record<string, unknown>, projectDir: string | nul
   for (const flag of ['identity_required', 'identity_export_pii']) {
     if (values[flag] !== undefined && typeof values[flag] !== 'boolean') throw new InvalidOptionError(flag, values[flag], 'true or false');
   }
+  const store = values['store'];
+  if (store !== null && (typeof store !== 'string' || store === '')) throw new InvalidOptionError('store', typeof store === 'string' ? store : typeof store, 'a postgres:// URL or a secret ref such as env:AURA_STORE_URL');
   return {
     storage,
     export_on_close: exportOnClose,
@@ -218,6 +227,7 @@ function checkSettings(values: Record<string, unknown>, projectDir: string | nul
     checkpoint_every: every,
     anchor_dir: anchor === null ? null : path.resolve(anchor),
     otel: parseOtelSettings(values['otel']),
+    store,
   };
 }
 

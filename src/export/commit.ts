@@ -10,7 +10,8 @@ import { ExportError } from '../errors.js';
 /** A file to commit. */
 export interface FileToCommit {
   readonly path: string;
-  readonly content: string;
+  /** Text (written as UTF-8) or bytes (written as they are). */
+  readonly content: string | Uint8Array;
 }
 
 /** The staging file of a target. One writer a session, so a fixed name is safe. */
@@ -36,7 +37,7 @@ export function commitFiles(sessionId: string, files: readonly FileToCommit[]): 
   }
 }
 
-function writeDurably(staging: string, content: string, target: string, sessionId: string): void {
+function writeDurably(staging: string, content: string | Uint8Array, target: string, sessionId: string): void {
   let fd: number;
   try {
     fd = fs.openSync(staging, 'w', 0o644);

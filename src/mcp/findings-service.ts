@@ -12,7 +12,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Finding } from '../audit/detector.js';
-import { sessionReport } from '../audit/session-report.js';
+import { sessionReport, type SessionReport } from '../audit/session-report.js';
 import { severityOf } from '../audit/kinds.js';
 import { AuraError } from '../errors.js';
 import { verifyTrail, type ChainSeal } from '../spine/verify.js';
@@ -45,8 +45,66 @@ export interface FindingsArgs {
   readonly include_summary?: unknown;
 }
 
+/** The tools of the findings channel, over any source: the sessions folders, or the fleet store. */
+export interface FindingsTools {
+  /** `get_session_findings`. @throws ToolRefusal */
+  getSessionFindings(args: FindingsArgs): ScopedFindings | Promise<ScopedFindings>;
+  /** `list_sessions`. */
+  listSessions(): { sessions: Record<string, unknown>[] } | Promise<{ sessions: Record<string, unknown>[] }>;
+  /** `get_session_report`. @throws ToolRefusal */
+  getSessionReport(sessionKey: unknown): Record<string, unknown> | Promise<Record<string, unknown>>;
+  /** `verify_session`. @throws ToolRefusal */
+  verifySession(sessionKey: unknown): Record<string, unknown> | Promise<Record<string, unknown>>;
+}
+
+/** A session key from outside: absent (when not required), or `aura_sess_` + 12 hex (nothing else can name a file). @throws ToolRefusal */
+export function sessionKeyArg(value: unknown, required: boolean): string | null {
+  if (value === undefined || value === null) {
+    if (required) throw new ToolRefusal('session_key is required: aura_sess_ followed by 12 lowercase hex digits');
+    return null;
+  }
+  if (typeof value !== 'string' || !SESSION_ID_PATTERN.test(value)) throw new ToolRefusal(`session_key must be aura_sess_ followed by 12 lowercase hex digits, got ${JSON.stringify(value)}`);
+  return value;
+}
+
+/** The answer of `get_session_report`, as `aura report show --json` gives it. */
+export function reportAnswer(id: string, report: SessionReport): Record<string, unknown> {
+  return { session_id: id, source: report.source, stored_by: report.stored_by, summary_agrees: report.disagreements.length === 0, disagreements: report.disagreements, audit_report: report.summary.audit_report };
+}
+
+/** A `session_key` from outside for `get_session_findings`: absent, or a label (a session id, or a key a session declared). @throws ToolRefusal */
+export function sessionLabelArg(value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'string') throw new ToolRefusal(`session_key must be a string (a session id or the key a session declared), got ${JSON.stringify(value)}`);
+  return value;
+}
+
+/** @throws ToolRefusal for an `include_summary` that is not a boolean */
+export function checkIncludeSummary(args: FindingsArgs): void {
+  if (args.include_summary !== undefined && typeof args.include_summary !== 'boolean') throw new ToolRefusal(`include_summary must be true or false, got ${JSON.stringify(args.include_summary)}`);
+}
+
+/** A findings response, with the sessions a `session_key` named when one was given. */
+export type ScopedFindings = FindingsResponse & { readonly scope?: { readonly session_key: string; readonly sessions: readonly string[] } };
+
+/** The response with its scope: the key asked for and the sessions it named (none is an answer too). */
+export function scoped(response: FindingsResponse, asked: string | null, named: readonly string[]): ScopedFindings {
+  return asked === null ? response : { ...response, scope: { session_key: asked, sessions: named } };
+}
+
+/** The delivered response, a refusal of the seam turned into a tool error. @throws ToolRefusal */
+export function delivered(output: readonly Finding[], args: FindingsArgs, identityShared: boolean): FindingsResponse {
+  checkIncludeSummary(args);
+  try {
+    return deliver(output, { perKindLimit: args.per_kind_limit, includeSummary: args.include_summary !== false, identityShared, severityOf });
+  } catch (error) {
+    if (error instanceof DeliveryError) throw new ToolRefusal(error.message);
+    throw error;
+  }
+}
+
 /** The tools over a set of sessions folders. */
-export class FindingsService {
+export class FindingsService implements FindingsTools {
   private readonly stores: readonly StoreFindings[];
 
   /**
@@ -70,28 +128,16 @@ export class FindingsService {
    * and says so in `scope.sessions`, an empty list.
    * @throws ToolRefusal
    */
-  getSessionFindings(args: FindingsArgs): FindingsResponse & { readonly scope?: { readonly session_key: string; readonly sessions: readonly string[] } } {
-    if (args.session_key !== undefined && args.session_key !== null && typeof args.session_key !== 'string') throw new ToolRefusal(`session_key must be a string (a session id or the key a session declared), got ${JSON.stringify(args.session_key)}`);
-    const asked = typeof args.session_key === 'string' ? args.session_key : null;
+  getSessionFindings(args: FindingsArgs): ScopedFindings {
+    const asked = sessionLabelArg(args.session_key);
     // Another session's id names a session this connection may not read: refused, not answered empty (C13).
     if (this.confinedTo !== null && asked !== null && SESSION_ID_PATTERN.test(asked) && asked !== this.confinedTo) throw new ToolRefusal(`this connection may read only its own session ${this.confinedTo}, not ${asked}`);
     const key = asked ?? this.confinedTo;
-    if (args.include_summary !== undefined && typeof args.include_summary !== 'boolean') throw new ToolRefusal(`include_summary must be true or false, got ${JSON.stringify(args.include_summary)}`);
+    checkIncludeSummary(args);
     const readable = (f: Finding): boolean => this.confinedTo === null || f['session_id'] === undefined || f['session_id'] === this.confinedTo;
     const output = this.stores.flatMap((store) => store.findings(key).filter(readable).map((f) => (this.stores.length > 1 ? { ...f, sessions_dir: store.sessionsDir } : f)));
-    const named = asked === null ? null : this.stores.flatMap((store) => store.sessionsNamed(asked)).filter((id) => this.confinedTo === null || id === this.confinedTo);
-    try {
-      const response = deliver(output, {
-        perKindLimit: args.per_kind_limit,
-        includeSummary: args.include_summary !== false,
-        identityShared: this.shared && key === null,
-        severityOf,
-      });
-      return asked === null ? response : { ...response, scope: { session_key: asked, sessions: named ?? [] } };
-    } catch (error) {
-      if (error instanceof DeliveryError) throw new ToolRefusal(error.message);
-      throw error;
-    }
+    const named = asked === null ? [] : this.stores.flatMap((store) => store.sessionsNamed(asked)).filter((id) => this.confinedTo === null || id === this.confinedTo);
+    return scoped(delivered(output, args, this.shared && key === null), asked, named);
   }
 
   /** `list_sessions`: every readable session, with its verdict and state. */
@@ -102,8 +148,7 @@ export class FindingsService {
   /** `get_session_report`: the report `aura report show --json` gives. @throws ToolRefusal */
   getSessionReport(sessionKey: unknown): Record<string, unknown> {
     const { store, id } = this.located(sessionKey);
-    const report = sessionReport(sessionFiles(store.sessionsDir, id));
-    return { session_id: id, source: report.source, stored_by: report.stored_by, summary_agrees: report.disagreements.length === 0, disagreements: report.disagreements, audit_report: report.summary.audit_report };
+    return reportAnswer(id, sessionReport(sessionFiles(store.sessionsDir, id)));
   }
 
   /** `verify_session`: the chain verdict, against the summary's seal when there is one. @throws ToolRefusal */
@@ -122,20 +167,10 @@ export class FindingsService {
   }
 
   private located(sessionKey: unknown): { store: StoreFindings; id: string } {
-    const id = this.sessionKey(sessionKey, true) as string;
+    const id = sessionKeyArg(sessionKey, true) as string;
     const store = this.storeOf(id);
     if (store === null) throw new ToolRefusal(`no session ${id} in the sessions this caller may read`);
     return { store, id };
-  }
-
-  /** A session key from outside: absent, or `aura_sess_` + 12 hex (nothing else can name a file). */
-  private sessionKey(value: unknown, required: boolean): string | null {
-    if (value === undefined || value === null) {
-      if (required) throw new ToolRefusal('session_key is required: aura_sess_ followed by 12 lowercase hex digits');
-      return null;
-    }
-    if (typeof value !== 'string' || !SESSION_ID_PATTERN.test(value)) throw new ToolRefusal(`session_key must be aura_sess_ followed by 12 lowercase hex digits, got ${JSON.stringify(value)}`);
-    return value;
   }
 
   private storeOf(id: string): StoreFindings | null {

@@ -13,7 +13,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import * as fs from 'node:fs';
 import { parseYamlSource, type KeyPath } from '../config/yaml-source.js';
 import { ConfigError, describeCause } from '../errors.js';
-import { FindingsService } from './findings-service.js';
+import { FindingsService, type FindingsTools } from './findings-service.js';
 import { isLoopbackHost, listenOnLoopback, listeningPort, secretDigest } from './loopback.js';
 import { buildServer } from './server.js';
 
@@ -62,10 +62,20 @@ function grantOf(grants: readonly Grant[], header: string | undefined): Grant | 
   return found;
 }
 
+/** The tools a caller with `grant` is served: by default, its sessions folders. */
+export type ServiceOf = (grant: Grant) => FindingsTools;
+
+function foldersOf(grant: Grant): FindingsTools {
+  return new FindingsService(
+    grant.folders.map((sessionsDir) => ({ sessionsDir, sealLog: path.join(path.dirname(sessionsDir), 'seals.jsonl') })),
+    true,
+  );
+}
+
 /** Starts the HTTP server on 127.0.0.1; resolves with it listening (port 0 picks a free port). */
-export async function serveHttp(port: number, grants: readonly Grant[]): Promise<http.Server> {
+export async function serveHttp(port: number, grants: readonly Grant[], serviceOf: ServiceOf = foldersOf): Promise<http.Server> {
   const server = http.createServer((req, res) => {
-    void handle(req, res, server, grants);
+    void handle(req, res, server, grants, serviceOf);
   });
   await listenOnLoopback(server, port);
   return server;
@@ -88,15 +98,11 @@ export function authorize(req: http.IncomingMessage, res: http.ServerResponse, s
   return grant;
 }
 
-async function handle(req: http.IncomingMessage, res: http.ServerResponse, server: http.Server, grants: readonly Grant[]): Promise<void> {
+async function handle(req: http.IncomingMessage, res: http.ServerResponse, server: http.Server, grants: readonly Grant[], serviceOf: ServiceOf): Promise<void> {
   const grant = authorize(req, res, server, grants);
   if (grant === null) return;
   if (req.method !== 'POST' || (req.url ?? '').split('?')[0] !== '/mcp') return refuse(res, 405, 'POST /mcp only');
-  const service = new FindingsService(
-    grant.folders.map((sessionsDir) => ({ sessionsDir, sealLog: path.join(path.dirname(sessionsDir), 'seals.jsonl') })),
-    true,
-  );
-  const mcp = buildServer(service);
+  const mcp = buildServer(serviceOf(grant));
   // No session id generator: stateless, one request a transport.
   const transport = new StreamableHTTPServerTransport({});
   res.on('close', () => {

@@ -10,15 +10,15 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { VERSION } from '../version.js';
-import { ToolRefusal, type FindingsService } from './findings-service.js';
+import { ToolRefusal, type FindingsTools } from './findings-service.js';
 
 const severity = z.enum(['critical', 'warn', 'info']);
 // Findings carry server-defined keys: a strict object schema would reject them (DESIGN §8).
 const finding = z.object({ kind: z.string(), severity }).passthrough();
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
 
-/** The findings channel over `service`. */
-export function buildServer(service: FindingsService): McpServer {
+/** The findings channel over `service` (the sessions folders, or the fleet store). */
+export function buildServer(service: FindingsTools): McpServer {
   const server = new McpServer({ name: 'aura', version: VERSION });
 
   server.registerTool(
@@ -93,9 +93,9 @@ export function buildServer(service: FindingsService): McpServer {
   return server;
 }
 
-function answer(compute: () => object): CallToolResult {
+async function answer(compute: () => object | Promise<object>): Promise<CallToolResult> {
   try {
-    const result = compute() as Record<string, unknown>;
+    const result = (await compute()) as Record<string, unknown>;
     return { structuredContent: result, content: [{ type: 'text', text: JSON.stringify(result) }] };
   } catch (error) {
     if (error instanceof ToolRefusal) return { isError: true, content: [{ type: 'text', text: error.message }] };

@@ -11,20 +11,11 @@ import type { KeyRing } from '../spine/signing.js';
 import { verifyTrail, type ChainSeal } from '../spine/verify.js';
 import { sessionFiles } from '../store/session-files.js';
 import { listSessions } from '../store/session-list.js';
+import type { SessionOverview } from '../store/source.js';
 import { summarySeal } from '../store/summary-seal.js';
 
 /** One row of the sessions list page. */
-export interface SessionsListRow {
-  readonly session_id: string;
-  readonly agent_ref: string | null;
-  readonly opened_at: string | null;
-  readonly events: number;
-  readonly verdict: string | null;
-  readonly findings: { readonly critical: number; readonly warn: number; readonly info: number } | null;
-  /** `valid`, `valid, incomplete`, `broken: <reason>`, `damaged: <reason>` (intact but not whole), or `unreadable`. */
-  readonly chain: string;
-  readonly state: string;
-}
+export type SessionsListRow = SessionOverview;
 
 /** One row a session of the folder, newest first. */
 export function sessionsListRows(sessionsDir: string, keys: KeyRing | null): SessionsListRow[] {

@@ -7,7 +7,6 @@
  * Everything here comes from files on disk and is untrusted: the page renders it as text only.
  */
 
-import * as fs from 'node:fs';
 import { ruleType } from '../audit/conformance.js';
 import type { Finding } from '../audit/detector.js';
 import { verdictReason } from '../audit/report.js';
@@ -18,10 +17,11 @@ import { objectOf, stringOf } from '../spine/json-shape.js';
 import { PythonNumber } from '../spine/python-number.js';
 import type { AuraEvent } from '../spine/record.js';
 import type { KeyRing } from '../spine/signing.js';
-import { readTrail } from '../spine/trail-reader.js';
+import { readTrailLines } from '../spine/trail-reader.js';
 import type { ChainReport, ChainSeal } from '../spine/verify.js';
 import type { SessionFiles } from '../store/session-files.js';
-import { summarySeal } from '../store/summary-seal.js';
+import { materialOf, type SessionMaterial } from '../store/source.js';
+import { sealOfSummary } from '../store/summary-seal.js';
 
 /** Where a kind sits on the timeline: picks its colour and its filter group. */
 export type KindGroup = 'session' | 'turn' | 'model' | 'tool' | 'policy' | 'approval' | 'observer' | 'pii' | 'sequencer' | 'chain' | 'mcp' | 'other';
@@ -102,10 +102,11 @@ const CHART_BUCKETS = 60;
  * Builds the page model of one session.
  * @throws NotFoundError when there is neither a trail nor a summary; ReadError or AuraError `READ_FAILED` for an unreadable summary
  */
-export function reportPageModel(files: SessionFiles, options: PageModelOptions): ReportPageModel {
+export function reportPageModel(session: SessionFiles | SessionMaterial, options: PageModelOptions): ReportPageModel {
+  const files = materialOf(session);
   // One read of the trail, against its seal and the trusted keys, serves the report and the timeline.
   const seal = sealOf(files);
-  const trail = fs.existsSync(files.trail) ? readTrail(files.trail, seal ?? undefined, options.keys ? { keys: options.keys } : {}) : null;
+  const trail = files.lines === null ? null : readTrailLines(files.lines(), seal ?? undefined, options.keys ? { keys: options.keys } : {});
   const report = sessionReport(files, options.exportPii === true, trail ?? undefined);
   const summary = report.summary;
   const audit = summary.audit_report;
@@ -147,11 +148,13 @@ export function reportPageModel(files: SessionFiles, options: PageModelOptions):
 }
 
 /** The seal in the stored summary, if it has one. */
-function sealOf(files: SessionFiles): ChainSeal | null {
-  if (!fs.existsSync(files.summary)) return null;
+function sealOf(files: SessionMaterial): ChainSeal | null {
+  if (files.summaryText === null) return null;
   try {
-    return summarySeal(files.summary);
+    return sealOfSummary(JSON.parse(files.summaryText()), files.summaryName);
   } catch (error) {
+    // Not JSON: sessionReport refuses it with the reason.
+    if (error instanceof SyntaxError) return null;
     // A summary without a seal is shown unsealed; sessionReport has already refused an unreadable one.
     if (error instanceof AuraError && error.code === 'READ_FAILED') return null;
     throw error;

@@ -12,19 +12,19 @@
  */
 
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import * as fs from 'node:fs';
 import * as http from 'node:http';
 import { AuraError } from '../errors.js';
 import { isLoopbackHost, listeningPort, listenOnLoopback, secretDigest } from '../mcp/loopback.js';
 import type { KeyRing } from '../spine/signing.js';
-import { resolveSessionKey } from '../store/session-files.js';
+import type { SessionSource } from '../store/source.js';
+import { FolderSource } from '../store/folder-source.js';
 import { reportHtml, sessionsListHtml, type RenderedPage } from './html.js';
-import { sessionsListRows } from './list-model.js';
 import { reportPageModel } from './page-model.js';
 
 /** What the server serves. */
 export interface UiOptions {
-  readonly sessionsDir: string;
+  /** The sessions: the local folder, or the fleet store. */
+  readonly source: SessionSource;
   readonly keys: KeyRing | null;
   readonly exportPii: boolean;
   /** Names this aura in the pages. */
@@ -48,13 +48,11 @@ export async function serveUi(port: number, options: UiOptions): Promise<UiServe
   const token = options.token ?? randomBytes(32).toString('base64url');
   const digest = secretDigest(token);
   const server = http.createServer((req, res) => {
-    try {
-      handle(req, res, listening, digest, options);
-    } catch (error) {
+    handle(req, res, listening, digest, options).catch((error: unknown) => {
       process.stderr.write(`aura ui: ${error instanceof Error ? error.message : String(error)}\n`);
       // What a file of the folder lacks (unreadable, a folder in its place) is said as it is.
       if (!res.headersSent) answer(res, 500, error instanceof AuraError ? error.message : 'internal error');
-    }
+    });
   });
   await listenOnLoopback(server, port);
   const listening = listeningPort(server);
@@ -71,7 +69,7 @@ export async function serveUi(port: number, options: UiOptions): Promise<UiServe
   };
 }
 
-function handle(req: http.IncomingMessage, res: http.ServerResponse, port: number, digest: Buffer, options: UiOptions): void {
+async function handle(req: http.IncomingMessage, res: http.ServerResponse, port: number, digest: Buffer, options: UiOptions): Promise<void> {
   if (!isLoopbackHost(req, port)) return answer(res, 403, 'this server answers on loopback only');
   const url = new URL(req.url ?? '/', `http://127.0.0.1:${port}`);
   const cookie = `aura_ui_${port}`;
@@ -92,7 +90,7 @@ function handle(req: http.IncomingMessage, res: http.ServerResponse, port: numbe
     res.setHeader('Location', url.pathname.replace(/^\/+/, '/') + url.search);
     return answer(res, 303, 'signed in');
   }
-  const page = route(url.pathname, options);
+  const page = await route(url.pathname, options);
   if (page === null) return answer(res, 404, 'not found');
   res.statusCode = 200;
   res.setHeader('Content-Type', 'text/html; charset=utf-8');
@@ -103,8 +101,8 @@ function handle(req: http.IncomingMessage, res: http.ServerResponse, port: numbe
 }
 
 /** The page at a path, or null for 404. */
-function route(pathname: string, options: UiOptions): RenderedPage | null {
-  if (pathname === '/') return sessionsListHtml(options.sessionsDir, sessionsListRows(options.sessionsDir, options.keys), options.generator);
+async function route(pathname: string, options: UiOptions): Promise<RenderedPage | null> {
+  if (pathname === '/') return sessionsListHtml(options.source.label, await options.source.overview(options.keys), options.generator);
   const match = /^\/s\/([^/]+)$/.exec(pathname);
   if (match === null) return null;
   let key: string;
@@ -114,11 +112,9 @@ function route(pathname: string, options: UiOptions): RenderedPage | null {
     return null;
   }
   try {
-    const files = resolveSessionKey(options.sessionsDir, key);
-    // A folder named like a session's file is no session, as in the list.
-    const isFile = (file: string): boolean => fs.statSync(file, { throwIfNoEntry: false })?.isFile() === true;
-    if (!isFile(files.trail) && !isFile(files.summary)) return null;
-    return reportHtml(reportPageModel(files, { exportPii: options.exportPii, keys: options.keys, generator: options.generator }), '/');
+    if (options.source instanceof FolderSource && !options.source.holds(key)) return null;
+    const material = await options.source.material(key);
+    return reportHtml(reportPageModel(material, { exportPii: options.exportPii, keys: options.keys, generator: options.generator }), '/');
   } catch (error) {
     // A refused id (INVALID_SESSION_ID) or a file gone in the meantime (NOT_FOUND) is not there.
     if (error instanceof AuraError && (error.code === 'INVALID_SESSION_ID' || error.code === 'NOT_FOUND')) return null;

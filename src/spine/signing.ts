@@ -94,6 +94,26 @@ export class KeyRing {
     return new KeyRing(path.dirname(file), new Map([[keyId, { keyId, publicKey, path: file }]]), null);
   }
 
+  /**
+   * A ring of public keys given as PEM texts (the keys hosts pushed to the fleet store), each
+   * under the id its own bytes hash to. A text that is not an Ed25519 public key is skipped.
+   */
+  static ofPublicKeyTexts(texts: readonly string[], origin: string): KeyRing {
+    const keys = new Map<string, PublicKeyEntry>();
+    for (const text of texts) {
+      let publicKey: crypto.KeyObject;
+      try {
+        publicKey = crypto.createPublicKey(text);
+      } catch {
+        continue;
+      }
+      if (publicKey.asymmetricKeyType !== 'ed25519') continue;
+      const keyId = keyIdOf(publicKey);
+      keys.set(keyId, { keyId, publicKey, path: origin });
+    }
+    return new KeyRing(origin, keys, null);
+  }
+
   /** The trusted public key with this id. */
   publicKey(keyId: unknown): crypto.KeyObject | null {
     return typeof keyId === 'string' ? (this.publicKeys.get(keyId)?.publicKey ?? null) : null;

@@ -23,12 +23,16 @@ export function readTrail(path: string, seal?: ChainSeal, options: VerifyOptions
   return readTrailLines(trailLines(path), seal, options);
 }
 
-/** Reads and verifies trail lines from any source. */
-export function readTrailLines(lines: Iterable<TrailLine>, seal?: ChainSeal, options: VerifyOptions = {}): TrailRead {
+/**
+ * Reads and verifies trail lines from any source.
+ * @param each called with every line's record (null for a line that is not one), in line order
+ */
+export function readTrailLines(lines: Iterable<TrailLine>, seal?: ChainSeal, options: VerifyOptions = {}, each?: (event: AuraEvent | null) => void): TrailRead {
   const verifier = new ChainVerifier(options);
   const events: AuraEvent[] = [];
   for (const line of lines) {
     const event = verifier.add(line) ?? eventOf(line.text);
+    each?.(event);
     if (event !== null) events.push(event);
   }
   return { chain: verifier.result(seal), events };

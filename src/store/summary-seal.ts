@@ -10,7 +10,14 @@ import { readJsonFile } from './json-file.js';
  * @throws NotFoundError, ReadError; AuraError `READ_FAILED` for a summary that is not JSON or has no seal
  */
 export function summarySeal(summaryPath: string): ChainSeal {
-  const summary = readJsonFile(summaryPath, 'summary').value;
+  return sealOfSummary(readJsonFile(summaryPath, 'summary').value, summaryPath);
+}
+
+/**
+ * The seal in a summary already parsed (named `summaryPath` in messages).
+ * @throws AuraError `READ_FAILED` for a summary that has no seal
+ */
+export function sealOfSummary(summary: unknown, summaryPath: string): ChainSeal {
   const record = (summary !== null && typeof summary === 'object' ? summary : {}) as Record<string, unknown>;
   const chain = record['chain'] as Record<string, unknown> | undefined;
   if (chain !== undefined && typeof chain['events'] === 'number') {

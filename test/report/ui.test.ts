@@ -11,6 +11,7 @@ import { createInterface } from 'node:readline';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveUi } from '../../src/report/server.js';
+import { FolderSource } from '../../src/store/folder-source.js';
 import { launchChromium, watchedPage } from '../helpers/browser.js';
 import { AURA_BIN } from '../helpers/cli.js';
 import { AURA_PY, interopIndex } from '../helpers/fixtures.js';
@@ -158,7 +159,7 @@ describe('aura ui on files it cannot read', () => {
     fs.rmSync(path.join(sessions, `${id}.summary.json`));
     fs.mkdirSync(path.join(sessions, `${id}.summary.json`));
     fs.mkdirSync(path.join(sessions, 'aura_sess_00000000000f.jsonl'));
-    const ui = await serveUi(0, { sessionsDir: sessions, keys: null, exportPii: false, generator: 'test', token: 'ui-test-token-0123456789' });
+    const ui = await serveUi(0, { source: new FolderSource(sessions), keys: null, exportPii: false, generator: 'test', token: 'ui-test-token-0123456789' });
     try {
       const get = async (pathname: string): Promise<{ status: number; body: string }> => {
         const res = await fetch(`http://127.0.0.1:${ui.port}${pathname}`, { headers: { Cookie: `aura_ui_${ui.port}=ui-test-token-0123456789` } });

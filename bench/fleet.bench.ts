@@ -1,0 +1,237 @@
+/**
+ * The fleet store on PostgreSQL, three figures:
+ *
+ * 1. `aura push` of 1,000 sessions x 1,000 events (every line checked, stored with its fields, the
+ *    detector run, each session one transaction), in events/s, against a plain binary `COPY` of
+ *    the same lines read from the same files into a table with no key, in the same run,
+ *    interleaved. Target: push >= 50% of COPY.
+ * 2. `get_session_findings` over 10,000 stored sessions (1M events), warm, over stdio with the SDK
+ *    client (`aura mcp --store`), while another process pushes 1,000 more sessions into the same
+ *    store. Target: median <= 100 ms.
+ * 3. `aura verify store --store` over those 10,000 sessions (before the extra pushes) against the
+ *    local `aura verify store` of the same sessions, interleaved, in events/s. Target: the store
+ *    >= 50% of local.
+ *
+ * The sessions are built once and kept (in AURA_BENCH_FLEET_DIR, default the OS temp folder's
+ * `aura-bench-fleet`): later runs reuse them. The databases (`aura_bench_fleet_*` on AURA_BENCH_PG,
+ * default the local server) are made afresh each run and dropped at the end.
+ */
+
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import postgres from 'postgres';
+import { agent } from '../src/index.js';
+import { binaryCopy, type CopyValue } from '../src/store/postgres/copy-binary.js';
+import { openStore } from '../src/store/postgres/connection.js';
+import { initStore } from '../src/store/postgres/schema.js';
+import { verifyFleetStore } from '../src/store/postgres/verify.js';
+import { pushSessions, splitLines } from '../src/store/push.js';
+import { listSessionIds } from '../src/store/session-files.js';
+import { verifyStore } from '../src/store/verify-store.js';
+import { describeSamples, formatCount, interleave, median, medianPairedRatio, quantile, samplesOf, since } from './utils/measure.js';
+import { printResult, type Figure } from './utils/result.js';
+
+const SCALE = Number(process.env['AURA_BENCH_FLEET_SCALE'] ?? 1);
+const PUSH = { sessions: Math.round(1000 * SCALE), events: 1000 };
+const FIND = { sessions: Math.round(10_000 * SCALE), events: 100 };
+const DATA = path.resolve(process.env['AURA_BENCH_FLEET_DIR'] ?? path.join(os.tmpdir(), 'aura-bench-fleet'));
+const ADMIN = process.env['AURA_BENCH_PG'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const ROOT = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
+const REPS = 3;
+
+/** A home of `sessions` closed sessions of `events` events each, built once and kept. */
+async function dataset(name: string, ref: string, shape: { sessions: number; events: number }): Promise<string> {
+  const home = path.join(DATA, `${name}-${shape.sessions}x${shape.events}-v2`);
+  const done = path.join(home, 'complete');
+  if (fs.existsSync(done)) return home;
+  fs.rmSync(home, { recursive: true, force: true });
+  const start = performance.now();
+  const ag = agent(ref, { home, rules: [{ type: 'deny_tools', tools: ['shell.*'] }] });
+  for (let i = 0; i < shape.sessions; i++) {
+    const session = ag.session({ fsync: 'none' });
+    // session.open, membrane.ingress and session.close make three; one denied call gives every
+    // session a finding, so the findings channel has 10,000 of a kind to trim.
+    session.emit('constraint.violated', { tool: 'shell.exec', rule: { type: 'deny_tools' }, message: 'denied' });
+    for (let j = 0; j < shape.events - 4; j++) session.emit('tool.note', { tool: 'fs.read_file', args: { path: `/src/${i}/${j}.ts`, limit: 4096 } });
+    await session.close();
+  }
+  fs.writeFileSync(done, '');
+  console.log(`  built ${name}: ${formatCount(shape.sessions)} sessions x ${formatCount(shape.events)} events in ${(since(start) / 1000).toFixed(1)} s (kept in ${home})`);
+  return home;
+}
+
+const admin = postgres(ADMIN, { max: 1, onnotice: () => undefined });
+
+async function freshDatabase(name: string): Promise<string> {
+  await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await admin.unsafe(`CREATE DATABASE ${name}`);
+  const url = new URL(ADMIN);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+async function initialized(name: string): Promise<string> {
+  const url = await freshDatabase(name);
+  const store = openStore(url, { max: 1 });
+  await initStore(store.sql, store.label, { ingest: 'aura_bench_ingest', reader: 'aura_bench_reader' });
+  await store.sql.end();
+  return url;
+}
+
+/** `aura push --all` of a home into a fresh store: events/s. */
+async function timedPush(home: string, events: number): Promise<number> {
+  const url = await initialized('aura_bench_fleet_push');
+  const store = openStore(url);
+  try {
+    const start = performance.now();
+    const report = await pushSessions(store, { sessionsDir: path.join(home, 'sessions'), sealLog: path.join(home, 'seals.jsonl'), keysDir: path.join(home, 'keys'), host: 'bench', ids: null });
+    const ms = since(start);
+    if (report.counts.stored !== PUSH.sessions) throw new Error(`pushed ${JSON.stringify(report.counts)}`);
+    return events / (ms / 1000);
+  } finally {
+    await store.sql.end();
+  }
+}
+
+/** A plain binary COPY of the same lines, read from the same files, into a table with no key: events/s. */
+async function timedCopy(home: string, events: number): Promise<number> {
+  const url = await freshDatabase('aura_bench_fleet_copy');
+  const sql = postgres(url, { max: 1, onnotice: () => undefined });
+  try {
+    await sql`CREATE TABLE plain_lines (session_id text, line_no integer, line bytea)`;
+    const start = performance.now();
+    const stream = await sql`COPY plain_lines (session_id, line_no, line) FROM STDIN WITH (FORMAT binary)`.writable();
+    const dir = path.join(home, 'sessions');
+    const chunks = (function* (): Generator<Buffer> {
+      for (const id of listSessionIds(dir)) {
+        const rows: CopyValue[][] = splitLines(fs.readFileSync(path.join(dir, `${id}.jsonl`))).map((line, i) => [id, i + 1, line]);
+        const copy = binaryCopy(rows);
+        // One COPY stream: the header once, the trailer once.
+        yield copy.subarray(id === listSessionIds(dir)[0] ? 0 : 19, copy.length - 2);
+      }
+      yield Buffer.from([0xff, 0xff]);
+    })();
+    const { pipeline } = await import('node:stream/promises');
+    const { Readable } = await import('node:stream');
+    await pipeline(Readable.from(chunks), stream);
+    return events / (since(start) / 1000);
+  } finally {
+    await sql.end();
+  }
+}
+
+async function findingsWhilePushing(findUrl: string, pushHome: string): Promise<number[]> {
+  const client = new Client({ name: 'aura-bench', version: '1.0.0' });
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: ['--import', import.meta.resolve('tsx'), path.join(ROOT, 'src', 'cli', 'main.ts'), 'mcp', '--store', findUrl], stderr: 'inherit' }));
+  const call = async (): Promise<number> => {
+    const start = performance.now();
+    const result = await client.callTool({ name: 'get_session_findings', arguments: { per_kind_limit: 5, include_summary: false } });
+    if (result.isError === true) throw new Error(JSON.stringify(result.content));
+    return since(start);
+  };
+  try {
+    for (let i = 0; i < 3; i++) await call();
+    const pusher = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), path.join(ROOT, 'bench', 'utils', 'push-child.ts'), findUrl, pushHome, 'bench-pusher'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const ended = new Promise<void>((resolve) => pusher.on('close', () => resolve()));
+    let running = true;
+    void ended.then(() => (running = false));
+    // Let the pusher get going before the first timed call.
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const times: number[] = [];
+    while (running && times.length < 40) {
+      times.push(await call());
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    if (times.length < 10) throw new Error(`the pusher ended after ${times.length} calls: too few to measure`);
+    pusher.kill('SIGTERM');
+    await ended;
+    return times;
+  } finally {
+    await client.close();
+  }
+}
+
+async function main(): Promise<void> {
+  console.log(`fleet: push ${formatCount(PUSH.sessions)} x ${formatCount(PUSH.events)} events vs COPY; findings and verify over ${formatCount(FIND.sessions)} x ${FIND.events} events`);
+  console.log(`  load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  const pushHome = await dataset('push', 'bench/push', PUSH);
+  const findHome = await dataset('find', 'bench/find', FIND);
+  const pushEvents = PUSH.sessions * PUSH.events;
+  const findEvents = FIND.sessions * FIND.events;
+  const figures: Figure[] = [];
+  try {
+    // 1. push against COPY, interleaved.
+    const samples = await interleave(
+      [
+        { name: 'push', run: () => timedPush(pushHome, pushEvents) },
+        { name: 'copy', run: () => timedCopy(pushHome, pushEvents) },
+      ],
+      REPS,
+    );
+    const push = samplesOf(samples, 'push');
+    const copy = samplesOf(samples, 'copy');
+    console.log(`  aura push  ${describeSamples(push, 'events/s')}`);
+    console.log(`  plain COPY ${describeSamples(copy, 'events/s')}`);
+    const pushRatio = medianPairedRatio(push, copy);
+    figures.push({ name: 'push', value: median(push), unit: 'events/s' }, { name: 'plain COPY of the same lines', value: median(copy), unit: 'events/s', reference: true }, { name: 'push / COPY', value: pushRatio, unit: 'x', target: 0.5 });
+
+    // 2. one store of 10,000 sessions: verify store against the local folder, interleaved; then
+    //    the findings channel over it while another process pushes 1,000 more sessions into it.
+    const findUrl = await initialized('aura_bench_fleet_find');
+    const store = openStore(findUrl);
+    const building = performance.now();
+    await pushSessions(store, { sessionsDir: path.join(findHome, 'sessions'), sealLog: path.join(findHome, 'seals.jsonl'), keysDir: path.join(findHome, 'keys'), host: 'bench', ids: null });
+    const smallRate = findEvents / (since(building) / 1000);
+    console.log(`  pushed ${formatCount(FIND.sessions)} sessions of ${FIND.events} events: ${formatCount(smallRate)} events/s`);
+    figures.push({ name: `push, ${FIND.events}-event sessions`, value: smallRate, unit: 'events/s' });
+    const verified = await interleave(
+      [
+        {
+          name: 'store',
+          run: async () => {
+            const start = performance.now();
+            const report = await verifyFleetStore(store.sql, store.label, null);
+            if (!report.ok || report.counts.verified !== FIND.sessions) throw new Error(`store: ${JSON.stringify(report.counts)}`);
+            return findEvents / (since(start) / 1000);
+          },
+        },
+        {
+          name: 'local',
+          run: () => {
+            const start = performance.now();
+            const report = verifyStore({ sessionsDir: path.join(findHome, 'sessions'), sealLog: path.join(findHome, 'seals.jsonl') });
+            if (!report.ok) throw new Error(`local: ${JSON.stringify(report.counts)}`);
+            return findEvents / (since(start) / 1000);
+          },
+        },
+      ],
+      REPS,
+    );
+    const fromStore = samplesOf(verified, 'store');
+    const local = samplesOf(verified, 'local');
+    console.log(`  verify store --store ${describeSamples(fromStore, 'events/s')}`);
+    console.log(`  verify store (local) ${describeSamples(local, 'events/s')}`);
+    figures.push(
+      { name: 'verify store --store', value: median(fromStore), unit: 'events/s' },
+      { name: 'verify store, local folder', value: median(local), unit: 'events/s', reference: true },
+      { name: 'verify --store / local', value: medianPairedRatio(fromStore, local), unit: 'x', target: 0.5 },
+    );
+    const times = await findingsWhilePushing(findUrl, pushHome);
+    console.log(`  get_session_findings while pushing ${describeSamples(times, 'ms')}, p90 ${quantile(times, 0.9).toFixed(1)} ms`);
+    figures.push({ name: `get_session_findings warm, ${formatCount(FIND.sessions)} sessions, pushes going on`, value: median(times), unit: 'ms', ceiling: 100 });
+    await store.sql.end();
+  } finally {
+    for (const name of ['push', 'copy', 'find']) await admin.unsafe(`DROP DATABASE IF EXISTS aura_bench_fleet_${name} WITH (FORCE)`);
+    for (const role of ['aura_bench_ingest', 'aura_bench_reader']) await admin.unsafe(`DROP ROLE IF EXISTS ${role}`);
+    await admin.end();
+  }
+  console.log(`  load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  printResult({ scenario: 'fleet', figures });
+}
+
+await main();

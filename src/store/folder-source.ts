@@ -1,0 +1,43 @@
+/** The local sessions folder as a {@link SessionSource}: the default source of every reader. */
+
+import * as fs from 'node:fs';
+import { sessionsListRows } from '../report/list-model.js';
+import type { KeyRing } from '../spine/signing.js';
+import { resolveSessionKey } from './session-files.js';
+import { listSessions, type SessionListing } from './session-list.js';
+import { folderMaterial, type SessionMaterial, type SessionOverview, type SessionSource } from './source.js';
+
+/** A sessions folder. */
+export class FolderSource implements SessionSource {
+  readonly kind = 'folder';
+
+  constructor(readonly sessionsDir: string) {}
+
+  get label(): string {
+    return this.sessionsDir;
+  }
+
+  list(): Promise<SessionListing[]> {
+    return Promise.resolve(listSessions(this.sessionsDir));
+  }
+
+  overview(keys: KeyRing | null): Promise<SessionOverview[]> {
+    return Promise.resolve(sessionsListRows(this.sessionsDir, keys));
+  }
+
+  /** The session's files as material; one with neither a trail nor a summary is refused by its readers (NotFoundError). */
+  material(sessionKey: string): Promise<SessionMaterial> {
+    return Promise.resolve(folderMaterial(resolveSessionKey(this.sessionsDir, sessionKey)));
+  }
+
+  /** Whether the session has a trail or a summary that is a file: a folder named like one is no session, as in the list. */
+  holds(sessionKey: string): boolean {
+    const files = resolveSessionKey(this.sessionsDir, sessionKey);
+    const isFile = (file: string): boolean => fs.statSync(file, { throwIfNoEntry: false })?.isFile() === true;
+    return isFile(files.trail) || isFile(files.summary);
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}

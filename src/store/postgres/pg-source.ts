@@ -1,0 +1,171 @@
+/**
+ * The fleet store as a {@link SessionSource}: what `sessions list`, `report show`, `report html`,
+ * `aura ui`, `aura mcp` and `aura pull` read with `--store`. A session's material is its stored
+ * lines (verbatim) and summary; the listing comes from what ingest recorded (the check of each
+ * session's status, the detector's findings), so a list of ten thousand sessions is one query.
+ */
+
+import { InvalidSessionIdError, NotFoundError } from '../../errors.js';
+import { linesOfBytes } from '../session-check.js';
+import { SESSION_ID_PATTERN } from '../session-files.js';
+import type { SessionListing, SessionState } from '../session-list.js';
+import type { SessionMaterial, SessionOverview, SessionSource } from '../source.js';
+import { openStore, storeCall, type Sql, type StoreConnection } from './connection.js';
+import { requireSchema } from './schema.js';
+
+/** One stored session's bytes. */
+export interface StoredSession {
+  readonly sessionId: string;
+  readonly host: string;
+  readonly lines: readonly Buffer[];
+  readonly summary: Buffer | null;
+  readonly sealEntry: Buffer | null;
+  /** The close record's line count and digest, when the session was pushed closed. */
+  readonly closed: { readonly lines: number; readonly trailSha256: string; readonly summarySha256: string | null } | null;
+}
+
+interface ListRow {
+  session_id: string;
+  agent_ref: string | null;
+  opened_at: string | null;
+  events: number | null;
+  verdict: string | null;
+  hash_chain_valid: boolean | null;
+  complete: boolean | null;
+  reason: string | null;
+  status: string | null;
+  closed: boolean;
+  critical: number;
+  warn: number;
+  info: number;
+}
+
+/** The fleet store, read. */
+export class PostgresSource implements SessionSource {
+  readonly kind = 'store';
+
+  private constructor(private readonly store: StoreConnection) {}
+
+  /**
+   * Opens the store at `url` for reading, checking its schema first.
+   * @throws StoreError
+   */
+  static async open(url: string): Promise<PostgresSource> {
+    const store = openStore(url, { applicationName: 'aura reader' });
+    try {
+      await requireSchema(store.sql, store.label);
+    } catch (error) {
+      await store.sql.end({ timeout: 1 });
+      throw error;
+    }
+    return new PostgresSource(store);
+  }
+
+  get label(): string {
+    return this.store.label;
+  }
+
+  /** The client, for the store's own readers (findings, verification). */
+  get sql(): Sql {
+    return this.store.sql;
+  }
+
+  async list(): Promise<SessionListing[]> {
+    const rows = await this.rows();
+    return rows.map((row) => ({
+      session_id: row.session_id,
+      agent_ref: row.agent_ref,
+      opened_at: row.opened_at,
+      events: row.events ?? 0,
+      verdict: row.verdict,
+      hash_chain_valid: row.hash_chain_valid,
+      state: stateOf(row),
+    }));
+  }
+
+  /** Chain status and findings as recorded at ingest; `aura verify store --store` re-checks them with the keys it is given. */
+  async overview(): Promise<SessionOverview[]> {
+    const rows = await this.rows();
+    return rows.reverse().map((row) => ({
+      session_id: row.session_id,
+      agent_ref: row.agent_ref,
+      opened_at: row.opened_at,
+      events: row.events ?? 0,
+      verdict: row.verdict,
+      findings: { critical: row.critical, warn: row.warn, info: row.info },
+      chain: chainOf(row),
+      state: stateOf(row),
+    }));
+  }
+
+  async material(sessionKey: string): Promise<SessionMaterial> {
+    const stored = await this.session(sessionKey);
+    return {
+      sessionId: stored.sessionId,
+      trailName: `${this.label}#${stored.sessionId}`,
+      summaryName: `${this.label}#${stored.sessionId}.summary`,
+      lines: stored.lines.length === 0 ? null : () => linesOfBytes(stored.lines),
+      summaryText: stored.summary === null ? null : () => (stored.summary as Buffer).toString('utf8'),
+    };
+  }
+
+  /**
+   * One session's stored bytes.
+   * @throws InvalidSessionIdError; NotFoundError when the store has no such session; StoreError
+   */
+  async session(sessionKey: string): Promise<StoredSession> {
+    if (!SESSION_ID_PATTERN.test(sessionKey)) throw new InvalidSessionIdError(sessionKey, "expected 'aura_sess_' followed by 12 lowercase hex digits");
+    const sql = this.store.sql;
+    return storeCall(this.label, async () => {
+      const [head] = await sql<{ host: string; lines: number | null; trail_sha256: string | null; summary: Buffer | null; summary_sha256: string | null; seal_entry: Buffer | null }[]>`
+        SELECT s.host, c.lines, c.trail_sha256, c.summary, c.summary_sha256, c.seal_entry
+        FROM aura.sessions s LEFT JOIN aura.closes c USING (session_id) WHERE s.session_id = ${sessionKey}`;
+      if (head === undefined) throw new NotFoundError('session', `${this.label}#${sessionKey}`);
+      const rows = await sql<{ line: Buffer }[]>`SELECT line FROM aura.lines WHERE session_id = ${sessionKey} ORDER BY line_no`;
+      return {
+        sessionId: sessionKey,
+        host: head.host,
+        lines: rows.map((row) => row.line),
+        summary: head.summary,
+        sealEntry: head.seal_entry,
+        closed: head.lines === null || head.trail_sha256 === null ? null : { lines: head.lines, trailSha256: head.trail_sha256, summarySha256: head.summary_sha256 },
+      };
+    });
+  }
+
+  /** True when the store holds session `id` (a valid id). @throws StoreError */
+  async has(id: string): Promise<boolean> {
+    const sql = this.store.sql;
+    return storeCall(this.label, async () => (await sql`SELECT 1 FROM aura.sessions WHERE session_id = ${id}`).length > 0);
+  }
+
+  async close(): Promise<void> {
+    await this.store.sql.end({ timeout: 5 });
+  }
+
+  /** Every session with its latest check and its findings counted, oldest first. */
+  private rows(): Promise<ListRow[]> {
+    const sql = this.store.sql;
+    return storeCall(this.label, async () => [
+      ...(await sql<ListRow[]>`
+        SELECT s.session_id, s.agent_ref, s.opened_at, k.events, k.verdict, k.hash_chain_valid, k.complete, k.reason, k.status, coalesce(k.closed, false) AS closed,
+          coalesce(f.critical, 0)::int AS critical, coalesce(f.warn, 0)::int AS warn, coalesce(f.info, 0)::int AS info
+        FROM aura.sessions s
+        LEFT JOIN LATERAL (SELECT * FROM aura.checks WHERE session_id = s.session_id ORDER BY id DESC LIMIT 1) k ON true
+        LEFT JOIN LATERAL (
+          SELECT count(*) FILTER (WHERE severity = 'critical') AS critical, count(*) FILTER (WHERE severity = 'warn') AS warn, count(*) FILTER (WHERE severity = 'info') AS info
+          FROM aura.findings WHERE check_id = k.id) f ON true
+        ORDER BY s.opened_at NULLS FIRST, s.session_id`),
+    ]);
+  }
+}
+
+function stateOf(row: ListRow): SessionState {
+  return row.closed ? 'closed' : 'open';
+}
+
+function chainOf(row: ListRow): string {
+  if (row.hash_chain_valid === null) return 'unreadable';
+  if (row.reason !== null) return `${row.hash_chain_valid ? 'damaged' : 'broken'}: ${row.reason}`;
+  return row.complete === true ? 'valid' : 'valid, incomplete';
+}

@@ -1,0 +1,224 @@
+/**
+ * The fleet store's schema, as versioned migrations applied in order by `aura store init`. Each
+ * migration runs once, in one transaction, and is recorded in `aura.schema_version`; readers and
+ * pushers refuse a store whose schema is older (run `aura store init`) or newer (a newer aura
+ * wrote it) than the one they know.
+ *
+ * The store is append-only: every table refuses UPDATE, DELETE and TRUNCATE with a trigger, so
+ * even a role granted more than it should be cannot rewrite evidence by mistake. A superuser can
+ * still disable a trigger; `aura verify store --store` catches what such a hand does, from the
+ * stored bytes, seals and signatures (store/postgres/verify.ts).
+ *
+ * Lines are kept verbatim (`bytea`, with their newline when they had one: a trail rebuilt from
+ * the rows is the pushed file byte for byte) with the fields queries need beside them.
+ */
+
+import { StoreError } from '../../errors.js';
+import { storeCall, transaction, type Sql, type Tx } from './connection.js';
+
+/** One step of the schema. */
+interface Migration {
+  readonly version: number;
+  readonly name: string;
+  readonly statements: readonly string[];
+}
+
+const APPEND_ONLY_TABLES = ['sessions', 'lines', 'closes', 'checks', 'findings', 'refusals', 'pushes', 'host_keys', 'schema_version'];
+
+const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'fleet store: sessions, verbatim lines, closes, checks, findings, refusals, pushes, host keys',
+    statements: [
+      `CREATE TABLE aura.sessions (
+        session_id text PRIMARY KEY CHECK (session_id ~ '^aura_sess_[0-9a-f]{12}$'),
+        host text NOT NULL,
+        agent_ref text,
+        opened_at text,
+        session_key text,
+        first_pushed_at timestamptz NOT NULL DEFAULT now()
+      )`,
+      `CREATE INDEX sessions_by_key ON aura.sessions (session_key) WHERE session_key IS NOT NULL`,
+      `CREATE TABLE aura.lines (
+        session_id text NOT NULL REFERENCES aura.sessions,
+        line_no integer NOT NULL CHECK (line_no >= 1),
+        line bytea NOT NULL,
+        event_id text,
+        kind text,
+        ts text,
+        prev_hash text,
+        content_hash text,
+        PRIMARY KEY (session_id, line_no)
+      )`,
+      `CREATE TABLE aura.closes (
+        session_id text PRIMARY KEY REFERENCES aura.sessions,
+        lines integer NOT NULL,
+        trail_sha256 text NOT NULL,
+        summary bytea,
+        summary_sha256 text,
+        seal_entry bytea,
+        seal_hash text,
+        seal_prev_hash text,
+        host text NOT NULL,
+        pushed_at timestamptz NOT NULL DEFAULT now()
+      )`,
+      `CREATE INDEX closes_seal_hash ON aura.closes (seal_hash)`,
+      // The gap probe (a seal linking to one the store lacks) reads the links off two narrow indexes.
+      `CREATE INDEX closes_seal_prev ON aura.closes (seal_prev_hash) INCLUDE (session_id, host) WHERE seal_prev_hash IS NOT NULL`,
+      `CREATE TABLE aura.checks (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        session_id text NOT NULL REFERENCES aura.sessions,
+        lines integer NOT NULL,
+        closed boolean NOT NULL,
+        trail_sha256 text NOT NULL,
+        status text NOT NULL,
+        verdict text,
+        events integer NOT NULL,
+        hash_chain_valid boolean NOT NULL,
+        complete boolean NOT NULL,
+        reason text,
+        signatures text NOT NULL,
+        detail jsonb NOT NULL,
+        checked_at timestamptz NOT NULL DEFAULT now(),
+        UNIQUE (session_id, lines, closed)
+      )`,
+      `CREATE INDEX checks_latest ON aura.checks (session_id, id DESC)`,
+      `CREATE TABLE aura.findings (
+        check_id bigint NOT NULL REFERENCES aura.checks,
+        ord integer NOT NULL,
+        session_id text NOT NULL,
+        kind text NOT NULL,
+        severity text NOT NULL,
+        store_level boolean NOT NULL,
+        finding jsonb NOT NULL,
+        PRIMARY KEY (check_id, ord)
+      )`,
+      `CREATE INDEX findings_by_kind ON aura.findings (kind, session_id COLLATE "C", ord)`,
+      `CREATE TABLE aura.refusals (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        session_id text NOT NULL,
+        host text NOT NULL,
+        reason text NOT NULL,
+        message text NOT NULL,
+        trail_sha256 text,
+        refused_at timestamptz NOT NULL DEFAULT now()
+      )`,
+      `CREATE TABLE aura.pushes (
+        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        host text NOT NULL,
+        sessions integer NOT NULL,
+        lines integer NOT NULL,
+        pushed_at timestamptz NOT NULL DEFAULT now()
+      )`,
+      `CREATE INDEX pushes_host ON aura.pushes (host, pushed_at)`,
+      `CREATE TABLE aura.host_keys (
+        key_id text PRIMARY KEY CHECK (key_id ~ '^[0-9a-f]{16}$'),
+        public_key text NOT NULL,
+        host text NOT NULL,
+        first_pushed_at timestamptz NOT NULL DEFAULT now()
+      )`,
+      `CREATE FUNCTION aura.refuse_change() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          RAISE EXCEPTION 'the aura store is append-only: % on %.% is refused', TG_OP, TG_TABLE_SCHEMA, TG_TABLE_NAME
+            USING ERRCODE = 'insufficient_privilege';
+        END
+      $$`,
+      ...APPEND_ONLY_TABLES.flatMap((table) => [
+        `CREATE TRIGGER ${table}_append_only BEFORE UPDATE OR DELETE ON aura.${table} FOR EACH ROW EXECUTE FUNCTION aura.refuse_change()`,
+        `CREATE TRIGGER ${table}_no_truncate BEFORE TRUNCATE ON aura.${table} FOR EACH STATEMENT EXECUTE FUNCTION aura.refuse_change()`,
+      ]),
+    ],
+  },
+];
+
+/** The schema version this aura reads and writes. */
+export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;
+
+/** Roles `store init` grants to. */
+export interface StoreRoles {
+  /** May insert and read what pushing needs; never update, delete or truncate. */
+  readonly ingest: string;
+  /** May only read. */
+  readonly reader: string;
+}
+
+/** The default role names. */
+export const DEFAULT_ROLES: StoreRoles = { ingest: 'aura_ingest', reader: 'aura_reader' };
+
+/** What `store init` did. */
+export interface InitReport {
+  readonly from_version: number;
+  readonly to_version: number;
+  readonly applied: readonly { readonly version: number; readonly name: string }[];
+  readonly roles: StoreRoles;
+}
+
+// Serialises concurrent `store init` runs against one database.
+const MIGRATION_LOCK = 0x61757261;
+
+/**
+ * Creates or migrates the schema, then creates the two roles (when missing) and grants them what
+ * they may do. Needs a role that may create schemas and roles (the database owner, an admin).
+ * @throws StoreError
+ */
+export async function initStore(sql: Sql, label: string, roles: StoreRoles = DEFAULT_ROLES): Promise<InitReport> {
+  for (const role of [roles.ingest, roles.reader]) {
+    if (!/^[a-z_][a-z0-9_]{0,62}$/.test(role)) throw new StoreError(label, 'failed', `role name ${JSON.stringify(role)} is not a plain lowercase SQL identifier`);
+  }
+  return storeCall(label, () =>
+    transaction(sql, async (tx) => {
+      await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`;
+      await tx`CREATE SCHEMA IF NOT EXISTS aura`;
+      const from = await appliedVersion(tx);
+      if (from > SCHEMA_VERSION) throw new StoreError(label, 'schema_newer', `its schema is version ${from}, newer than this aura knows (${SCHEMA_VERSION}): upgrade aura`);
+      if (from === 0) {
+        await tx`CREATE TABLE aura.schema_version (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`;
+      }
+      const applied: { version: number; name: string }[] = [];
+      for (const migration of MIGRATIONS.filter((m) => m.version > from)) {
+        for (const statement of migration.statements) await tx.unsafe(statement);
+        await tx`INSERT INTO aura.schema_version (version, name) VALUES (${migration.version}, ${migration.name})`;
+        applied.push({ version: migration.version, name: migration.name });
+      }
+      await grantRoles(tx, roles);
+      return { from_version: from, to_version: SCHEMA_VERSION, applied, roles };
+    }),
+  );
+}
+
+async function appliedVersion(sql: Sql | Tx): Promise<number> {
+  const [table] = await sql<{ present: boolean }[]>`SELECT to_regclass('aura.schema_version') IS NOT NULL AS present`;
+  if (table?.present !== true) return 0;
+  const [row] = await sql<{ version: number | null }[]>`SELECT max(version) AS version FROM aura.schema_version`;
+  return row?.version ?? 0;
+}
+
+/**
+ * The ingest role reads only what pushing needs: which sessions are stored and their digests,
+ * line counts and heads, never another host's line bytes or summaries.
+ */
+async function grantRoles(tx: Tx, roles: StoreRoles): Promise<void> {
+  for (const role of [roles.ingest, roles.reader]) {
+    await tx.unsafe(`DO $$ BEGIN CREATE ROLE ${role} NOLOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$`);
+    await tx.unsafe(`GRANT USAGE ON SCHEMA aura TO ${role}`);
+  }
+  const ingest = roles.ingest;
+  await tx.unsafe(`GRANT SELECT ON aura.schema_version, aura.sessions, aura.checks, aura.host_keys TO ${ingest}`);
+  await tx.unsafe(`GRANT SELECT (session_id, line_no, content_hash) ON aura.lines TO ${ingest}`);
+  await tx.unsafe(`GRANT SELECT (session_id, lines, trail_sha256, summary_sha256, seal_hash) ON aura.closes TO ${ingest}`);
+  await tx.unsafe(`GRANT INSERT ON aura.sessions, aura.lines, aura.closes, aura.checks, aura.findings, aura.refusals, aura.pushes, aura.host_keys TO ${ingest}`);
+  await tx.unsafe(`REVOKE UPDATE, DELETE, TRUNCATE ON ALL TABLES IN SCHEMA aura FROM ${ingest}`);
+  await tx.unsafe(`GRANT SELECT ON ALL TABLES IN SCHEMA aura TO ${roles.reader}`);
+  await tx.unsafe(`REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON ALL TABLES IN SCHEMA aura FROM ${roles.reader}`);
+}
+
+/**
+ * Checks that the store's schema is the one this aura knows, before reading or pushing.
+ * @throws StoreError `schema_missing` (run `aura store init`) or `schema_newer`
+ */
+export async function requireSchema(sql: Sql, label: string): Promise<void> {
+  const version = await storeCall(label, () => appliedVersion(sql));
+  if (version === 0) throw new StoreError(label, 'schema_missing', 'it has no aura schema yet: run aura store init --store URL (with a role that may create it)');
+  if (version < SCHEMA_VERSION) throw new StoreError(label, 'schema_missing', `its schema is version ${version}, older than this aura's (${SCHEMA_VERSION}): run aura store init --store URL to migrate it`);
+  if (version > SCHEMA_VERSION) throw new StoreError(label, 'schema_newer', `its schema is version ${version}, newer than this aura knows (${SCHEMA_VERSION}): upgrade aura`);
+}

@@ -1,0 +1,336 @@
+/**
+ * The fleet store against a real PostgreSQL: push, pull, follow, a store stopped mid-push,
+ * concurrent pushers, forged and conflicting sessions, a superuser editing rows, and the readers.
+ */
+
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { agent } from '../../src/session/agent.js';
+import { KeyRing } from '../../src/spine/signing.js';
+import { AURA_BIN, aura, auraAsync, auraJson } from '../helpers/cli.js';
+import { client, dropRoles, roleName, tempDatabase } from '../helpers/postgres.js';
+import { pythonVerify } from '../helpers/python.js';
+import { lines, rehash } from '../helpers/sessions.js';
+import { tempDir } from '../helpers/temp.js';
+
+/** A host: an AURA_HOME with closed sessions, signed when asked. */
+async function host(ref: string, sessions: number, options: { readonly events?: number; readonly signed?: boolean } = {}): Promise<{ home: string; ids: string[] }> {
+  const home = tempDir('aura-fleet-');
+  if (options.signed === true) KeyRing.generate(path.join(home, 'keys'));
+  const ag = agent(ref, { home });
+  const ids: string[] = [];
+  for (let i = 0; i < sessions; i++) {
+    const session = ag.session({ fsync: 'none' });
+    for (let j = 0; j < (options.events ?? 6); j++) session.emit('tool.call', { tool: 'search', args: { q: `query ${i}.${j}`, text: 'naïve café ✓' } });
+    ids.push((await session.close()).session_id);
+  }
+  return { home, ids };
+}
+
+const trail = (home: string, id: string): string => path.join(home, 'sessions', `${id}.jsonl`);
+const summary = (home: string, id: string): string => path.join(home, 'sessions', `${id}.summary.json`);
+
+async function initialized(): Promise<string> {
+  const url = await tempDatabase();
+  const init = auraJson(['store', 'init', '--store', url, '--ingest-role', ingestRole, '--reader-role', readerRole]);
+  expect(init.status, init.stderr).toBe(0);
+  return url;
+}
+
+const ingestRole = roleName('ingest');
+const readerRole = roleName('reader');
+const pusherLogin = roleName('pusher');
+const auditorLogin = roleName('auditor');
+afterAll(() => dropRoles([pusherLogin, auditorLogin, ingestRole, readerRole]), 60_000);
+
+describe('aura store init', () => {
+  it('creates the schema once, then finds it current, and its tables refuse updates and deletes', async () => {
+    const url = await tempDatabase();
+    const first = auraJson(['store', 'init', '--store', url, '--ingest-role', ingestRole, '--reader-role', readerRole]);
+    expect(first.status, first.stderr).toBe(0);
+    expect(first.json).toMatchObject({ from_version: 0, to_version: 1, applied: [{ version: 1 }] });
+    const again = auraJson(['store', 'init', '--store', url, '--ingest-role', ingestRole, '--reader-role', readerRole]);
+    expect(again.json).toMatchObject({ from_version: 1, to_version: 1, applied: [] });
+    const sql = client(url);
+    await expect(sql`UPDATE aura.schema_version SET name = 'x'`).rejects.toThrow(/append-only: UPDATE/);
+    await expect(sql`DELETE FROM aura.schema_version`).rejects.toThrow(/append-only: DELETE/);
+    await expect(sql`TRUNCATE aura.pushes`).rejects.toThrow(/append-only: TRUNCATE/);
+  });
+
+  it('gives the ingest role insert without update or delete, and the reader role nothing but reads', async () => {
+    const url = await initialized();
+    const a = await host('acme/roles', 2);
+    const sql = client(url);
+    // Login roles granted the two roles, as docs/fleet.md sets them up: a host pushes, an auditor reads.
+    await sql.unsafe(`CREATE ROLE ${pusherLogin} LOGIN IN ROLE ${ingestRole}`);
+    await sql.unsafe(`CREATE ROLE ${auditorLogin} LOGIN IN ROLE ${readerRole}`);
+    const as = (login: string): string => Object.assign(new URL(url), { username: login }).toString();
+    const pushed = auraJson(['--home', a.home, 'push', '--all', '--store', as(pusherLogin)]);
+    expect(pushed.status, pushed.stderr).toBe(0);
+    expect(pushed.json['counts']).toMatchObject({ stored: 2 });
+    expect(auraJson(['--home', a.home, 'push', '--all', '--store', as(pusherLogin)]).json['counts']).toMatchObject({ present: 2 });
+    expect(auraJson(['verify', 'store', '--store', as(auditorLogin)]).json).toMatchObject({ ok: true, counts: { verified: 2 } });
+    const denied = aura(['--home', a.home, 'push', '--all', '--store', as(auditorLogin)]);
+    expect(denied.status).toBe(2);
+    expect(denied.stderr).toMatch(/permission denied/);
+    for (const statement of ['SELECT line FROM aura.lines LIMIT 1', `UPDATE aura.lines SET kind = 'x'`, 'DELETE FROM aura.lines', 'TRUNCATE aura.lines']) {
+      await expect(sql.begin(async (tx) => [await tx.unsafe(`SET LOCAL ROLE ${ingestRole}`), await tx.unsafe(statement)])).rejects.toThrow(/permission denied/);
+    }
+    await sql.begin(async (tx) => {
+      await tx.unsafe(`SET LOCAL ROLE ${ingestRole}`);
+      await tx`INSERT INTO aura.pushes (host, sessions, lines) VALUES ('h', 0, 0)`;
+    });
+    await expect(sql.begin(async (tx) => [await tx.unsafe(`SET LOCAL ROLE ${readerRole}`), await tx`INSERT INTO aura.pushes (host, sessions, lines) VALUES ('h', 0, 0)`])).rejects.toThrow(/permission denied/);
+    const [read] = await sql.begin(async (tx) => [await tx.unsafe(`SET LOCAL ROLE ${readerRole}`), await tx`SELECT count(*)::int AS n FROM aura.lines`]);
+    expect(read).toBeDefined();
+  });
+
+  it('refuses a store without the schema with a clear error, and never prints the password', async () => {
+    const url = await tempDatabase();
+    const run = aura(['sessions', 'list', '--store', url]);
+    expect(run.status).toBe(2);
+    expect(run.stderr).toMatch(/no aura schema yet: run aura store init/);
+    const secret = 'pw-that-must-not-show';
+    const refused = aura(['push', '--all', '--store', `postgres://someone:${secret}@127.0.0.1:1/db`]);
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toMatch(/cannot connect/);
+    expect(refused.stderr).toContain('someone:***@127.0.0.1:1');
+    expect(refused.stderr + refused.stdout).not.toContain(secret);
+  });
+
+  it('takes what the URL leaves out from the PG* variables, and never prints PGPASSWORD', async () => {
+    const url = await initialized();
+    const target = new URL(url);
+    const env = { PGHOST: target.hostname, PGPORT: target.port || '5432', PGUSER: target.username, PGPASSWORD: 'pg-password-not-shown' };
+    const run = await auraAsync(['sessions', 'list', '--json', '--store', `postgres:///${target.pathname.slice(1)}`], { env });
+    expect(run.status, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ sessions: [] });
+    const refused = await auraAsync(['sessions', 'list', '--store', 'postgres:///no_such_database_here'], { env });
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toMatch(/cannot connect/);
+    expect(refused.stderr + refused.stdout).not.toContain('pg-password-not-shown');
+  });
+
+  it('passes TLS settings through: a server without TLS refuses sslmode=require, and a bad setting is named', async () => {
+    const url = new URL(await tempDatabase());
+    url.searchParams.set('sslmode', 'require');
+    expect(aura(['sessions', 'list', '--store', url.toString()])).toMatchObject({ status: 2, stderr: expect.stringMatching(/cannot connect over TLS/) });
+    url.searchParams.set('sslmode', 'verify-full');
+    url.searchParams.set('sslrootcert', '/nonexistent/root.crt');
+    expect(aura(['sessions', 'list', '--store', url.toString()])).toMatchObject({ status: 2, stderr: expect.stringMatching(/invalid sslrootcert "\/nonexistent\/root.crt"/) });
+    url.searchParams.set('sslmode', 'bogus');
+    expect(aura(['sessions', 'list', '--store', url.toString()])).toMatchObject({ status: 2, stderr: expect.stringMatching(/invalid sslmode "bogus"/) });
+    url.searchParams.set('sslmode', 'disable');
+    url.searchParams.delete('sslrootcert');
+    expect(aura(['sessions', 'list', '--store', url.toString()])).toMatchObject({ status: 2, stderr: expect.stringMatching(/no aura schema yet/) });
+  });
+});
+
+describe('aura push and aura pull', () => {
+  let url: string;
+  let a: { home: string; ids: string[] };
+  beforeAll(async () => {
+    url = await initialized();
+    a = await host('acme/pusher', 3, { signed: true });
+  });
+
+  it('stores closed sessions whole, and a second push stores nothing twice', async () => {
+    const first = auraJson(['--home', a.home, 'push', '--all', '--store', url]);
+    expect(first.status, first.stderr).toBe(0);
+    expect(first.json['counts']).toEqual({ stored: 3, present: 0, open: 0, refused: 0 });
+    const sql = client(url);
+    const count = async (): Promise<unknown> => (await sql`SELECT (SELECT count(*)::int FROM aura.sessions) AS s, (SELECT count(*)::int FROM aura.lines) AS l, (SELECT count(*)::int FROM aura.checks) AS c`)[0];
+    const before = await count();
+    const expectedLines = a.ids.reduce((n, id) => n + lines(trail(a.home, id)).length, 0);
+    expect(before).toEqual({ s: 3, l: expectedLines, c: 3 });
+    const second = auraJson(['--home', a.home, 'push', '--all', '--store', url]);
+    expect(second.json['counts']).toEqual({ stored: 0, present: 3, open: 0, refused: 0 });
+    expect(await count()).toEqual(before);
+    const statuses = await sql<{ status: string; signatures: string }[]>`SELECT status, signatures FROM aura.checks`;
+    expect(statuses.every((s) => s.status === 'verified' && s.signatures === 'verified')).toBe(true);
+  });
+
+  it('pulls a session back byte for byte, and Python Aura accepts the trail', async () => {
+    const out = tempDir('aura-pull-');
+    const id = a.ids[1] as string;
+    const pulled = auraJson(['pull', id, '--store', url, '-o', out]);
+    expect(pulled.status, pulled.stderr).toBe(0);
+    expect(fs.readFileSync(path.join(out, `${id}.jsonl`)).equals(fs.readFileSync(trail(a.home, id)))).toBe(true);
+    expect(fs.readFileSync(path.join(out, `${id}.summary.json`)).equals(fs.readFileSync(summary(a.home, id)))).toBe(true);
+    expect(pythonVerify(path.join(out, `${id}.jsonl`))).toMatchObject({ valid: true, events: lines(trail(a.home, id)).length });
+    expect(auraJson(['pull', id, '--store', url, '-o', out]).json['written']).toEqual([]);
+    fs.appendFileSync(path.join(out, `${id}.jsonl`), '\n');
+    const clash = aura(['pull', id, '--store', url, '-o', out]);
+    expect(clash.status).toBe(2);
+    expect(clash.stderr).toMatch(/exists with other bytes/);
+  });
+
+  it('pushes only the sessions named, refuses a hostile id, and reports a live session as open', async () => {
+    const b = await host('acme/named', 2);
+    const hostile = aura(['--home', b.home, 'push', '../x', '--store', url]);
+    expect(hostile.status).toBe(2);
+    expect(hostile.stderr).toMatch(/invalid session id/);
+    const live = agent('acme/named', { home: b.home }).session();
+    live.emit('tool.call', { tool: 'x' });
+    const run = auraJson(['--home', b.home, 'push', b.ids[0] as string, live.id, '--store', url]);
+    expect(run.json['counts']).toEqual({ stored: 1, present: 0, open: 1, refused: 0 });
+    await live.close();
+  });
+});
+
+describe('aura push --follow', () => {
+  it('ships a live session as it grows, then closes it in the store', async () => {
+    const url = await initialized();
+    const home = tempDir('aura-follow-');
+    const sql = client(url);
+    const follower = spawn(process.execPath, [AURA_BIN, '--home', home, 'push', '--follow', '--interval', '50', '--store', url, '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    follower.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => follower.on('close', resolve));
+    const session = agent('acme/follow', { home }).session();
+    const stored = async (): Promise<number> => (await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM aura.lines WHERE session_id = ${session.id}`)[0]?.n ?? 0;
+    const until = async (what: () => Promise<boolean>): Promise<void> => {
+      for (let i = 0; i < 400 && !(await what()); i++) await sleep(50);
+      expect(await what(), stderr).toBe(true);
+    };
+    session.emit('tool.call', { tool: 'step', n: 1 });
+    await until(async () => (await stored()) >= 3);
+    const [open] = await sql<{ status: string; closed: boolean }[]>`SELECT status, closed FROM aura.checks WHERE session_id = ${session.id} ORDER BY id DESC LIMIT 1`;
+    expect(open).toEqual({ status: 'open', closed: false });
+    for (let i = 2; i <= 5; i++) session.emit('tool.call', { tool: 'step', n: i });
+    await until(async () => (await stored()) >= 7);
+    await session.close();
+    await until(async () => (await sql`SELECT 1 FROM aura.closes WHERE session_id = ${session.id}`).length === 1);
+    expect(await stored()).toBe(lines(trail(home, session.id)).length);
+    follower.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    const verify = auraJson(['verify', 'store', '--store', url]);
+    expect(verify.status, JSON.stringify(verify.json)).toBe(0);
+  });
+});
+
+describe('a push the store stops in the middle', () => {
+  it('fails with a clear error, stores nothing half, and the next push completes', async () => {
+    const url = await initialized();
+    const a = await host('acme/stopped', 8, { events: 40 });
+    expect(aura(['--home', a.home, 'push', a.ids[0] as string, '--store', url]).status).toBe(0);
+    const sql = client(url);
+    // Hold the close records: the pusher's next transaction stops inside, after its session row and lines.
+    const holder = client(url);
+    const release = holder.begin(async (tx) => {
+      await tx`LOCK TABLE aura.closes IN EXCLUSIVE MODE`;
+      const push = auraAsync(['--home', a.home, 'push', '--all', '--store', url]);
+      let waiting: { pid: number }[] = [];
+      for (let i = 0; i < 400 && waiting.length === 0; i++) {
+        await sleep(25);
+        waiting = await sql<{ pid: number }[]>`SELECT pid FROM pg_stat_activity WHERE application_name = 'aura push' AND wait_event_type = 'Lock'`;
+      }
+      expect(waiting.length).toBeGreaterThan(0);
+      await sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'aura push'`;
+      return push;
+    });
+    const run = await release;
+    expect(run.status, run.stderr + run.stdout).toBe(2);
+    expect(run.stderr).toMatch(/the connection was lost .*run the command again/);
+    const half = await sql`SELECT s.session_id FROM aura.sessions s LEFT JOIN aura.closes c USING (session_id) WHERE c.session_id IS NULL`;
+    expect(half).toEqual([]);
+    const uneven = await sql`SELECT c.session_id FROM aura.closes c WHERE c.lines <> (SELECT count(*) FROM aura.lines l WHERE l.session_id = c.session_id)`;
+    expect(uneven).toEqual([]);
+    const again = auraJson(['--home', a.home, 'push', '--all', '--store', url]);
+    expect(again.status, again.stderr).toBe(0);
+    expect((await sql`SELECT count(*)::int AS n FROM aura.closes`)[0]).toEqual({ n: 8 });
+    expect(auraJson(['verify', 'store', '--store', url]).json).toMatchObject({ ok: true, counts: { verified: 8 } });
+  });
+});
+
+describe('two hosts pushing at once', () => {
+  it('store each session once and whole', async () => {
+    const url = await initialized();
+    const [a, b] = await Promise.all([host('acme/one', 12, { events: 20 }), host('acme/two', 12, { events: 20 })]);
+    const runs = await Promise.all([
+      auraAsync(['--home', a.home, 'push', '--all', '--host', 'one', '--store', url]),
+      auraAsync(['--home', b.home, 'push', '--all', '--host', 'two', '--store', url]),
+      auraAsync(['--home', a.home, 'push', '--all', '--host', 'one', '--store', url]),
+      auraAsync(['--home', b.home, 'push', '--all', '--host', 'two', '--store', url]),
+    ]);
+    for (const run of runs) expect(run.status, run.stderr).toBe(0);
+    const sql = client(url);
+    expect((await sql`SELECT count(*)::int AS n FROM aura.sessions`)[0]).toEqual({ n: 24 });
+    expect((await sql`SELECT count(*)::int AS n FROM aura.refusals`)[0]).toEqual({ n: 0 });
+    const perSession = await sql<{ session_id: string; host: string; n: number }[]>`SELECT s.session_id, s.host, count(l.*)::int AS n FROM aura.sessions s JOIN aura.lines l USING (session_id) GROUP BY 1, 2`;
+    for (const row of perSession) expect(row.n).toBe(lines(trail(row.host === 'one' ? a.home : b.home, row.session_id)).length);
+    expect(auraJson(['verify', 'store', '--store', url]).json).toMatchObject({ ok: true, counts: { verified: 24 } });
+  });
+});
+
+describe('sessions the store refuses', () => {
+  it('refuses a session whose events name another session, and one whose bytes differ from the stored one', async () => {
+    const url = await initialized();
+    const a = await host('acme/honest', 1);
+    const id = a.ids[0] as string;
+    expect(aura(['--home', a.home, 'push', '--all', '--store', url]).status).toBe(0);
+    // A forged id: another session's trail under a new name.
+    const forger = await host('acme/forger', 1);
+    const forged = 'aura_sess_0000000f0e9d';
+    fs.copyFileSync(trail(forger.home, forger.ids[0] as string), trail(forger.home, forged));
+    // A conflict: the honest session's id, its chain rewritten and rehashed.
+    const rewritten = lines(trail(a.home, id)).map((line) => line.replace('query 0.1', 'query 9.9'));
+    fs.writeFileSync(trail(forger.home, id), `${rehash(rewritten).join('\n')}\n`);
+    // Written a while ago: a trail with no summary that changed a moment ago is taken for one still closing.
+    const earlier = new Date(Date.now() - 60_000);
+    for (const file of [trail(forger.home, forged), trail(forger.home, id)]) fs.utimesSync(file, earlier, earlier);
+    const run = auraJson(['--home', forger.home, 'push', forged, id, '--store', url]);
+    expect(run.status).toBe(1);
+    const refused = (run.json['sessions'] as { session_id: string; outcome: string; reason?: string }[]).filter((s) => s.outcome === 'refused');
+    expect(refused.map((s) => [s.session_id, s.reason])).toEqual([
+      [forged, 'forged_id'],
+      [id, 'conflict'],
+    ]);
+    const sql = client(url);
+    expect(await sql`SELECT session_id FROM aura.sessions WHERE session_id = ${forged}`).toEqual([]);
+    const out = tempDir('aura-pull-');
+    expect(aura(['pull', id, '--store', url, '-o', out]).status).toBe(0);
+    expect(fs.readFileSync(path.join(out, `${id}.jsonl`)).equals(fs.readFileSync(trail(a.home, id)))).toBe(true);
+    const findings = auraJson(['verify', 'store', '--store', url]).json;
+    expect(findings['refusals']).toBe(2);
+  });
+});
+
+describe('aura verify store --store', () => {
+  it('catches a row edited, deleted, reordered, a field edited beside its bytes, and a session removed', async () => {
+    const url = await initialized();
+    const a = await host('acme/tampered', 7, { events: 8, signed: true });
+    expect(aura(['--home', a.home, 'push', '--all', '--store', url]).status).toBe(0);
+    expect(auraJson(['verify', 'store', '--store', url]).json).toMatchObject({ ok: true, counts: { verified: 7 } });
+    const sql = client(url);
+    const [edited, deleted, reordered, beside, removed, next, untouched] = a.ids as [string, string, string, string, string, string, string];
+    // A superuser can switch the append-only triggers off for a transaction.
+    await sql.begin(async (tx) => {
+      await tx`SET LOCAL session_replication_role = replica`;
+      await tx`UPDATE aura.lines SET line = convert_to(replace(convert_from(line, 'UTF8'), 'query 0.2', 'query 0.X'), 'UTF8') WHERE session_id = ${edited} AND line_no = 5`;
+      await tx`DELETE FROM aura.lines WHERE session_id = ${deleted} AND line_no = 6`;
+      await tx`UPDATE aura.lines SET line_no = line_no + 1000 WHERE session_id = ${reordered} AND line_no IN (4, 7)`;
+      await tx`UPDATE aura.lines SET line_no = CASE line_no WHEN 1004 THEN 7 ELSE 4 END WHERE session_id = ${reordered} AND line_no IN (1004, 1007)`;
+      await tx`UPDATE aura.lines SET kind = 'tool.result' WHERE session_id = ${beside} AND line_no = 5`;
+      for (const table of ['findings', 'checks', 'closes', 'lines']) {
+        if (table === 'findings') await tx`DELETE FROM aura.findings WHERE session_id = ${removed}`;
+        else await tx.unsafe(`DELETE FROM aura.${table} WHERE session_id = $1`, [removed]);
+      }
+      await tx`DELETE FROM aura.sessions WHERE session_id = ${removed}`;
+    });
+    const run = auraJson(['verify', 'store', '--store', url]);
+    expect(run.status).toBe(1);
+    const by = Object.fromEntries((run.json['sessions'] as { session_id: string; status: string; reason?: string }[]).map((s) => [s.session_id, s]));
+    expect(by[edited]).toMatchObject({ status: 'damaged', reason: 'edited' });
+    expect(by[deleted]).toMatchObject({ status: 'damaged', reason: 'deleted_or_reordered' });
+    expect(by[reordered]).toMatchObject({ status: 'damaged', reason: 'deleted_or_reordered' });
+    expect(by[beside]).toMatchObject({ status: 'damaged', reason: 'rows' });
+    expect(by[removed]).toBeUndefined();
+    expect(run.json['gaps']).toEqual([expect.objectContaining({ session_id: next })]);
+    expect(by[next]).toMatchObject({ status: 'verified' });
+    expect(by[untouched]).toMatchObject({ status: 'verified' });
+  });
+});
