@@ -15,6 +15,7 @@ import type { SessionFiles } from '../store/session-files.js';
 import { materialOf, type SessionMaterial } from '../store/source.js';
 import type { Finding } from './detector.js';
 import { severityOf } from './kinds.js';
+import { parseJsonStrict } from '../spine/fast-record.js';
 
 /** The summary format this aura writes (`summary_version`); Python Aura's summaries have none. */
 export const SUMMARY_VERSION = 1;
@@ -83,7 +84,7 @@ export type StoredSummary = Record<string, unknown> & { audit_report: Record<str
 export function parseSummary(text: string, path: string): StoredSummary {
   let value: unknown;
   try {
-    value = JSON.parse(text) as unknown;
+    value = parseJsonStrict(text);
   } catch (error) {
     throw new AuraError('READ_FAILED', `${path} is not a JSON summary: ${(error as Error).message}`, { data: { path } });
   }

@@ -15,6 +15,7 @@ import type { SealLogEntry } from '../store/seal-log.js';
 import { checkSession } from '../store/session-check.js';
 import { checkPerKindLimit, DeliveryError } from '../superauditor/deliver.js';
 import { checkIncludeSummary, delivered, reportAnswer, scoped, sessionKeyArg, sessionLabelArg, ToolRefusal, type FindingsArgs, type FindingsTools, type ScopedFindings } from './findings-service.js';
+import { parseJsonStrict } from '../spine/fast-record.js';
 
 /** The tools over one fleet store. */
 export class StoreFindingsService implements FindingsTools {
@@ -69,7 +70,7 @@ export class StoreFindingsService implements FindingsTools {
     const keys = KeyRing.ofPublicKeyTexts(await storeCall(this.source.label, async () => (await this.source.sql<{ public_key: string }[]>`SELECT public_key FROM aura.host_keys`).map((r) => r.public_key)), 'host_keys');
     let sealEntry: SealLogEntry | null = null;
     try {
-      sealEntry = stored.sealEntry === null ? null : (JSON.parse(stored.sealEntry.toString('utf8')) as SealLogEntry);
+      sealEntry = stored.sealEntry === null ? null : (parseJsonStrict(stored.sealEntry.toString('utf8')) as SealLogEntry);
     } catch {
       sealEntry = null;
     }

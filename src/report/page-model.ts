@@ -22,6 +22,7 @@ import type { ChainReport, ChainSeal } from '../spine/verify.js';
 import type { SessionFiles } from '../store/session-files.js';
 import { materialOf, type SessionMaterial } from '../store/source.js';
 import { sealOfSummary } from '../store/summary-seal.js';
+import { parseJsonStrict } from '../spine/fast-record.js';
 
 /** Where a kind sits on the timeline: picks its colour and its filter group. */
 export type KindGroup = 'session' | 'turn' | 'model' | 'tool' | 'policy' | 'approval' | 'observer' | 'pii' | 'sequencer' | 'chain' | 'mcp' | 'other';
@@ -151,7 +152,7 @@ export function reportPageModel(session: SessionFiles | SessionMaterial, options
 function sealOf(files: SessionMaterial): ChainSeal | null {
   if (files.summaryText === null) return null;
   try {
-    return sealOfSummary(JSON.parse(files.summaryText()), files.summaryName);
+    return sealOfSummary(parseJsonStrict(files.summaryText()), files.summaryName);
   } catch (error) {
     // Not JSON: sessionReport refuses it with the reason.
     if (error instanceof SyntaxError) return null;

@@ -10,7 +10,7 @@
  */
 
 import { ReadError, SessionClosedError } from '../errors.js';
-import { parseCanonicalText } from '../spine/fast-record.js';
+import { parseLineText } from '../spine/fast-record.js';
 import { objectOf, stringOf } from '../spine/json-shape.js';
 import type { JsonObject } from '../spine/record.js';
 import { trailLines } from '../spine/trail-lines.js';
@@ -50,7 +50,7 @@ export function readHistory(trail: string, sessionId: string): SessionHistory {
   for (const line of trailLines(trail)) {
     let record: JsonObject;
     try {
-      record = objectOf(parseCanonicalText(line.text));
+      record = objectOf(parseLineText(line.text));
     } catch (error) {
       throw new ReadError(trail, new Error(`line ${line.number} is not JSON`, { cause: error }));
     }

@@ -1,14 +1,28 @@
 /**
  * The fast reading of a trail line: `JSON.parse` (native) and the canonical writer, used when it
- * provably gives the same hashed text as the lossless reader. It is not the same when the line
- * holds a number JSON.parse would misread (a float with an integral value, an exponent, 16 or
- * more digits) or a duplicate key (JSON.parse keeps the last one silently); such lines, and any
- * line this reader cannot take whole, go to the lossless reader in json-reader.ts. With it,
- * bench/verify-chain.bench.ts went from 0.32 to 0.59 of its JSON.parse baseline.
+ * provably gives the same verdict and hashed text as the lossless reader. It is not the same when
+ * the line holds a number JSON.parse would misread (a float with an integral value, an exponent,
+ * 16 or more digits) or a duplicate key (JSON.parse keeps the last one silently); such lines, and
+ * any line this reader cannot take whole or is not sure of, go to the lossless reader in
+ * json-reader.ts. With it, bench/verify-chain.bench.ts went from 0.32 to 0.59 of its JSON.parse
+ * baseline.
+ *
+ * Why no duplicate passes (the text is untrusted: an attacker lays it out to fool this check):
+ * 1. A key is a string followed, after optional white space, by ':'. A text in which some '"' is
+ *    followed by white space and then ':' is not taken ({@link SPACED_COLON}), so in a taken text
+ *    every key's closing quote is directly followed by ':', whatever its escapes (`"k\u0065y"`
+ *    ends with '"' like any key).
+ * 2. So the count of '":' in the text is the number of keys in the text plus the '":' inside
+ *    string values (written `\":`), and is at least the number of keys in the text.
+ * 3. The keys in the text are at least the keys JSON.parse kept (it drops only duplicates), which
+ *    the canonical writer counts over every object of the value.
+ * 4. When the two counts are equal, both inequalities are equalities: no key was dropped, and no
+ *    string holds '":'. Anything else goes to the lossless reader, which refuses a duplicate.
+ * test/spine/reader-layouts.test.ts runs both readers over generated adversarial layouts.
  */
 
 import { canonicalJson } from './canonical.js';
-import { parseJsonLossless, type JsonValue } from './json-reader.js';
+import { JsonReadError, parseJsonLossless, type JsonValue } from './json-reader.js';
 import { hashedBody, quoteField, RECORD_KEYS, type AuraEvent } from './record.js';
 
 /** A record read the fast way, with the canonical text of its hashed body. */
@@ -20,12 +34,14 @@ export interface FastRecord {
 // A number token (after ':', ',' or '[') that a JS number may not hold as Python reads it. Inside a
 // string this may match too; then the line only takes the slower reader.
 const LOSSY_NUMBER = /[:,[]\s*-?(?:\d+\.0+(?!\d)|\d+(?:\.\d+)?[eE]|\d{16}|\d+\.\d{16})/;
+// Step 1 above: JSON's four white-space characters between a closing quote and a colon.
+const SPACED_COLON = /"[ \t\n\r]+:/;
 const NULLABLE = new Set(['parent_id', 'span_id', 'step_id', 'task_id', 'prev_hash']);
 const OBJECTS = new Set(['agent_ids', 'payload', 'telemetry']);
 
 /** The record and its hashed body, or null when the line must be read losslessly. */
 export function readRecordFast(text: string): FastRecord | null {
-  if (LOSSY_NUMBER.test(text)) return null;
+  if (LOSSY_NUMBER.test(text) || SPACED_COLON.test(text)) return null;
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -65,20 +81,66 @@ export function readRecordFast(text: string): FastRecord | null {
   } catch {
     return null;
   }
-  // Every key in the text is a string followed by '":'. As many of those as keys parsed means no
-  // key was dropped as a duplicate; more (one inside a string) or fewer (space before a colon) send
-  // the line to the lossless reader.
+  // Step 4 of the proof above.
   if (occurrences(text, '":') !== counter.keys) return null;
   return { record: record as unknown as AuraEvent, body };
 }
 
 /**
- * A canonical JSON text (one aura wrote, such as a payload) as values: `JSON.parse` where it
- * reads every number as the lossless reader does, else the lossless reader. About three times
- * faster on a typical payload.
+ * A canonical JSON text aura itself just wrote (such as a payload, on its way to observers) as
+ * values: `JSON.parse` where it reads every number as the lossless reader does, else the lossless
+ * reader. About three times faster on a typical payload. Text read from disk goes through
+ * {@link parseLineText} instead.
  */
 export function parseCanonicalText(text: string): JsonValue {
   return LOSSY_NUMBER.test(text) ? parseJsonLossless(text) : (JSON.parse(text) as JsonValue);
+}
+
+/**
+ * A line read from disk (untrusted) as values, as the lossless reader reads it: numbers as Python
+ * reads them and a duplicate key refused, but through `JSON.parse` where that is proven the same.
+ * @throws JsonReadError; SyntaxError
+ */
+export function parseLineText(text: string): JsonValue {
+  if (LOSSY_NUMBER.test(text)) return parseJsonLossless(text);
+  const value = JSON.parse(text) as JsonValue;
+  return withoutDuplicates(text, value) ? value : parseJsonLossless(text);
+}
+
+/**
+ * `JSON.parse` for evidence files read as plain values (a summary, a seal-log line): the same
+ * values, but a duplicate key anywhere is refused, as the lossless reader refuses it, instead of
+ * silently keeping the last one.
+ * @throws SyntaxError, naming the duplicate key and its column
+ */
+export function parseJsonStrict(text: string): unknown {
+  const value = JSON.parse(text) as unknown;
+  if (withoutDuplicates(text, value)) return value;
+  try {
+    parseJsonLossless(text);
+  } catch (error) {
+    // Anything the lossless reader refuses (a duplicate, or a nesting it stops at before reaching one) is refused.
+    if (error instanceof JsonReadError) throw new SyntaxError(error.message);
+    throw error;
+  }
+  // The count was not sure (a '":' inside a string), but the lossless reader found no duplicate.
+  return value;
+}
+
+/** The proof of the module comment over a parsed value: true only when the text holds no duplicate key. */
+function withoutDuplicates(text: string, value: unknown): boolean {
+  return !SPACED_COLON.test(text) && occurrences(text, '":') === keysOf(value);
+}
+
+function keysOf(value: unknown): number {
+  if (value === null || typeof value !== 'object') return 0;
+  let count = 0;
+  if (Array.isArray(value)) {
+    for (const item of value) count += keysOf(item);
+    return count;
+  }
+  for (const key of Object.keys(value)) count += 1 + keysOf((value as Record<string, unknown>)[key]);
+  return count;
 }
 
 function occurrences(text: string, needle: string): number {

@@ -375,7 +375,8 @@ function canonicalMembers(scanner: Scanner, depth: number): CanonicalPair[] {
   } while (!scanner.next(Char.CloseBrace));
   if (!sorted || astral) {
     const order = pairs.map((_, i) => i);
-    order.sort(astral ? (a, b) => compareCodePoints(keyAt(pairs, a), keyAt(pairs, b)) : (a, b) => (keyAt(pairs, a) < keyAt(pairs, b) ? -1 : 1));
+    // A consistent comparator (0 for equal keys): only then does sorting put duplicates side by side.
+    order.sort(astral ? (a, b) => compareCodePoints(keyAt(pairs, a), keyAt(pairs, b)) : (a, b) => compareUnits(keyAt(pairs, a), keyAt(pairs, b)));
     const reordered = order.map((i) => pairs[i] as CanonicalPair);
     for (let i = 1; i < reordered.length; i++) {
       if (keyAt(reordered, i) === keyAt(reordered, i - 1)) {
@@ -386,6 +387,10 @@ function canonicalMembers(scanner: Scanner, depth: number): CanonicalPair[] {
     return reordered;
   }
   return pairs;
+}
+
+function compareUnits(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function keyAt(pairs: readonly CanonicalPair[], i: number): string {

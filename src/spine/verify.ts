@@ -270,6 +270,8 @@ function checkLine(line: TrailLine): CanonicalPair[] {
     return readCanonicalPairs(line.text);
   } catch (error) {
     if (!(error instanceof JsonReadError)) throw error;
+    // A duplicate key is tampering, whatever the layout: the hash covers one value, and a reader of the raw line may see the other.
+    if (error.problem === 'duplicate_key') fail('malformed_record', `line ${line.number}: ${error.message}: a record holds each key once, so a second value rides along unhashed (refused)`, null, line.number);
     if (error.problem !== 'syntax') fail('malformed_record', `line ${line.number}: ${error.message}`, null, line.number);
     if (!line.terminated) {
       fail('torn_tail', `line ${line.number} is cut short (an interrupted write): ${error.message}`, null, line.number);

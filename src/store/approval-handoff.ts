@@ -14,6 +14,7 @@ import { objectOf, stringOf } from '../spine/json-shape.js';
 import { trailLines } from '../spine/trail-lines.js';
 import { trailWriter, tryLock } from '../spine/writer.js';
 import { resolveSessionKey, type SessionFiles } from './session-files.js';
+import { parseLineText } from '../spine/fast-record.js';
 
 /** One handed-over approval, as a line of the hand-off file. */
 export interface HandedApproval {
@@ -139,7 +140,7 @@ function requestState(trail: string, requestId: string): RequestState {
   for (const line of trailLines(trail)) {
     let event: Record<string, unknown>;
     try {
-      event = objectOf(JSON.parse(line.text));
+      event = objectOf(parseLineText(line.text));
     } catch {
       continue;
     }

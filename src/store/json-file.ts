@@ -2,6 +2,7 @@
 
 import * as fs from 'node:fs';
 import { AuraError, NotFoundError, ReadError } from '../errors.js';
+import { parseJsonStrict } from '../spine/fast-record.js';
 
 /**
  * A file's text (UTF-8).
@@ -30,7 +31,7 @@ export interface JsonFile {
 export function readJsonFile(path: string, what: string): JsonFile {
   const text = readTextFile(path, what);
   try {
-    return { text, value: JSON.parse(text) as unknown };
+    return { text, value: parseJsonStrict(text) };
   } catch (error) {
     throw new AuraError('READ_FAILED', `${path} is not a JSON ${what}: ${(error as Error).message}`, { data: { path } });
   }

@@ -20,6 +20,7 @@ import { ingestSessions, storedStates, type SessionBundle, type StoredState } fr
 import { requireSchema } from './postgres/schema.js';
 import type { SealLogEntry } from './seal-log.js';
 import { listSessionIds, resolveSessionKey, sessionFiles } from './session-files.js';
+import { parseJsonStrict } from '../spine/fast-record.js';
 
 /** What to push. */
 export interface PushOptions {
@@ -259,7 +260,7 @@ function sealEntries(sealLog: string): Map<string, { entry: SealLogEntry; raw: B
   if (!fs.existsSync(sealLog)) return entries;
   for (const raw of splitLines(readBytes(sealLog, 'seal log'))) {
     try {
-      const entry = JSON.parse(raw.toString('utf8')) as SealLogEntry;
+      const entry = parseJsonStrict(raw.toString('utf8')) as SealLogEntry;
       if (typeof entry.seal?.session_id === 'string') entries.set(entry.seal.session_id, { entry, raw });
     } catch {
       continue;

@@ -12,6 +12,7 @@ import { canonicalJson } from '../spine/canonical.js';
 import { contentHash } from '../spine/hash.js';
 import { tryLock } from '../spine/writer.js';
 import { makeFolder } from './fs-write.js';
+import { parseJsonStrict } from '../spine/fast-record.js';
 
 /** What a closed session seals: its trail's extent, signed when a key is active. */
 export interface Seal {
@@ -91,7 +92,7 @@ function lastHash(logPath: string): string | null {
     const buffer = Buffer.alloc(length);
     fs.readSync(fd, buffer, 0, length, size - length);
     const lines = buffer.toString('utf8').split('\n').filter((line) => line.trim() !== '');
-    const entry = JSON.parse(lines[lines.length - 1] ?? '{}') as Partial<SealLogEntry>;
+    const entry = parseJsonStrict(lines[lines.length - 1] ?? '{}') as Partial<SealLogEntry>;
     if (typeof entry.hash !== 'string') throw new AuraError('READ_FAILED', `${logPath}: its last line is not a seal entry`, { data: { path: logPath } });
     return entry.hash;
   } finally {
@@ -119,7 +120,7 @@ export function readSealLog(logPath: string): SealLogRead {
     const number = i + 1;
     let entry: SealLogEntry;
     try {
-      entry = JSON.parse(line) as SealLogEntry;
+      entry = parseJsonStrict(line) as SealLogEntry;
     } catch {
       return { entries, problem: { line: number, message: `line ${number} is not JSON` } };
     }

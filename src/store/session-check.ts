@@ -17,6 +17,7 @@ import type { ChainReport, ChainSeal } from '../spine/verify.js';
 import { sealEntryHash, type SealLogEntry } from './seal-log.js';
 import { sealOfSummary } from './summary-seal.js';
 import type { StoreStatus } from './verify-store.js';
+import { parseJsonStrict } from '../spine/fast-record.js';
 
 /** What is checked. */
 export interface SessionEvidence {
@@ -94,7 +95,7 @@ function summarySealOf(evidence: SessionEvidence, problems: string[], named: Set
   if (evidence.summaryText === null) return null;
   let value: unknown;
   try {
-    value = JSON.parse(evidence.summaryText);
+    value = parseJsonStrict(evidence.summaryText);
   } catch {
     problems.push('its summary is not JSON');
     return null;

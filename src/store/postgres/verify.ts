@@ -21,6 +21,7 @@ import type { SealLogEntry } from '../seal-log.js';
 import { checkSession } from '../session-check.js';
 import { storeCall, type Sql } from './connection.js';
 import { digestOf } from './ingest.js';
+import { parseJsonStrict } from '../../spine/fast-record.js';
 
 /** One session's verdict. */
 export interface FleetSessionVerdict {
@@ -148,7 +149,7 @@ function verdictOf(head: Head, rows: readonly LineRow[], keys: KeyRing): FleetSe
   let sealEntry: SealLogEntry | null = null;
   if (head.seal_entry !== null) {
     try {
-      sealEntry = JSON.parse(head.seal_entry.toString('utf8')) as SealLogEntry;
+      sealEntry = parseJsonStrict(head.seal_entry.toString('utf8')) as SealLogEntry;
     } catch {
       problems.push('its seal-log entry is not JSON (edited)');
     }
