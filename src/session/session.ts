@@ -555,9 +555,12 @@ export class Session implements AsyncDisposable {
     this.closedState = true;
     const reason = options.reason ?? 'normal';
     try {
-      this.record('session.close', { reason, goal_reached: this.goalReached }, {});
-      // The final checkpoint covers session.close (unless the cadence just wrote one).
-      if (this.signer !== null && this.sinceCheckpoint > 0) this.checkpoint(this.signer);
+      // One write for both: a crash between them would leave a signed session closed but not signed to its end.
+      this.writer.together(() => {
+        this.record('session.close', { reason, goal_reached: this.goalReached }, {});
+        // The final checkpoint covers session.close (unless the cadence just wrote one).
+        if (this.signer !== null && this.sinceCheckpoint > 0) this.checkpoint(this.signer);
+      });
     } finally {
       this.writer.close();
     }

@@ -1,6 +1,7 @@
 /**
- * The trail writer (DESIGN §3): appends whole lines with one `write` each, so an event whose
- * append returned is in the kernel's hands and survives the process being killed. One writer a
+ * The trail writer (DESIGN §3): appends whole lines with one `write` each (or several lines that
+ * belong together with one `write`), so an event whose append returned is in the kernel's hands
+ * and survives the process being killed. One writer a
  * session: a lock file beside the trail names the writing process, and a second writer is
  * refused while that process lives.
  *
@@ -47,6 +48,8 @@ const APPEND_WAIT_STEP_MS = 2;
 export class TrailWriter {
   private size: number;
   private closed = false;
+  /** Lines appended inside {@link together}, not yet written. */
+  private held: Buffer[] | null = null;
 
   private constructor(
     readonly path: string,
@@ -106,6 +109,36 @@ export class TrailWriter {
   append(line: string): void {
     // Encoding once gives the length to check a short write against, without a second scan.
     const data = Buffer.from(line, 'utf8');
+    if (this.held !== null) {
+      this.held.push(data);
+      return;
+    }
+    this.write(data);
+  }
+
+  /**
+   * Runs `appends` with the lines it appends held, then writes them all with one `write`: a
+   * crash or a full disk leaves all of them or none, so records that only make sense together
+   * (`session.close` and the final checkpoint of a signed session) are never split by one. When
+   * `appends` throws, nothing it appended is written.
+   * @throws TrailWriteError as {@link append} does, with none of the lines recorded
+   */
+  together(appends: () => void): void {
+    if (this.held !== null) {
+      appends();
+      return;
+    }
+    const held: Buffer[] = [];
+    this.held = held;
+    try {
+      appends();
+    } finally {
+      this.held = null;
+    }
+    if (held.length > 0) this.write(held.length === 1 ? (held[0] as Buffer) : Buffer.concat(held));
+  }
+
+  private write(data: Buffer): void {
     const bytes = data.length;
     try {
       const written = fs.writeSync(this.fd, data);

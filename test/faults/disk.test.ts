@@ -375,3 +375,38 @@ describe('TrailWriter.create', () => {
     });
   });
 });
+
+describe('TrailWriter.together', () => {
+  describe('when the disk has room for the first line but not for both', () => {
+    it('throws TrailWriteError and writes neither, so session.close never lands without its checkpoint', () => {
+      const disk = path.join(root, `together-${mounted.length}-${Date.now()}`);
+      mountTmpfs(disk, 'size=256k');
+      try {
+        const trail = path.join(disk, 'aura_sess_00000000000a.jsonl');
+        const writer = TrailWriter.create(trail, 'aura_sess_00000000000a', 'none');
+        writer.append('{"first": true}\n');
+        fillDisk(path.join(disk, 'filler'));
+        const before = fs.readFileSync(trail);
+        // What is left of the trail's page takes the short line, not the long one after it.
+        const short = `{"close": "${'c'.repeat(64)}"}\n`;
+        const long = `{"checkpoint": "${'k'.repeat(2 * PAGE)}"}\n`;
+        expectAuraError(
+          () =>
+            writer.together(() => {
+              writer.append(short);
+              writer.append(long);
+            }),
+          TrailWriteError,
+          'TRAIL_WRITE_FAILED',
+        );
+        expect(fs.readFileSync(trail).equals(before)).toBe(true);
+        // The short line alone fits: the refusal above was the pair, not the disk refusing everything.
+        writer.together(() => writer.append(short));
+        expect(fs.readFileSync(trail, 'utf8')).toBe(`${before.toString('utf8')}${short}`);
+        writer.close();
+      } finally {
+        unmount(disk);
+      }
+    });
+  });
+});
