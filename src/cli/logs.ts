@@ -4,7 +4,7 @@ import type { AuraConfig } from '../config/config.js';
 import { InvalidOptionError } from '../errors.js';
 import { compileGlob, GlobSyntaxError } from '../policy/glob.js';
 import { readTrail } from '../spine/trail-reader.js';
-import { resolveSessionKey } from '../store/session-files.js';
+import { assertReadable, resolveSessionKey } from '../store/session-files.js';
 import { EXIT, type CommandResult } from './output.js';
 
 /** Filters of `logs`. */
@@ -29,6 +29,7 @@ export function logsCommand(sessionKey: string, options: LogsOptions, config: Au
   }
   const since = options.since === undefined ? null : Date.parse(options.since);
   if (since !== null && Number.isNaN(since)) throw new InvalidOptionError('--since', options.since, 'an ISO 8601 time such as 2026-12-02T10:00:00Z');
+  assertReadable(files.trail);
   const { events, chain } = readTrail(files.trail);
   const shown = events.filter((e) => (kind === null || kind(e.kind)) && (since === null || Date.parse(e.timestamp) >= since));
   const lines = shown.map((e) => `${e.timestamp.slice(0, 26)}  ${e.kind.padEnd(28)}  ${gist(e.payload)}`);

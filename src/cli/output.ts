@@ -51,3 +51,8 @@ export function table(header: readonly string[], rows: readonly (readonly string
       .trimEnd();
   return [colors.bold(line(header)), ...rows.map(line)].join('\n');
 }
+
+/** One line a file named like a trail that was not read, naming it and why. */
+export function skippedLines(skipped: readonly { readonly path: string; readonly why: string }[]): string[] {
+  return skipped.map((file) => colors.yellow(`not read: ${file.path}: ${file.why}`));
+}

@@ -2,12 +2,14 @@
 
 import type { AuraConfig } from '../config/config.js';
 import { sourceFor, type StoreOptions } from './context.js';
-import { colors, EXIT, table, type CommandResult } from './output.js';
+import { scanSessionFolder } from '../store/session-files.js';
+import { colors, EXIT, skippedLines, table, type CommandResult } from './output.js';
 
 /** Lists the sessions of the folder, or of the fleet store, oldest first. */
 export async function sessionsListCommand(options: StoreOptions, config: AuraConfig): Promise<CommandResult> {
   const source = await sourceFor(options, config);
   const sessions = await source.list().finally(() => source.close());
+  const skipped = source.kind === 'folder' ? scanSessionFolder(source.label).skipped : [];
   const verdict = (value: string | null): string => {
     if (value === 'pass') return colors.green('pass');
     if (value === 'warn') return colors.yellow('warn');
@@ -29,5 +31,9 @@ export async function sessionsListCommand(options: StoreOptions, config: AuraCon
             s.state,
           ]),
         );
-  return { exitCode: EXIT.ok, json: { ...(source.kind === 'folder' ? { sessions_dir: source.label } : { store: source.label }), sessions }, human };
+  return {
+    exitCode: EXIT.ok,
+    json: { ...(source.kind === 'folder' ? { sessions_dir: source.label, skipped } : { store: source.label }), sessions },
+    human: [human, ...skippedLines(skipped)].join('\n'),
+  };
 }

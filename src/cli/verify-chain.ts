@@ -2,7 +2,7 @@
 
 import * as fs from 'node:fs';
 import { verifyTrail, type ChainReport } from '../spine/verify.js';
-import { resolveSessionKey, SESSION_ID_PATTERN } from '../store/session-files.js';
+import { assertReadable, resolveSessionKey, SESSION_ID_PATTERN } from '../store/session-files.js';
 import type { AuraConfig } from '../config/config.js';
 import { summarySeal } from '../store/summary-seal.js';
 import type { KeyRing } from '../spine/signing.js';
@@ -33,8 +33,11 @@ export function verifyChainCommand(target: string, options: VerifyChainOptions, 
 }
 
 function trailPathOf(target: string, config: AuraConfig): string {
-  if (!fs.existsSync(target) && SESSION_ID_PATTERN.test(target)) return resolveSessionKey(config.paths.sessions, target).trail;
-  return target;
+  if (fs.lstatSync(target, { throwIfNoEntry: false }) !== undefined || !SESSION_ID_PATTERN.test(target)) return target;
+  // A session id names a file of the sessions folder: one that may not be read there is refused.
+  const trail = resolveSessionKey(config.paths.sessions, target).trail;
+  assertReadable(trail);
+  return trail;
 }
 
 function describe(path: string, report: ChainReport, sealed: boolean): string {

@@ -18,7 +18,7 @@ import { AuraError } from '../errors.js';
 import { verifyTrail, type ChainSeal } from '../spine/verify.js';
 import { summarySeal } from '../store/summary-seal.js';
 import { listSessions } from '../store/session-list.js';
-import { SESSION_ID_PATTERN, sessionFiles } from '../store/session-files.js';
+import { refusalOf, SESSION_ID_PATTERN, sessionFiles } from '../store/session-files.js';
 import { StoreFindings } from '../store/store-findings.js';
 import { deliver, DeliveryError, type FindingsResponse } from '../superauditor/deliver.js';
 
@@ -156,6 +156,8 @@ export class FindingsService implements FindingsTools {
     const { store, id } = this.located(sessionKey);
     const files = sessionFiles(store.sessionsDir, id);
     if (!fs.existsSync(files.trail)) throw new ToolRefusal(`session ${id} has no trail`);
+    const refusal = refusalOf(files.trail);
+    if (refusal !== null) throw new ToolRefusal(`session ${id}: ${path.basename(files.trail)} is not read: ${refusal}`);
     let seal: ChainSeal | undefined;
     try {
       seal = fs.existsSync(files.summary) ? summarySeal(files.summary) : undefined;

@@ -3,8 +3,10 @@
  * V8 can hold (about 512 MiB) still verifies, and memory stays flat.
  */
 
+import { constants } from 'node:buffer';
 import * as fs from 'node:fs';
-import { NotFoundError, ReadError } from '../errors.js';
+import { ReadError } from '../errors.js';
+import { openRegularFile } from './regular-file.js';
 
 /** One line of a trail. */
 export interface TrailLine {
@@ -14,42 +16,64 @@ export interface TrailLine {
   readonly number: number;
   /** False only for a last line with no newline after it (a write cut short, or a hand edit). */
   readonly terminated: boolean;
+  /**
+   * Set when the line is longer than a line may be ({@link MAX_LINE_BYTES}): its text is then
+   * empty, and the line is skipped to its newline rather than held.
+   */
+  readonly overlong?: true;
 }
+
+/**
+ * The longest line read: the longest string V8 can make from it (about 512 MiB). A longer one
+ * cannot be a record any reader can check; it is reported, not held.
+ */
+export const MAX_LINE_BYTES = constants.MAX_STRING_LENGTH;
 
 // 4 MiB chunks: larger ones were no faster in bench/verify-chain.bench.ts.
 const CHUNK_BYTES = 4 * 1024 * 1024;
 const NEWLINE = 0x0a;
 
-/** Opens a trail for reading, with typed errors for a missing or unreadable file. */
+/**
+ * Opens a trail for reading, with typed errors for a missing or unreadable file, and for anything
+ * that is not a regular file (a FIFO, a device, a folder), refused without blocking.
+ */
 export function openTrail(path: string): number {
-  try {
-    return fs.openSync(path, 'r');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new NotFoundError('trail', path);
-    throw new ReadError(path, error);
-  }
+  return openRegularFile(path, 'trail');
 }
 
-/** The lines of the trail at `path`, in order. */
-export function* trailLines(path: string): Generator<TrailLine> {
+/**
+ * The lines of the trail at `path`, in order.
+ * @param maxLineBytes the longest line held (a smaller limit only in tests, which cannot spare 512 MiB)
+ */
+export function* trailLines(path: string, maxLineBytes = MAX_LINE_BYTES): Generator<TrailLine> {
   const fd = openTrail(path);
   try {
-    yield* linesOf(fd, path);
+    yield* linesOf(fd, path, maxLineBytes);
   } finally {
     fs.closeSync(fd);
   }
 }
 
-function* linesOf(fd: number, path: string): Generator<TrailLine> {
-  let buffer = Buffer.allocUnsafe(CHUNK_BYTES);
+function* linesOf(fd: number, path: string, maxLineBytes: number): Generator<TrailLine> {
+  let buffer = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, maxLineBytes));
   let carried = 0;
   let number = 0;
+  // Inside a line longer than the limit: its bytes are dropped up to its newline.
+  let skipping = false;
   for (;;) {
     if (carried === buffer.length) {
-      // One line longer than the buffer: grow it rather than split the line.
-      const larger = Buffer.allocUnsafe(buffer.length * 2);
-      buffer.copy(larger, 0, 0, carried);
-      buffer = larger;
+      if (buffer.length >= maxLineBytes) {
+        // One line longer than any reader can hold: report it, and skip the rest of it.
+        number++;
+        yield { text: '', number, terminated: true, overlong: true };
+        skipping = true;
+        carried = 0;
+      } else {
+        // One line longer than the buffer: grow it rather than split the line.
+        const larger = Buffer.allocUnsafe(Math.min(buffer.length * 2, maxLineBytes));
+        buffer.copy(larger, 0, 0, carried);
+        buffer = larger;
+      }
     }
     let read: number;
     try {
@@ -57,12 +81,23 @@ function* linesOf(fd: number, path: string): Generator<TrailLine> {
     } catch (error) {
       throw new ReadError(path, error);
     }
-    const filled = carried + read;
+    let filled = carried + read;
+    if (skipping && read > 0) {
+      const end = buffer.indexOf(NEWLINE, carried);
+      if (end < 0 || end >= filled) {
+        carried = 0;
+        continue;
+      }
+      skipping = false;
+      buffer.copy(buffer, 0, end + 1, filled);
+      filled -= end + 1;
+      carried = 0;
+    }
     if (read === 0) {
-      if (filled > 0) yield { text: buffer.toString('utf8', 0, filled), number: number + 1, terminated: false };
+      if (filled > 0 && !skipping) yield { text: buffer.toString('utf8', 0, filled), number: number + 1, terminated: false };
       return;
     }
-    const lastNewline = buffer.lastIndexOf(NEWLINE, filled - 1);
+    const lastNewline = filled === 0 ? -1 : buffer.lastIndexOf(NEWLINE, filled - 1);
     if (lastNewline < 0) {
       carried = filled;
       continue;

@@ -13,7 +13,7 @@ import { JsonReadError, parseJsonLossless, readCanonicalPairs, type CanonicalPai
 import { checkpointText, sealText, verifySignature, type KeyRing } from './signing.js';
 import { readRecordFast } from './fast-record.js';
 import { SORTED_RECORD_KEYS, UNHASHED_KEYS, type AuraEvent } from './record.js';
-import { trailLines, type TrailLine } from './trail-lines.js';
+import { MAX_LINE_BYTES, trailLines, type TrailLine } from './trail-lines.js';
 
 /**
  * What a summary records of its trail at close, to catch truncation and rewrites. A hash left
@@ -142,6 +142,9 @@ class ChainWalk {
   /** Checks one line; returns the record when the fast reader took it (else the caller parses). */
   add(line: TrailLine): AuraEvent | null {
     this.lastLine = line.number;
+    if (line.overlong === true) {
+      fail('malformed_line', `line ${line.number} is longer than ${MAX_LINE_BYTES} bytes, the most a line may hold: it cannot be read as a record`, null, line.number);
+    }
     // Aura's reader skips blank lines; they carry nothing that could be hashed.
     if (line.text.trim() === '') return null;
     const fast = readRecordFast(line.text);

@@ -3,7 +3,7 @@
 import * as fs from 'node:fs';
 import { sessionsListRows } from '../report/list-model.js';
 import type { KeyRing } from '../spine/signing.js';
-import { resolveSessionKey } from './session-files.js';
+import { refusalOf, resolveSessionKey } from './session-files.js';
 import { listSessions, type SessionListing } from './session-list.js';
 import { folderMaterial, type SessionMaterial, type SessionOverview, type SessionSource } from './source.js';
 
@@ -30,10 +30,14 @@ export class FolderSource implements SessionSource {
     return Promise.resolve(folderMaterial(resolveSessionKey(this.sessionsDir, sessionKey)));
   }
 
-  /** Whether the session has a trail or a summary that is a file: a folder named like one is no session, as in the list. */
+  /**
+   * Whether the session has a trail or a summary that may be read: a FIFO, a device, a folder or
+   * a symlink out of the folder named like one is no session, as in the list.
+   */
   holds(sessionKey: string): boolean {
     const files = resolveSessionKey(this.sessionsDir, sessionKey);
-    const isFile = (file: string): boolean => fs.statSync(file, { throwIfNoEntry: false })?.isFile() === true;
+    // The refusal first: it looks at the link itself, so a symlink loop is refused, not stat'ed.
+    const isFile = (file: string): boolean => refusalOf(file) === null && fs.statSync(file, { throwIfNoEntry: false })?.isFile() === true;
     return isFile(files.trail) || isFile(files.summary);
   }
 

@@ -1,21 +1,19 @@
-/** Reads files from disk (a summary, a profile, a key) with typed errors for every way it can fail. */
+/**
+ * Reads files from disk (a summary, a profile, a key) with typed errors for every way it can fail;
+ * a FIFO or a device in a file's place is refused without blocking.
+ */
 
-import * as fs from 'node:fs';
-import { AuraError, NotFoundError, ReadError } from '../errors.js';
+import { AuraError } from '../errors.js';
 import { parseJsonStrict } from '../spine/fast-record.js';
+import { readRegularFile } from '../spine/regular-file.js';
 
 /**
  * A file's text (UTF-8).
  * @param what names the file in messages ("profile").
- * @throws NotFoundError when it is not there, ReadError when it cannot be read
+ * @throws NotFoundError when it is not there, ReadError when it cannot be read or is not a regular file
  */
 export function readTextFile(path: string, what: string): string {
-  try {
-    return fs.readFileSync(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new NotFoundError(what, path);
-    throw new ReadError(path, error);
-  }
+  return readRegularFile(path, what).toString('utf8');
 }
 
 /** The file's text and its parsed value. */

@@ -7,12 +7,13 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { AuraError, ReadError, TrailWriteError } from '../errors.js';
+import { AuraError, NotFoundError, TrailWriteError } from '../errors.js';
 import { canonicalJson } from '../spine/canonical.js';
 import { contentHash } from '../spine/hash.js';
 import { tryLock } from '../spine/writer.js';
 import { makeFolder } from './fs-write.js';
 import { parseJsonStrict } from '../spine/fast-record.js';
+import { readRegularFile } from '../spine/regular-file.js';
 
 /** What a closed session seals: its trail's extent, signed when a key is active. */
 export interface Seal {
@@ -107,10 +108,10 @@ function lastHash(logPath: string): string | null {
 export function readSealLog(logPath: string): SealLogRead {
   let text: string;
   try {
-    text = fs.readFileSync(logPath, 'utf8');
+    text = readRegularFile(logPath, 'seal log').toString('utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { entries: [], problem: null };
-    throw new ReadError(logPath, error);
+    if (error instanceof NotFoundError) return { entries: [], problem: null };
+    throw error;
   }
   const entries: SealLogEntry[] = [];
   let prev: string | null = null;

@@ -7,6 +7,7 @@
 import { objectOf, stringOf } from '../spine/json-shape.js';
 import * as fs from 'node:fs';
 import { parseJsonLossless } from '../spine/json-reader.js';
+import { openRegularFile } from '../spine/regular-file.js';
 import { trailWriter } from '../spine/writer.js';
 import { readJsonFile } from './json-file.js';
 import { listSessionIds, sessionFiles } from './session-files.js';
@@ -90,7 +91,7 @@ function summaryFacts(path: string): { agent_ref: string | null; events: number;
 function firstEvent(path: string): Record<string, unknown> {
   let fd: number;
   try {
-    fd = fs.openSync(path, 'r');
+    fd = openRegularFile(path, 'trail');
   } catch {
     return {};
   }
@@ -109,7 +110,7 @@ function firstEvent(path: string): Record<string, unknown> {
 
 function countLines(path: string): number {
   let count = 0;
-  const fd = fs.openSync(path, 'r');
+  const fd = openRegularFile(path, 'trail');
   try {
     const buffer = Buffer.allocUnsafe(1024 * 1024);
     for (;;) {

@@ -13,7 +13,7 @@ import type { KeyRing } from '../spine/signing.js';
 import type { TrailLine } from '../spine/trail-lines.js';
 import { trailLines } from '../spine/trail-lines.js';
 import { readTextFile } from './json-file.js';
-import type { SessionFiles } from './session-files.js';
+import { assertReadable, type SessionFiles } from './session-files.js';
 import type { SessionListing } from './session-list.js';
 
 /** One session's stored bytes, read when asked for. */
@@ -57,15 +57,34 @@ export interface SessionSource {
   close(): Promise<void>;
 }
 
-/** The material of a session in a sessions folder, read from its files when asked. */
+/**
+ * The material of a session in a sessions folder, read from its files when asked. A file that is
+ * there but may not be read (a FIFO, a device, a symlink out of the folder) is refused when asked
+ * for, with a ReadError naming it and why.
+ */
 export function folderMaterial(files: SessionFiles): SessionMaterial {
   return {
     sessionId: files.sessionId,
     trailName: files.trail,
     summaryName: files.summary,
-    lines: fs.existsSync(files.trail) ? () => trailLines(files.trail) : null,
-    summaryText: fs.existsSync(files.summary) ? () => readTextFile(files.summary, 'summary') : null,
+    lines: isPresent(files.trail)
+      ? () => {
+          assertReadable(files.trail);
+          return trailLines(files.trail);
+        }
+      : null,
+    summaryText: isPresent(files.summary)
+      ? () => {
+          assertReadable(files.summary);
+          return readTextFile(files.summary, 'summary');
+        }
+      : null,
   };
+}
+
+/** Something is there (a symlink loop too, which its reader then refuses). */
+function isPresent(file: string): boolean {
+  return fs.lstatSync(file, { throwIfNoEntry: false }) !== undefined;
 }
 
 /**

@@ -225,7 +225,7 @@ function isCurrent(entry: SessionEntry): boolean {
  */
 function stampOf(file: string): number[] {
   const now = Date.now();
-  const s = fs.statSync(file, { throwIfNoEntry: false });
+  const s = statOf(file);
   if (s === undefined) return [NaN, NaN, NaN, NaN];
   // A ctime within a clock tick of now could be shared by a write still to come (a kernel that
   // stamps coarsely, FAT's 2 s): such a file is read again until its ctime is safely past.
@@ -236,6 +236,15 @@ function stampOf(file: string): number[] {
 
 /** True when `file` has the fingerprint stored at `stamps[at..at + 3]`. */
 function unchanged(file: string, stamps: readonly number[], at: number): boolean {
-  const s = fs.statSync(file, { throwIfNoEntry: false });
+  const s = statOf(file);
   return s !== undefined && s.size === stamps[at] && s.mtimeMs === stamps[at + 1] && s.ctimeMs === stamps[at + 2] && s.ino === stamps[at + 3];
+}
+
+/** A file's stat, or undefined when there is none to take (missing, or a symlink loop: its reader says why). */
+function statOf(file: string): fs.Stats | undefined {
+  try {
+    return fs.statSync(file, { throwIfNoEntry: false });
+  } catch {
+    return undefined;
+  }
 }

@@ -12,7 +12,7 @@ import type { KeyRing } from '../spine/signing.js';
 import { verifyTrail } from '../spine/verify.js';
 import { trailWriter } from '../spine/writer.js';
 import { readSealLog, type Seal, type SealLogRead } from './seal-log.js';
-import { listSessionIds, sessionFiles } from './session-files.js';
+import { refusalOf, scanSessionFolder, sessionFiles, type SkippedFile } from './session-files.js';
 
 /** Where one session stands. */
 export type StoreStatus =
@@ -51,6 +51,8 @@ export interface StoreReport {
   readonly anchor: (SealLogVerdict & { readonly matches: boolean }) | null;
   readonly sessions: readonly StoreSessionVerdict[];
   readonly counts: Readonly<Record<StoreStatus, number>>;
+  /** Files named like a trail that are not read (a FIFO, a device, a folder, a symlink out of the folder), and why. */
+  readonly skipped: readonly SkippedFile[];
   /** Nothing edited and nothing missing. */
   readonly ok: boolean;
 }
@@ -70,7 +72,8 @@ export function verifyStore(options: VerifyStoreOptions): StoreReport {
   const log = readSealLog(options.sealLog);
   const seals = new Map<string, Seal>();
   for (const entry of log.entries) seals.set(entry.seal.session_id, entry.seal);
-  const ids = [...new Set([...listSessionIds(options.sessionsDir), ...seals.keys()])].sort();
+  const folder = scanSessionFolder(options.sessionsDir);
+  const ids = [...new Set([...folder.ids, ...seals.keys()])].sort();
   const keys = options.keys ?? null;
   const sessions: StoreSessionVerdict[] = [];
   for (const [i, id] of ids.entries()) {
@@ -87,6 +90,7 @@ export function verifyStore(options: VerifyStoreOptions): StoreReport {
     anchor,
     sessions,
     counts,
+    skipped: folder.skipped,
     ok: sealLog.valid && (anchor === null || (anchor.valid && anchor.matches)) && counts.missing_trail + counts.damaged + counts.unsealed === 0,
   };
 }
@@ -94,6 +98,7 @@ export function verifyStore(options: VerifyStoreOptions): StoreReport {
 function verdictOf(sessionsDir: string, id: string, seal: Seal | undefined, keys: KeyRing | null): StoreSessionVerdict {
   const files = sessionFiles(sessionsDir, id);
   const exists = fs.existsSync(files.trail);
+  const refusal = refusalOf(files.trail);
   if (seal === undefined) {
     const writer = trailWriter(files.trail);
     if (writer?.alive === true) return { session_id: id, status: 'open' };
@@ -101,6 +106,7 @@ function verdictOf(sessionsDir: string, id: string, seal: Seal | undefined, keys
     return { session_id: id, status: 'unsealed', reason: 'unsealed', message: why };
   }
   if (!exists) return { session_id: id, status: 'missing_trail', reason: 'missing_trail', message: `the seal names ${files.trail}, which is gone (the session was deleted)` };
+  if (refusal !== null) return { session_id: id, status: 'missing_trail', reason: 'missing_trail', message: `the seal names ${files.trail}, which is not read: ${refusal}` };
   // The trail against its seal: extent, checkpoints, and the seal's own signature (spine/verify.ts).
   const report = verifyTrail(files.trail, seal, keys === null ? {} : { keys });
   if (report.hash_chain_valid && report.reason === undefined) return { session_id: id, status: 'verified', events: report.events };
