@@ -33,7 +33,7 @@ export async function sessionsListCommand(options: StoreOptions, config: AuraCon
         );
   return {
     exitCode: EXIT.ok,
-    json: { ...(source.kind === 'folder' ? { sessions_dir: source.label, skipped } : { store: source.label }), sessions },
+    json: { ...(source.kind === 'folder' ? { sessions_dir: source.label, ...(skipped.length === 0 ? {} : { skipped }) } : { store: source.label }), sessions },
     human: [human, ...skippedLines(skipped)].join('\n'),
   };
 }

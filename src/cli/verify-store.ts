@@ -56,7 +56,7 @@ function describe(report: StoreReport, signed: boolean): string {
   if (!signed) lines.push(colors.yellow('  signatures not checked: no keys (give --keys DIR or --public-key FILE, ideally a copy kept off this machine)'));
   const problems = report.sessions.filter((s) => s.status !== 'verified' && s.status !== 'open');
   if (problems.length > 0) lines.push(table(['SESSION', 'STATUS', 'REASON', 'DETAIL'], problems.map((s) => [s.session_id, s.status, s.reason ?? '', s.message ?? ''])));
-  lines.push(...skippedLines(report.skipped));
+  lines.push(...skippedLines(report.skipped ?? []));
   return lines.join('\n');
 }
 

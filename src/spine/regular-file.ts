@@ -11,15 +11,16 @@ import { NotFoundError, ReadError } from '../errors.js';
 // O_NONBLOCK does nothing to a regular file's reads; it only keeps the open itself from waiting.
 const OPEN_FLAGS = fs.constants.O_RDONLY | fs.constants.O_NONBLOCK;
 
-/** What a file is when it is not a regular file ("a FIFO (named pipe)"), or null when it is one. */
-export function notRegularFile(stats: fs.Stats): string | null {
+/**
+ * Why a file is not read when it is not a regular file, as an error for {@link describeCause}
+ * ("it is a FIFO (named pipe), not a regular file"), or null when it is one.
+ */
+export function notRegularFile(stats: fs.Stats): Error | null {
   if (stats.isFile()) return null;
-  if (stats.isFIFO()) return 'a FIFO (named pipe)';
-  if (stats.isCharacterDevice()) return 'a character device';
-  if (stats.isBlockDevice()) return 'a block device';
-  if (stats.isDirectory()) return 'a folder';
-  if (stats.isSocket()) return 'a socket';
-  return 'not a regular file';
+  // A folder says what reading one says elsewhere: EISDIR.
+  if (stats.isDirectory()) return Object.assign(new Error('EISDIR: illegal operation on a directory'), { code: 'EISDIR' });
+  const kind = stats.isFIFO() ? 'a FIFO (named pipe)' : stats.isCharacterDevice() ? 'a character device' : stats.isBlockDevice() ? 'a block device' : stats.isSocket() ? 'a socket' : 'something else';
+  return new Error(`it is ${kind}, not a regular file`);
 }
 
 /**
@@ -35,16 +36,15 @@ export function openRegularFile(path: string, what: string): number {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new NotFoundError(what, path);
     throw new ReadError(path, error);
   }
-  let kind: string | null;
+  let refusal: Error | null;
   try {
-    kind = notRegularFile(fs.fstatSync(fd));
+    refusal = notRegularFile(fs.fstatSync(fd));
   } catch (error) {
-    fs.closeSync(fd);
-    throw new ReadError(path, error);
+    refusal = error as Error;
   }
-  if (kind !== null) {
+  if (refusal !== null) {
     fs.closeSync(fd);
-    throw new ReadError(path, new Error(`it is ${kind}, not a regular file`));
+    throw new ReadError(path, refusal);
   }
   return fd;
 }

@@ -128,8 +128,8 @@ export function refusalOf(file: string): string | null {
       return describeCause(error);
     }
   }
-  const kind = notRegularFile(stats);
-  return kind === null ? null : `it is ${kind}, not a regular file`;
+  const refusal = notRegularFile(stats);
+  return refusal === null ? null : describeCause(refusal);
 }
 
 /**

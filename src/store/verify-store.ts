@@ -51,8 +51,8 @@ export interface StoreReport {
   readonly anchor: (SealLogVerdict & { readonly matches: boolean }) | null;
   readonly sessions: readonly StoreSessionVerdict[];
   readonly counts: Readonly<Record<StoreStatus, number>>;
-  /** Files named like a trail that are not read (a FIFO, a device, a folder, a symlink out of the folder), and why. */
-  readonly skipped: readonly SkippedFile[];
+  /** Files named like a trail that are not read (a FIFO, a device, a folder, a symlink out of the folder), and why; absent when none. */
+  readonly skipped?: readonly SkippedFile[];
   /** Nothing edited and nothing missing. */
   readonly ok: boolean;
 }
@@ -90,7 +90,7 @@ export function verifyStore(options: VerifyStoreOptions): StoreReport {
     anchor,
     sessions,
     counts,
-    skipped: folder.skipped,
+    ...(folder.skipped.length === 0 ? {} : { skipped: folder.skipped }),
     ok: sealLog.valid && (anchor === null || (anchor.valid && anchor.matches)) && counts.missing_trail + counts.damaged + counts.unsealed === 0,
   };
 }
