@@ -11,7 +11,7 @@
 
 import * as fs from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { NotFoundError, ReadError } from '../errors.js';
+import { NotFoundError } from '../errors.js';
 import { KeyRing } from '../spine/signing.js';
 import { trailWriter } from '../spine/writer.js';
 import type { StoreConnection } from './postgres/connection.js';
@@ -21,6 +21,7 @@ import { requireSchema } from './postgres/schema.js';
 import type { SealLogEntry } from './seal-log.js';
 import { listSessionIds, resolveSessionKey, sessionFiles } from './session-files.js';
 import { parseJsonStrict } from '../spine/fast-record.js';
+import { readRegularFile } from '../spine/regular-file.js';
 
 /** What to push. */
 export interface PushOptions {
@@ -175,11 +176,11 @@ class Pusher {
   /** The session's bytes as the files hold them; an open one only up to its last complete line. */
   private bundle(id: string, closed: boolean): SessionBundle | null {
     const files = sessionFiles(this.options.sessionsDir, id);
-    const trail = readBytes(files.trail, 'trail');
+    const trail = readRegularFile(files.trail, 'trail');
     const lines = splitLines(trail);
     if (!closed && lines.length > 0 && (lines[lines.length - 1] as Buffer).at(-1) !== 0x0a) lines.pop();
     if (!closed && lines.length === 0) return null;
-    const summary = closed && fs.existsSync(files.summary) ? readBytes(files.summary, 'summary') : null;
+    const summary = closed && fs.existsSync(files.summary) ? readRegularFile(files.summary, 'summary') : null;
     return { sessionId: id, host: this.options.host, lines, summary, sealEntry: closed ? (this.seals.get(id) ?? null) : null, closed };
   }
 }
@@ -228,14 +229,6 @@ function localSession(sessionsDir: string, key: string): string {
   return files.sessionId;
 }
 
-function readBytes(file: string, what: string): Buffer {
-  try {
-    return fs.readFileSync(file);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new NotFoundError(what, file);
-    throw new ReadError(file, error);
-  }
-}
 
 /** The lines of a file's bytes, each with its newline when it has one (views, not copies). */
 export function splitLines(bytes: Buffer): Buffer[] {
@@ -258,7 +251,7 @@ export function splitLines(bytes: Buffer): Buffer[] {
 function sealEntries(sealLog: string): Map<string, { entry: SealLogEntry; raw: Buffer }> {
   const entries = new Map<string, { entry: SealLogEntry; raw: Buffer }>();
   if (!fs.existsSync(sealLog)) return entries;
-  for (const raw of splitLines(readBytes(sealLog, 'seal log'))) {
+  for (const raw of splitLines(readRegularFile(sealLog, 'seal log'))) {
     try {
       const entry = parseJsonStrict(raw.toString('utf8')) as SealLogEntry;
       if (typeof entry.seal?.session_id === 'string') entries.set(entry.seal.session_id, { entry, raw });
