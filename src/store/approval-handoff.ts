@@ -14,7 +14,7 @@ import { objectOf, stringOf } from '../spine/json-shape.js';
 import { trailLines } from '../spine/trail-lines.js';
 import { trailWriter, tryLock } from '../spine/writer.js';
 import { resolveSessionKey, type SessionFiles } from './session-files.js';
-import { parseLineText } from '../spine/fast-record.js';
+import { parseJsonStrict, parseLineText } from '../spine/fast-record.js';
 
 /** One handed-over approval, as a line of the hand-off file. */
 export interface HandedApproval {
@@ -116,7 +116,7 @@ function parseHandoffs(text: string): HandedApproval[] {
     if (line === '') continue;
     let value: Record<string, unknown>;
     try {
-      value = objectOf(JSON.parse(line));
+      value = objectOf(parseJsonStrict(line));
     } catch {
       continue;
     }

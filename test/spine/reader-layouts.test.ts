@@ -15,7 +15,11 @@ import { hashedBody, UNHASHED_KEYS } from '../../src/spine/record.js';
 import { KeyRing } from '../../src/spine/signing.js';
 import { verifyLines } from '../../src/spine/verify.js';
 import type { TrailLine } from '../../src/spine/trail-lines.js';
+import { AuraError } from '../../src/errors.js';
 import { agent } from '../../src/session/agent.js';
+import { readJsonFile } from '../../src/store/json-file.js';
+import { readSealLog } from '../../src/store/seal-log.js';
+import { summarySeal } from '../../src/store/summary-seal.js';
 import { auraJson } from '../helpers/cli.js';
 import { lines, openSession } from '../helpers/sessions.js';
 import { tempDir } from '../helpers/temp.js';
@@ -209,5 +213,31 @@ describe('verify chain, on a signed trail forged with duplicate keys', () => {
     const withSummary = auraJson(['verify', 'chain', trail, '--keys', path.join(home, 'keys'), '--summary', result.exports.summary ?? ''], { home });
     expect(withSummary.status).toBe(1);
     expect(withSummary.json).toMatchObject({ reason: 'malformed_record', line: index + 1 });
+  });
+});
+
+describe('summaries and seal logs, read with a duplicate key', () => {
+  it('refuses a summary whose seal is given twice, naming the key', async () => {
+    const { session } = openSession();
+    session.emit('note', { text: 'one' });
+    const result = await session.close();
+    const summary = result.exports.summary ?? '';
+    const text = fs.readFileSync(summary, 'utf8');
+    // A second "chain" before the real one: JSON.parse would keep the real one, a first-value reader the forged one.
+    fs.writeFileSync(summary, text.replace('{', '{"chain" : {"events": 1, "first_hash": null, "head_hash": null},'));
+    expect(() => readJsonFile(summary, 'summary')).toThrow(AuraError);
+    expect(() => summarySeal(summary)).toThrow(/is not a JSON summary: duplicate key "chain"/);
+    const run = auraJson(['verify', 'chain', result.log_path, '--summary', summary]);
+    expect(run.status).toBe(2);
+  });
+
+  it('finds a seal-log line holding a key twice to be a problem at that line', async () => {
+    const { session, home } = openSession();
+    await session.close();
+    const log = path.join(home, 'seals.jsonl');
+    expect(readSealLog(log)).toMatchObject({ problem: null });
+    const [line] = lines(log);
+    fs.writeFileSync(log, `${(line as string).replace('{"seal":', '{"hash" : "forged", "seal":')}\n`);
+    expect(readSealLog(log).problem).toMatchObject({ line: 1 });
   });
 });
