@@ -3,7 +3,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { AuraConfig } from '../config/config.js';
-import { NotFoundError } from '../errors.js';
+import { NotFoundError, ReadError } from '../errors.js';
+import { summarySeal } from '../store/summary-seal.js';
 import type { KeyRing } from '../spine/signing.js';
 import { trailLines } from '../spine/trail-lines.js';
 import { SESSION_ID_PATTERN } from '../store/session-files.js';
@@ -30,30 +31,35 @@ export function verifyChainCommand(target: string, options: VerifyChainOptions, 
   const byId = !fs.existsSync(target) && SESSION_ID_PATTERN.test(target);
   const trail = byId ? path.join(sessionsDir, `${target}.jsonl`) : target;
   if (!byId && !fs.existsSync(trail)) throw new NotFoundError('trail', trail);
+  // A summary named on the command line must be one: refused with its reason, not judged.
+  if (options.summary !== undefined) summarySeal(options.summary);
   const named = /^(aura_sess_[0-9a-f]{12})\.jsonl$/.exec(path.basename(trail))?.[1];
   const id = byId ? target : (named ?? firstSessionId(trail) ?? path.basename(trail));
   const folder = path.dirname(path.resolve(trail));
   const ownFolder = sameFolder(folder, sessionsDir);
+  // Only a trail under its own name has a summary beside it, and only the folder's own a seal-log entry.
+  const inStore = ownFolder && named !== undefined;
   const status = folderSessionStatus(folder, id, {
     keys: options.keys,
-    // Only a trail under its own name has a summary beside it, and only the folder's own a seal-log entry.
-    log: ownFolder && named !== undefined ? sealLogView(config.paths.sealLog) : null,
+    log: inStore ? sealLogView(config.paths.sealLog) : null,
     trail,
     ...(options.summary !== undefined ? { summary: options.summary } : named === undefined ? { summary: null } : {}),
   });
+  // A file that cannot be read is an input error here, as for every command given a path.
+  if (status.status === 'unreadable') throw new ReadError(trail, new Error(status.message ?? 'unreadable'));
   const chain = status.chain;
-  const ok = passes(status);
+  const ok = passes(status, inStore);
   const json = { path: trail, ...(chain ?? {}), session_id: id, status: status.status, status_reason: status.reason, status_message: status.message, signature_status: status.signatures, seal_from: status.seal_from, ...(ok || status.reason === null ? {} : { reason: status.reason, message: status.message }) };
   return { exitCode: ok ? EXIT.ok : EXIT.checkFailed, json, human: describe(trail, status, chain) };
 }
 
 /**
- * The status passes, or the trail verifies and nothing says it should have been sealed (a trail
- * outside a store, a session still running): its chain is sound, its extent unchecked.
+ * The status passes, or the trail verifies and nothing says it should have been sealed: a trail
+ * outside a sessions folder, given without a summary, has a sound chain and an unchecked extent.
  */
-function passes(status: SessionStatus): boolean {
+function passes(status: SessionStatus, inStore: boolean): boolean {
   if (PASSING_STATUSES.has(status.status)) return true;
-  return (status.status === 'unsealed' || status.status === 'incomplete') && status.seal === null && (status.reason === 'unsealed' || status.reason === 'incomplete');
+  return !inStore && status.seal === null && (status.reason === 'unsealed' || status.reason === 'incomplete');
 }
 
 function sameFolder(a: string, b: string): boolean {

@@ -83,7 +83,9 @@ function listingOf(sessionsDir: string, sessionId: string, log: ReturnType<typeo
     const counts = { critical: 0, warn: 0, info: 0 };
     for (const finding of report.summary.audit_report.findings) counts[finding.severity]++;
     const verdict = report.summary.audit_report['verdict'];
-    return { ...base, agent_ref: stringOf(report.summary['agent_ref']) ?? firstRef, events: status.chain?.events ?? 0, verdict: typeof verdict === 'string' ? verdict : null, findings: counts };
+    // A session still being written has no verdict yet.
+    const judged = state !== 'open' && typeof verdict === 'string' ? verdict : null;
+    return { ...base, agent_ref: stringOf(report.summary['agent_ref']) ?? firstRef, events: status.chain?.events ?? 0, verdict: judged, findings: counts };
   } catch {
     // A summary the reader refuses (a newer format, not JSON): the status says what the trail says.
     return { ...base, agent_ref: firstRef, events: status.chain?.events ?? 0, verdict: null, findings: null };

@@ -95,8 +95,8 @@ export interface StatusMaterial {
   readonly lines: (() => Iterable<TrailLine>) | null;
   /** The stored summary's text, or null. */
   readonly summaryText: string | null;
-  /** The session's seal-log entry and its place in the log, or null. */
-  readonly sealPlace: SealLogPlace | null;
+  /** The session's seal-log entry and its place in the log; `absent` when the log was read and has none; null when no log is known. */
+  readonly sealPlace: SealLogPlace | 'absent' | null;
   /** Trusted public keys; null leaves signatures unchecked. */
   readonly keys: KeyRing | null;
   /** Whether a writer holds the trail: alive (open), gone (crashed), or none. */
@@ -112,10 +112,12 @@ export function sessionStatus(material: StatusMaterial): SessionStatusRead {
   const id = material.sessionId;
   const problems: { reason: StatusReason; message: string }[] = [];
   const fromSummary = summarySeal(material, problems);
-  const place = material.sealPlace;
+  const place = material.sealPlace === 'absent' ? null : material.sealPlace;
   const entry = place?.entry ?? null;
-  if (entry !== null) checkEntry(id, place as SealLogPlace, fromSummary, material.keys, problems);
-  const seal: ChainSeal | null = entry !== null ? { ...entry.seal } : fromSummary;
+  if (place !== null) checkEntry(id, place, fromSummary, material.keys, problems);
+  // aura logs every seal before it writes the summary: a sealed summary the log lacks lost its entry.
+  const unlogged = material.sealPlace === 'absent' && fromSummary !== null && summaryHasSeal(material.summaryText);
+  const seal: ChainSeal | null = entry !== null ? { ...entry.seal } : unlogged ? null : fromSummary;
   const sealFrom = entry !== null ? 'seal_log' : fromSummary !== null ? 'summary' : null;
   const base = { session_id: id, seal, seal_from: sealFrom } as const;
   if (material.lines === null) {
@@ -138,7 +140,8 @@ export function sessionStatus(material: StatusMaterial): SessionStatusRead {
     return { ...base, status: 'unreadable', signatures: 'unsigned', reason: 'unreadable', message: error.message, chain: null, trail: null };
   }
   if (chain.session_id !== null && chain.session_id !== id) problems.push({ reason: 'malformed_record', message: `its events name session ${chain.session_id}, not ${id}` });
-  const decided = decide(material, chain, seal, entry, fromSummary, problems);
+  const decided = decide(material, chain, seal, entry, unlogged ? null : fromSummary, problems);
+  if (unlogged && decided.status === 'unsealed') return { ...base, ...decided, message: 'its summary is sealed, but the seal log has no entry for it (the entry was removed, or the log rewritten)', chain, trail };
   return { ...base, ...decided, chain, trail };
 }
 
@@ -173,13 +176,22 @@ function decide(material: StatusMaterial, chain: ChainReport, seal: ChainSeal | 
     return { status: 'unsealed', signatures: facet, reason: 'unsealed', message: 'it is closed but has no seal: neither a seal-log entry nor a sealed summary (closed before sealing, written by Python Aura, or its seal removed)' };
   }
   if (trailSigned) return { status: facet === 'verified' ? 'verified' : 'intact', signatures: facet, reason: null, message: null };
-  const place = material.sealPlace;
+  const place = material.sealPlace === 'absent' ? null : material.sealPlace;
   if (place?.afterSigning === true) {
     return { status: 'unsigned', signatures: 'unsigned', reason: 'unsigned', message: 'it is not signed, but it was sealed after signing began in this store: its signatures were stripped, or a process without the key wrote it' };
   }
   if (place?.voucher !== null && place?.voucher !== undefined) return { status: 'intact', signatures: 'predates_signing', reason: null, message: null };
   if (keys !== null) return { status: 'unsigned', signatures: 'unsigned', reason: 'unsigned', message: 'it is not signed, and trusted keys were given: nothing proves it predates signing' };
   return { status: 'intact', signatures: 'unsigned', reason: null, message: null };
+}
+
+function summaryHasSeal(text: string | null): boolean {
+  try {
+    const seal = (JSON.parse(text ?? 'null') as Record<string, unknown> | null)?.['seal'];
+    return seal !== null && typeof seal === 'object';
+  } catch {
+    return false;
+  }
 }
 
 function summarySeal(material: StatusMaterial, problems: { reason: StatusReason; message: string }[]): ChainSeal | null {
@@ -275,7 +287,7 @@ export function folderSessionStatus(sessionsDir: string, id: string, options: Fo
     sessionId: id,
     lines: exists(trail) ? () => trailLines(trail) : null,
     summaryText,
-    sealPlace: options.log?.places.get(id) ?? null,
+    sealPlace: options.log === null ? null : (options.log.places.get(id) ?? 'absent'),
     keys: options.keys,
     writer: writer === null ? 'none' : writer.alive ? 'alive' : 'gone',
     ...(options.collectEvents === true ? { collectEvents: true } : {}),

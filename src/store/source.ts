@@ -30,8 +30,8 @@ export interface SessionMaterial {
   readonly lines: (() => Iterable<TrailLine>) | null;
   /** The stored summary's text, or null when there is none. */
   readonly summaryText: (() => string) | null;
-  /** The session's seal-log entry and its place in its log, or null (none, or not known). */
-  readonly sealPlace?: SealLogPlace | null;
+  /** The session's seal-log entry and its place in its log; `absent` when its log has none; null when not known. */
+  readonly sealPlace?: SealLogPlace | 'absent' | null;
   /** Whether a writer holds the trail (default none). */
   readonly writer?: 'alive' | 'gone' | 'none';
 }
@@ -67,7 +67,7 @@ export interface SessionSource {
 export function folderMaterial(files: SessionFiles, log: SealLogView | null = null): SessionMaterial {
   const writer = trailWriter(files.trail);
   return {
-    sealPlace: log?.places.get(files.sessionId) ?? null,
+    sealPlace: log === null ? null : (log.places.get(files.sessionId) ?? 'absent'),
     writer: writer === null ? 'none' : writer.alive ? 'alive' : 'gone',
     sessionId: files.sessionId,
     trailName: files.trail,
