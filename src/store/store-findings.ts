@@ -162,9 +162,9 @@ export class StoreFindings {
     const view = sealLogView(this.sealLog);
     const log = view.read;
     const findings: Finding[] = log.problem === null ? [] : [{ kind: 'SEAL_LOG_BROKEN', severity: 'critical', message: log.problem.message, event_ids: [], line: log.problem.line }];
+    // A session's status rests on its place in the log too: when the log says otherwise, every session is judged again.
+    if (cached !== null && logIdentity(cached.view) !== logIdentity(view)) for (const entry of this.listingCache?.entries ?? []) entry.stamps = null;
     this.sealLogCache = { stamp, findings, view };
-    // A session's status rests on its place in the log too: every session is judged again.
-    for (const entry of this.listingCache?.entries ?? []) entry.stamps = null;
     return findings;
   }
 
@@ -208,6 +208,12 @@ export class StoreFindings {
       return { findings: [{ kind: 'CHECK_CRASHED', severity: 'warn', message: `reading ${id} failed: ${error instanceof Error ? error.message : String(error)}`, event_ids: [], probe: 'store' }], sessionKey: null };
     }
   }
+}
+
+/** What a seal log says, in one string: its entries (each hash chains over those before it), their signatures, and its first problem. */
+function logIdentity(view: SealLogView): string {
+  const { entries, problem } = view.read;
+  return `${entries.length} ${entries.at(-1)?.hash ?? '-'} ${entries.filter((entry) => typeof entry.signature === 'string').length} ${problem?.line ?? '-'}`;
 }
 
 /** True when `sessionKey` names the session of `entry`: its id, or the key it declared. */

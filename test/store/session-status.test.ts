@@ -85,10 +85,12 @@ describe('signatures cannot be stripped', () => {
   it('a downgraded session is unsigned, never verified, with the trusted keys: verify chain <id> and verify store exit 1', async () => {
     const { home, trusted } = signedHome();
     const id = await closedSession(home, 8);
-    expect(auraJson(['verify', 'chain', id, '--keys', trusted], { home })).toMatchObject({ status: 0, json: { status: 'verified', signature_status: 'verified' } });
+    const before = auraJson(['verify', 'chain', id, '--keys', trusted], { home });
+    expect(before.status).toBe(0);
     downgrade(home, id);
     const chain = auraJson(['verify', 'chain', id, '--keys', trusted], { home });
     expect(chain.status).toBe(1);
+    expect(before.json).toMatchObject({ status: 'verified', signature_status: 'verified' });
     expect(chain.json).toMatchObject({ status: 'unsigned', signature_status: 'unsigned', reason: 'unsigned' });
     const store = auraJson(['verify', 'store', '--keys', trusted], { home });
     expect(store.status).toBe(1);
