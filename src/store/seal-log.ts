@@ -48,6 +48,11 @@ export interface SealLogPlace {
   readonly afterSigning: boolean;
   /** The nearest later signed entry, whose hash chains over this one (null: none). */
   readonly voucher: SealLogEntry | null;
+  /**
+   * What is wrong with the signatures of the entry or its voucher, checked once for the whole log
+   * against trusted keys (null: nothing); absent when they were not checked here.
+   */
+  readonly signatureProblem?: string | null;
 }
 
 /** True when the entry, or the seal it holds, carries a signature. */

@@ -223,13 +223,16 @@ function checkEntry(id: string, place: SealLogPlace, fromSummary: ChainSeal | nu
     problems.push({ reason: 'seal_mismatch', message: "its summary's seal differs from its seal-log entry" });
   }
   if (keys === null) return;
-  for (const [what, signed] of [['its seal-log entry', entry], ['the signed seal-log entry after it', place.voucher]] as const) {
-    if (signed === null || typeof signed.signature !== 'string') continue;
-    const key = keys.publicKey(signed.key_id);
-    if (key === null || !verifySignature(key, sealLogText(signed.hash), signed.signature)) {
-      problems.push({ reason: 'signature_invalid', message: `${what} is signed by ${key === null ? `key ${String(signed.key_id)}, which is not trusted` : 'a signature that does not verify (the log was rewritten)'}` });
-    }
-  }
+  const problem = place.signatureProblem !== undefined ? place.signatureProblem : (entrySignatureProblem(entry, keys, 'its seal-log entry') ?? entrySignatureProblem(place.voucher, keys, 'the signed seal-log entry after it'));
+  if (problem !== null) problems.push({ reason: 'signature_invalid', message: problem });
+}
+
+/** What is wrong with a seal-log entry's own signature against trusted keys, or null. */
+export function entrySignatureProblem(entry: SealLogEntry | null, keys: KeyRing, what: string): string | null {
+  if (entry === null || typeof entry.signature !== 'string') return null;
+  const key = keys.publicKey(entry.key_id);
+  if (key === null) return `${what} is signed by key ${String(entry.key_id)}, which is not trusted`;
+  return verifySignature(key, sealLogText(entry.hash), entry.signature) ? null : `${what} has a signature that does not verify (the log was rewritten)`;
 }
 
 /** The display label of a status: the status, with its reason when it has one. */
@@ -242,15 +245,27 @@ export function statusLabel(status: Pick<SessionStatus, 'status' | 'reason' | 's
 export interface SealLogView {
   readonly read: SealLogRead;
   readonly places: ReadonlyMap<string, SealLogPlace>;
+  /** With keys: the first entry whose signature fails (the log was rewritten), else null. */
+  readonly signatureProblem: string | null;
 }
 
 /**
- * Reads a seal log for status checks.
+ * Reads a seal log for status checks; with trusted keys, checks every entry's signature once (a
+ * store of ten thousand sessions would otherwise check each one again for the session before it).
  * @throws ReadError when it is there but cannot be read
  */
-export function sealLogView(logPath: string): SealLogView {
+export function sealLogView(logPath: string, keys: KeyRing | null = null): SealLogView {
   const read = readSealLog(logPath);
-  return { read, places: sealLogPlaces(read.entries) };
+  const places = sealLogPlaces(read.entries);
+  if (keys === null) return { read, places, signatureProblem: null };
+  const problems = new Map(read.entries.map((entry) => [entry.hash, entrySignatureProblem(entry, keys, 'its seal-log entry')]));
+  const first = read.entries.findIndex((entry) => problems.get(entry.hash) !== null);
+  const checked = new Map<string, SealLogPlace>();
+  for (const [id, place] of places) {
+    const voucher = place.voucher === null ? null : (problems.get(place.voucher.hash) ?? null);
+    checked.set(id, { ...place, signatureProblem: problems.get(place.entry.hash) ?? (voucher === null ? null : `the signed seal-log entry after it: ${voucher}`) });
+  }
+  return { read, places: checked, signatureProblem: first < 0 ? null : `entry ${first + 1}: ${problems.get((read.entries[first] as SealLogEntry).hash) ?? ''}` };
 }
 
 /** How a folder session's status is read. */

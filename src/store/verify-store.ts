@@ -5,10 +5,9 @@
  */
 
 import type { KeyRing } from '../spine/signing.js';
-import { sealLogText, verifySignature } from '../spine/signing.js';
 import type { SealLogRead } from './seal-log.js';
 import { listSessionIds } from './session-files.js';
-import { folderSessionStatus, PASSING_STATUSES, sealLogView, type SessionStatusName, type SignatureFacet, type StatusReason } from './session-status.js';
+import { folderSessionStatus, PASSING_STATUSES, sealLogView, type SealLogView, type SessionStatusName, type SignatureFacet, type StatusReason } from './session-status.js';
 
 /** Where one session stands (store/session-status.ts). */
 export type StoreStatus = SessionStatusName;
@@ -59,9 +58,9 @@ export function statusCounts(): Record<StoreStatus, number> {
 
 /** Verifies every session of a store against its seal log. */
 export function verifyStore(options: VerifyStoreOptions): StoreReport {
-  const log = sealLogView(options.sealLog);
-  const ids = [...new Set([...listSessionIds(options.sessionsDir), ...log.places.keys()])].sort();
   const keys = options.keys ?? null;
+  const log = sealLogView(options.sealLog, keys);
+  const ids = [...new Set([...listSessionIds(options.sessionsDir), ...log.places.keys()])].sort();
   const sessions: StoreSessionVerdict[] = [];
   for (const [i, id] of ids.entries()) {
     const status = folderSessionStatus(options.sessionsDir, id, { keys, log });
@@ -78,7 +77,7 @@ export function verifyStore(options: VerifyStoreOptions): StoreReport {
   const counts = statusCounts();
   for (const session of sessions) counts[session.status]++;
   const anchor = options.anchorLog === undefined || options.anchorLog === null ? null : anchorVerdict(options.anchorLog, log.read, keys);
-  const sealLog = logVerdict(options.sealLog, log.read, keys);
+  const sealLog = logVerdict(options.sealLog, log);
   return {
     sessions_dir: options.sessionsDir,
     seal_log: sealLog,
@@ -89,26 +88,16 @@ export function verifyStore(options: VerifyStoreOptions): StoreReport {
   };
 }
 
-function logVerdict(path: string, log: SealLogRead, keys: KeyRing | null): SealLogVerdict {
-  const problem = log.problem?.message ?? (keys === null ? null : signatureProblem(log, keys));
-  return { path, entries: log.entries.length, valid: problem === null, ...(problem === null ? {} : { message: problem }) };
-}
-
-/** With trusted keys, every signed entry's signature: one that fails means the log was rewritten. */
-function signatureProblem(log: SealLogRead, keys: KeyRing): string | null {
-  for (const [i, entry] of log.entries.entries()) {
-    if (typeof entry.signature !== 'string') continue;
-    const key = keys.publicKey(entry.key_id);
-    if (key === null) return `entry ${i + 1} is signed by key ${String(entry.key_id)}, which is not trusted`;
-    if (!verifySignature(key, sealLogText(entry.hash), entry.signature)) return `entry ${i + 1}: its signature does not verify (the log was rewritten)`;
-  }
-  return null;
+function logVerdict(path: string, log: SealLogView): SealLogVerdict {
+  const problem = log.read.problem?.message ?? log.signatureProblem;
+  return { path, entries: log.read.entries.length, valid: problem === null, ...(problem === null ? {} : { message: problem }) };
 }
 
 function anchorVerdict(path: string, main: SealLogRead, keys: KeyRing | null): SealLogVerdict & { matches: boolean } {
-  const anchor = sealLogView(path).read;
+  const view = sealLogView(path, keys);
+  const anchor = view.read;
   const same = anchor.entries.length === main.entries.length && anchor.entries.every((entry, i) => entry.hash === main.entries[i]?.hash);
-  const verdict = logVerdict(path, anchor, keys);
+  const verdict = logVerdict(path, view);
   return {
     ...verdict,
     matches: same,
