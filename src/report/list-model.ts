@@ -16,5 +16,5 @@ export type SessionsListRow = SessionOverview;
 export function sessionsListRows(sessionsDir: string, sealLog: string, keys: KeyRing | null): SessionsListRow[] {
   return listSessions(sessionsDir, { sealLog, keys })
     .reverse()
-    .map(({ hash_chain_valid: _valid, ...listing }) => ({ ...listing, chain: statusLabel(listing) }));
+    .map((listing) => ({ ...listing, chain: statusLabel(listing) }));
 }

@@ -37,7 +37,7 @@ export interface SessionMaterial {
 }
 
 /** A session as the sessions list page shows it: the listing, with its status as a label. */
-export interface SessionOverview extends Omit<SessionListing, 'hash_chain_valid'> {
+export interface SessionOverview extends SessionListing {
   /** The status label (store/session-status.ts `statusLabel`): `verified`, `damaged: edited`, … */
   readonly chain: string;
 }

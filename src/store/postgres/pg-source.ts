@@ -81,7 +81,7 @@ export class PostgresSource implements SessionSource {
   async overview(): Promise<SessionOverview[]> {
     const rows = await this.rows();
     return rows.reverse().map((row) => {
-      const { hash_chain_valid: _valid, ...listing } = listingOf(row);
+      const listing = listingOf(row);
       return { ...listing, chain: statusLabel(listing) };
     });
   }
