@@ -45,6 +45,7 @@ export function verifyChainCommand(target: string, options: VerifyChainOptions, 
     trail,
     ...(options.summary !== undefined ? { summary: options.summary } : named === undefined ? { summary: null } : {}),
   });
+  if (status.status === 'missing_trail' && status.seal === null) throw new NotFoundError('trail', trail);
   // A file that cannot be read is an input error here, as for every command given a path.
   if (status.status === 'unreadable') throw new ReadError(trail, new Error(status.message ?? 'unreadable'));
   const chain = status.chain;
