@@ -164,6 +164,16 @@ export const FINDING_KINDS = {
     meaning: 'a summary or spans file whose trail is gone',
     recommendation: 'The trail was deleted or moved: restore it, or treat the summary as unverifiable.',
   },
+  SIGNATURE_MISSING: {
+    severity: 'critical',
+    meaning: 'a sealed session is not signed where a signature is required: sealed after signing began in its store, or checked against trusted keys with nothing proving it predates signing',
+    recommendation: 'Treat its signatures as stripped: compare the trail with a copy, and check which process wrote it without the key.',
+  },
+  SEAL_MISSING: {
+    severity: 'warn',
+    meaning: 'a closed session has no seal: no seal-log entry and no sealed summary',
+    recommendation: 'It was closed before sealing, written by another tool, or its seal was removed: aura export rebuilds the summary, not the seal.',
+  },
   SEAL_LOG_BROKEN: {
     severity: 'critical',
     meaning: 'the seal log does not walk: a seal was edited, removed or reordered',

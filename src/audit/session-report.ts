@@ -12,10 +12,12 @@ import { objectOf, stringOf } from '../spine/json-shape.js';
 import { readTextFile } from '../store/json-file.js';
 import { readTrailLines, type TrailRead } from '../spine/trail-reader.js';
 import type { SessionFiles } from '../store/session-files.js';
+import type { SessionStatus, SessionStatusRead } from '../store/session-status.js';
 import { materialOf, type SessionMaterial } from '../store/source.js';
 import type { Finding } from './detector.js';
 import { severityOf } from './kinds.js';
 import { parseJsonStrict } from '../spine/fast-record.js';
+import { verdictOf } from './report.js';
 
 /** The summary format this aura writes (`summary_version`); Python Aura's summaries have none. */
 export const SUMMARY_VERSION = 1;
@@ -32,12 +34,13 @@ export interface SessionReport {
 }
 
 /**
- * Builds the report of one session, from `trail` when the caller has read it already (the
- * report page reads it once, against its seal and keys, for the timeline too).
+ * Builds the report of one session, from its status when the caller has read it already (read
+ * with its events: the trail checked against its seal and keys, once for the status, the
+ * findings and the timeline). Without one, the trail is read alone.
  * @throws NotFoundError when there is neither a trail nor a summary; AuraError `READ_FAILED` for
  *   a summary that is not JSON, of a newer format, or whose findings cannot be moved to the vocabulary
  */
-export function sessionReport(session: SessionFiles | SessionMaterial, exportPii = false, trail?: TrailRead): SessionReport {
+export function sessionReport(session: SessionFiles | SessionMaterial, exportPii = false, status?: SessionStatusRead): SessionReport {
   const material = materialOf(session);
   if (material.summaryText === null && material.lines === null) throw new NotFoundError('summary', material.summaryName);
   const stored = material.summaryText === null ? null : parseSummary(material.summaryText(), material.summaryName);
@@ -45,7 +48,7 @@ export function sessionReport(session: SessionFiles | SessionMaterial, exportPii
   if (material.lines === null) {
     return { summary: stored as SessionReport['summary'], source: 'summary', stored_by: storedBy, disagreements: [] };
   }
-  const read = trail ?? readTrailLines(material.lines());
+  const read: TrailRead = status?.trail ?? readTrailLines(material.lines());
   const fresh = buildSummary(material.sessionId, read, material.trailName, {
     exportPii,
     seal: () => (stored?.['seal'] as SessionSummary['seal'] | undefined) ?? null,
@@ -53,17 +56,31 @@ export function sessionReport(session: SessionFiles | SessionMaterial, exportPii
   });
   const differences = stored === null ? [] : differencesOf(stored, fresh);
   const mismatches = differences.filter((d) => d.mismatch).map((d) => d.text);
-  const findings: Finding[] = [...fresh.audit_report.findings];
+  const findings: Finding[] = [...(status === undefined ? [] : statusFindings(status)), ...fresh.audit_report.findings];
   if (mismatches.length > 0) {
     findings.unshift({ kind: 'SUMMARY_MISMATCH', severity: severityOf('SUMMARY_MISMATCH'), message: `the stored summary disagrees with the trail: ${mismatches.join('; ')}`, event_ids: [], session_id: material.sessionId });
   }
-  const verdict = mismatches.length > 0 ? 'fail' : fresh.audit_report.verdict;
+  const verdict = mismatches.length > 0 ? 'fail' : verdictOf(findings, fresh.conformance.passed);
   return {
     summary: { ...fresh, audit_report: { ...fresh.audit_report, verdict, findings } },
     source: 'trail',
     stored_by: storedBy,
     disagreements: differences.map((d) => d.text),
   };
+}
+
+/**
+ * What a session's status adds to the detector's chain findings (which the trail, read against
+ * its seal, already carries): a missing signature or seal, and records that disagree.
+ */
+export function statusFindings(status: SessionStatus): Finding[] {
+  const finding = (kind: string): Finding[] => [{ kind, severity: severityOf(kind), message: status.message ?? kind, event_ids: [], session_id: status.session_id }];
+  if (status.reason === 'unsigned') return finding('SIGNATURE_MISSING');
+  if (status.reason === 'unsealed') return finding('SEAL_MISSING');
+  if (status.reason === 'seal_mismatch') return finding('SUMMARY_MISMATCH');
+  // A signature problem the chain did not see: the log entry's, or records that disagree.
+  if (status.reason === 'signature_invalid' && status.chain?.reason !== 'signature_invalid') return finding('SIGNATURE_INVALID');
+  return [];
 }
 
 /**

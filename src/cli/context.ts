@@ -88,7 +88,7 @@ export async function storeUrlFor(options: StoreOptions, config: AuraConfig): Pr
  */
 export async function sourceFor(options: StoreOptions, config: AuraConfig): Promise<SessionSource> {
   const url = await storeUrlFor(options, config);
-  if (url === null) return new FolderSource(config.paths.sessions);
+  if (url === null) return new FolderSource(config.paths.sessions, config.paths.sealLog);
   const { PostgresSource } = await import('../store/postgres/pg-source.js');
   return PostgresSource.open(url);
 }

@@ -5,6 +5,7 @@ import type { AuraConfig } from '../config/config.js';
 import { InvalidOptionError } from '../errors.js';
 import { portOption, storeUrlFor, type StoreOptions } from './context.js';
 import { FindingsService, type FindingsTools } from '../mcp/findings-service.js';
+import { keysFor } from './context.js';
 import { readTokens, serveHttp } from '../mcp/http.js';
 import { listeningPort } from '../mcp/loopback.js';
 import { buildServer } from '../mcp/server.js';
@@ -41,7 +42,7 @@ export async function mcpCommand(options: McpOptions, config: AuraConfig): Promi
 
 async function serve(options: McpOptions, config: AuraConfig, fleet: ((shared: boolean) => FindingsTools) | null): Promise<CommandResult> {
   if (options.http === undefined) {
-    const server = buildServer(fleet?.(false) ?? new FindingsService([{ sessionsDir: config.paths.sessions, sealLog: config.paths.sealLog }], false));
+    const server = buildServer(fleet?.(false) ?? new FindingsService([{ sessionsDir: config.paths.sessions, sealLog: config.paths.sealLog, keys: keysFor({}, config) }], false));
     const transport = new StdioServerTransport();
     const closed = new Promise<void>((resolve) => {
       transport.onclose = () => resolve();

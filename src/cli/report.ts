@@ -4,7 +4,8 @@ import type { AuraConfig } from '../config/config.js';
 import type { Finding } from '../audit/detector.js';
 import { verdictReason } from '../audit/report.js';
 import { sessionReport } from '../audit/session-report.js';
-import { sourceFor, type StoreOptions } from './context.js';
+import { materialStatus, statusLabel, type SessionStatus } from '../store/session-status.js';
+import { keysFor, sourceFor, type StoreOptions } from './context.js';
 import { colors, EXIT, table, type CommandResult } from './output.js';
 
 const SEVERITY_ORDER = ['critical', 'warn', 'info'] as const;
@@ -13,14 +14,26 @@ const SEVERITY_ORDER = ['critical', 'warn', 'info'] as const;
 export async function reportShowCommand(sessionKey: string, options: StoreOptions, config: AuraConfig): Promise<CommandResult> {
   const from = await sourceFor(options, config);
   const files = await from.material(sessionKey).finally(() => from.close());
-  const { summary, source, stored_by: storedBy, disagreements } = sessionReport(files, config.values['identity_export_pii'] === true);
+  const status = materialStatus(files, keysFor({}, config));
+  const { summary, source, stored_by: storedBy, disagreements } = sessionReport(files, config.values['identity_export_pii'] === true, status.trail === null ? undefined : status);
   const report = summary.audit_report;
   const verdict = String(report['verdict']);
-  const json = { session_id: files.sessionId, source, stored_by: storedBy, summary_agrees: disagreements.length === 0, disagreements, verdict_reason: verdictReason(verdict, report.findings, summary['conformance']), audit_report: report };
-  return { exitCode: verdict === 'fail' ? EXIT.checkFailed : EXIT.ok, json, human: describe(files.sessionId, summary, source, storedBy, disagreements) };
+  const json = {
+    session_id: files.sessionId,
+    status: status.status,
+    status_label: statusLabel(status),
+    signatures: status.signatures,
+    source,
+    stored_by: storedBy,
+    summary_agrees: disagreements.length === 0,
+    disagreements,
+    verdict_reason: verdictReason(verdict, report.findings, summary['conformance']),
+    audit_report: report,
+  };
+  return { exitCode: verdict === 'fail' ? EXIT.checkFailed : EXIT.ok, json, human: describe(files.sessionId, status, summary, source, storedBy, disagreements) };
 }
 
-function describe(id: string, summary: Readonly<Record<string, unknown>>, source: string, storedBy: string | null, disagreements: readonly string[]): string {
+function describe(id: string, status: SessionStatus, summary: Readonly<Record<string, unknown>>, source: string, storedBy: string | null, disagreements: readonly string[]): string {
   const report = summary['audit_report'] as Record<string, unknown> & { findings: readonly Finding[] };
   const verdict = String(report['verdict']).toUpperCase();
   const paint = verdict === 'PASS' ? colors.green : verdict === 'WARN' ? colors.yellow : colors.red;
@@ -28,6 +41,7 @@ function describe(id: string, summary: Readonly<Record<string, unknown>>, source
   const lines = [
     `Verdict: ${paint(verdict)}${reason === null ? '' : ` (${reason})`}`,
     `Session ${id} · agent ${String(summary['agent_ref'] ?? '-')} · policy v${String(summary['policy_version'] ?? '-')} · ${String(summary['event_count'] ?? '-')} events`,
+    `Status: ${statusLabel(status)} · signatures ${status.signatures}`,
     `Hash chain valid: ${String(report['hash_chain_valid'])}`,
     source === 'trail'
       ? `  (re-checked from the trail${storedBy === null ? '; no stored summary' : `; the stored summary, written by ${storedBy}, ${disagreements.length === 0 ? 'agrees' : colors.red('disagrees')}`})`

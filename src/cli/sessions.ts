@@ -1,14 +1,15 @@
 /** `aura sessions list`: the sessions in the sessions folder. */
 
 import type { AuraConfig } from '../config/config.js';
-import { sourceFor, type StoreOptions } from './context.js';
+import { PASSING_STATUSES as PASSING, statusLabel } from '../store/session-status.js';
 import { scanSessionFolder } from '../store/session-files.js';
+import { keysFor, sourceFor, type StoreOptions } from './context.js';
 import { colors, EXIT, skippedLines, table, type CommandResult } from './output.js';
 
 /** Lists the sessions of the folder, or of the fleet store, oldest first. */
 export async function sessionsListCommand(options: StoreOptions, config: AuraConfig): Promise<CommandResult> {
   const source = await sourceFor(options, config);
-  const sessions = await source.list().finally(() => source.close());
+  const sessions = await source.list(keysFor({}, config)).finally(() => source.close());
   const skipped = source.kind === 'folder' ? scanSessionFolder(source.label).skipped : [];
   const verdict = (value: string | null): string => {
     if (value === 'pass') return colors.green('pass');
@@ -20,14 +21,14 @@ export async function sessionsListCommand(options: StoreOptions, config: AuraCon
     sessions.length === 0
       ? `no sessions in ${source.label}`
       : table(
-          ['SESSION', 'AGENT', 'OPENED', 'EVENTS', 'VERDICT', 'CHAIN', 'STATE'],
+          ['SESSION', 'AGENT', 'OPENED', 'EVENTS', 'VERDICT', 'STATUS', 'STATE'],
           sessions.map((s) => [
             s.session_id,
             s.agent_ref ?? '-',
             s.opened_at?.slice(0, 19).replace('T', ' ') ?? '-',
             String(s.events),
             verdict(s.verdict),
-            s.hash_chain_valid === null ? '-' : s.hash_chain_valid ? 'valid' : colors.red('broken'),
+            PASSING.has(s.status) ? statusLabel(s) : colors.red(statusLabel(s)),
             s.state,
           ]),
         );

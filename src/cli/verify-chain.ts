@@ -1,11 +1,15 @@
-/** `aura verify chain <path> [--summary F]`: integrity and completeness of one trail. */
+/** `aura verify chain <path | id> [--summary F]`: one session's status, from its trail, seal and keys. */
 
 import * as fs from 'node:fs';
-import { verifyTrail, type ChainReport } from '../spine/verify.js';
-import { assertReadable, resolveSessionKey, SESSION_ID_PATTERN } from '../store/session-files.js';
+import * as path from 'node:path';
 import type { AuraConfig } from '../config/config.js';
+import { NotFoundError, ReadError } from '../errors.js';
 import { summarySeal } from '../store/summary-seal.js';
 import type { KeyRing } from '../spine/signing.js';
+import { trailLines } from '../spine/trail-lines.js';
+import { assertReadable, SESSION_ID_PATTERN } from '../store/session-files.js';
+import { folderSessionStatus, PASSING_STATUSES, sealLogView, statusLabel, type SessionStatus } from '../store/session-status.js';
+import type { ChainReport } from '../spine/verify.js';
 import { colors, EXIT, short, type CommandResult } from './output.js';
 
 /** Options of `verify chain`. */
@@ -17,46 +21,91 @@ export interface VerifyChainOptions {
 }
 
 /**
- * Verifies a trail given by path, or by session id (then looked up in the sessions folder).
- * Exit 0 when the chain is valid and nothing is wrong; 1 when it is broken, torn, truncated or empty.
+ * Verifies a session given by trail path or by session id. A trail of the sessions folder (by id,
+ * or by a path into it) is checked against its own summary and seal-log entry, unasked, so the
+ * command gives the verdict `verify store` gives. Exit 0 when the status passes, and for a trail
+ * that verifies but has no seal to be checked against; 1 otherwise.
  */
 export function verifyChainCommand(target: string, options: VerifyChainOptions, config: AuraConfig): CommandResult {
-  const path = trailPathOf(target, config);
-  const seal = options.summary === undefined ? undefined : summarySeal(options.summary);
-  const report = verifyTrail(path, seal, options.keys === null ? {} : { keys: options.keys });
-  const ok = report.hash_chain_valid && report.reason === undefined;
-  return {
-    exitCode: ok ? EXIT.ok : EXIT.checkFailed,
-    json: { path, ...report },
-    human: describe(path, report, seal !== undefined),
-  };
-}
-
-function trailPathOf(target: string, config: AuraConfig): string {
-  if (fs.lstatSync(target, { throwIfNoEntry: false }) !== undefined || !SESSION_ID_PATTERN.test(target)) return target;
+  const sessionsDir = config.paths.sessions;
+  const byId = fs.lstatSync(target, { throwIfNoEntry: false }) === undefined && SESSION_ID_PATTERN.test(target);
+  const trail = byId ? path.join(sessionsDir, `${target}.jsonl`) : target;
   // A session id names a file of the sessions folder: one that may not be read there is refused.
-  const trail = resolveSessionKey(config.paths.sessions, target).trail;
-  assertReadable(trail);
-  return trail;
+  if (byId) assertReadable(trail);
+  if (!byId && !fs.existsSync(trail)) throw new NotFoundError('trail', trail);
+  // A summary named on the command line must be one: refused with its reason, not judged.
+  if (options.summary !== undefined) summarySeal(options.summary);
+  const named = /^(aura_sess_[0-9a-f]{12})\.jsonl$/.exec(path.basename(trail))?.[1];
+  const id = byId ? target : (named ?? firstSessionId(trail) ?? path.basename(trail));
+  const folder = path.dirname(path.resolve(trail));
+  const ownFolder = sameFolder(folder, sessionsDir);
+  // Only a trail under its own name has a summary beside it, and only the folder's own a seal-log entry.
+  const inStore = ownFolder && named !== undefined;
+  const status = folderSessionStatus(folder, id, {
+    keys: options.keys,
+    log: inStore ? sealLogView(config.paths.sealLog) : null,
+    trail,
+    ...(options.summary !== undefined ? { summary: options.summary } : named === undefined ? { summary: null } : {}),
+  });
+  if (status.status === 'missing_trail' && status.seal === null) throw new NotFoundError('trail', trail);
+  // A file that cannot be read is an input error here, as for every command given a path.
+  if (status.status === 'unreadable') throw new ReadError(trail, new Error(status.message ?? 'unreadable'));
+  const chain = status.chain;
+  const ok = passes(status, inStore);
+  const json = { path: trail, ...(chain ?? {}), session_id: id, status: status.status, status_reason: status.reason, status_message: status.message, signature_status: status.signatures, seal_from: status.seal_from, ...(ok || status.reason === null ? {} : { reason: status.reason, message: status.message }) };
+  return { exitCode: ok ? EXIT.ok : EXIT.checkFailed, json, human: describe(trail, status, chain) };
 }
 
-function describe(path: string, report: ChainReport, sealed: boolean): string {
+/**
+ * The status passes, or the trail verifies and nothing says it should have been sealed: a trail
+ * outside a sessions folder, given without a summary, has a sound chain and an unchecked extent.
+ */
+function passes(status: SessionStatus, inStore: boolean): boolean {
+  if (PASSING_STATUSES.has(status.status)) return true;
+  return !inStore && status.seal === null && (status.reason === 'unsealed' || status.reason === 'incomplete');
+}
+
+function sameFolder(a: string, b: string): boolean {
+  const real = (p: string): string => {
+    try {
+      return fs.realpathSync(p);
+    } catch {
+      return path.resolve(p);
+    }
+  };
+  return real(a) === real(b);
+}
+
+/** The session id the trail's first line names, or null. */
+function firstSessionId(trail: string): string | null {
+  try {
+    for (const line of trailLines(trail)) return /"session_id": ?"(aura_sess_[0-9a-f]{12})"/.exec(line.text)?.[1] ?? null;
+  } catch {
+    return null;
+  }
+  return null;
+}
+
+function describe(trail: string, status: SessionStatus, report: ChainReport | null): string {
   const lines: string[] = [];
-  if (report.hash_chain_valid && report.reason === undefined) {
-    const completeness = report.complete ? `complete${sealed ? ', matches the seal' : ''}` : colors.yellow('incomplete (no session.close: still open, or cut short)');
-    lines.push(`${colors.green('✓ hash chain valid')} · ${completeness} · ${report.events} events`);
+  const label = statusLabel(status);
+  const good = PASSING_STATUSES.has(status.status);
+  const paint = good ? colors.green : status.status === 'unsealed' || status.status === 'incomplete' ? colors.yellow : colors.red;
+  lines.push(`${paint(`${good ? '✓' : '✗'} ${label}`)} · signatures ${status.signatures}${status.seal_from === null ? ' · no seal' : ` · seal from the ${status.seal_from === 'seal_log' ? 'seal log' : 'summary'}`}`);
+  if (report !== null && report.hash_chain_valid && report.reason === undefined) {
+    const completeness = report.complete ? `complete${status.seal === null ? '' : ', matches the seal'}` : colors.yellow('incomplete (no session.close: still open, or cut short)');
+    lines.push(`  ${colors.green('hash chain valid')} · ${completeness} · ${report.events} events`);
     const sig = report.signatures;
     if (sig.signed) lines.push(`  signed by ${sig.key_id ?? '-'}: ${sig.checkpoints} checkpoints, ${sig.verified === null ? colors.yellow('signatures not checked (no keys given)') : 'signatures verified'}`);
-  } else {
+  } else if (report !== null) {
     const where = report.line === undefined ? '' : ` at line ${report.line}`;
     const event = report.event_id === null || report.event_id === undefined ? '' : ` (event ${report.event_id})`;
-    const title = report.hash_chain_valid ? `✗ damaged: ${report.reason ?? ''}` : `✗ hash chain broken: ${report.reason ?? ''}`;
-    lines.push(`${colors.red(title)}${where}${event}`);
-    if (report.message !== undefined) lines.push(`  ${report.message}`);
+    lines.push(`  ${colors.red(report.hash_chain_valid ? `damaged: ${report.reason ?? ''}` : `hash chain broken: ${report.reason ?? ''}`)}${where}${event}`);
     lines.push(`  ${report.events} events verified before it`);
   }
-  lines.push(`  trail  ${path}`);
-  if (report.session_id !== null) lines.push(`  session ${report.session_id}`);
-  lines.push(`  head   ${short(report.head_hash)}`);
+  if (status.message !== null) lines.push(`  ${status.message}`);
+  lines.push(`  trail  ${trail}`);
+  lines.push(`  session ${status.session_id}`);
+  if (report !== null) lines.push(`  head   ${short(report.head_hash)}`);
   return lines.join('\n');
 }

@@ -9,16 +9,15 @@
  * (SuperAuditor §7, C7). Authorization is another matter: a caller sees only its folders (C13).
  */
 
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Finding } from '../audit/detector.js';
 import { sessionReport, type SessionReport } from '../audit/session-report.js';
 import { severityOf } from '../audit/kinds.js';
 import { AuraError } from '../errors.js';
-import { verifyTrail, type ChainSeal } from '../spine/verify.js';
-import { summarySeal } from '../store/summary-seal.js';
+import type { KeyRing } from '../spine/signing.js';
 import { listSessions } from '../store/session-list.js';
 import { refusalOf, SESSION_ID_PATTERN, sessionFiles } from '../store/session-files.js';
+import { folderSessionStatus, sealLogView } from '../store/session-status.js';
 import { StoreFindings } from '../store/store-findings.js';
 import { deliver, DeliveryError, type FindingsResponse } from '../superauditor/deliver.js';
 
@@ -106,19 +105,22 @@ export function delivered(output: readonly Finding[], args: FindingsArgs, identi
 /** The tools over a set of sessions folders. */
 export class FindingsService implements FindingsTools {
   private readonly stores: readonly StoreFindings[];
+  private readonly keys: KeyRing | null;
 
   /**
-   * @param folders the sessions folders this caller may read, each with its seal log
+   * @param folders the sessions folders this caller may read, each with its seal log, and the keys
+   *   statuses are checked against (the first folder's; none leaves signatures unchecked)
    * @param shared a transport shared by callers who cannot be told apart (HTTP): no key means `identity_shared`
    * @param confinedTo the one session this caller may read (a proxy connection reads its own session:
    *   its findings, and store findings about it or about no session in particular), else null (SuperAuditor §7, C13)
    */
   constructor(
-    folders: readonly { readonly sessionsDir: string; readonly sealLog: string }[],
+    folders: readonly { readonly sessionsDir: string; readonly sealLog: string; readonly keys?: KeyRing | null }[],
     private readonly shared: boolean,
     private readonly confinedTo: string | null = null,
   ) {
     this.stores = folders.map((f) => storeFor(f.sessionsDir, f.sealLog));
+    this.keys = folders[0]?.keys ?? null;
   }
 
   /**
@@ -140,9 +142,9 @@ export class FindingsService implements FindingsTools {
     return scoped(delivered(output, args, this.shared && key === null), asked, named);
   }
 
-  /** `list_sessions`: every readable session, with its verdict and state. */
+  /** `list_sessions`: every readable session, with its status, verdict and state. */
   listSessions(): { sessions: Record<string, unknown>[] } {
-    return { sessions: this.stores.flatMap((store) => listSessions(store.sessionsDir).map((s) => ({ ...s, ...(this.stores.length > 1 ? { sessions_dir: store.sessionsDir } : {}) }))) };
+    return { sessions: this.stores.flatMap((store) => listSessions(store.sessionsDir, { sealLog: store.sealLog, keys: this.keys }).map((s) => ({ ...s, ...(this.stores.length > 1 ? { sessions_dir: store.sessionsDir } : {}) }))) };
   }
 
   /** `get_session_report`: the report `aura report show --json` gives. @throws ToolRefusal */
@@ -151,21 +153,21 @@ export class FindingsService implements FindingsTools {
     return reportAnswer(id, sessionReport(sessionFiles(store.sessionsDir, id)));
   }
 
-  /** `verify_session`: the chain verdict, against the summary's seal when there is one. @throws ToolRefusal */
+  /** `verify_session`: the session's status, with its chain report, as `verify chain <id>` gives it. @throws ToolRefusal */
   verifySession(sessionKey: unknown): Record<string, unknown> {
     const { store, id } = this.located(sessionKey);
     const files = sessionFiles(store.sessionsDir, id);
-    if (!fs.existsSync(files.trail)) throw new ToolRefusal(`session ${id} has no trail`);
     const refusal = refusalOf(files.trail);
     if (refusal !== null) throw new ToolRefusal(`session ${id}: ${path.basename(files.trail)} is not read: ${refusal}`);
-    let seal: ChainSeal | undefined;
+    let status: ReturnType<typeof folderSessionStatus>;
     try {
-      seal = fs.existsSync(files.summary) ? summarySeal(files.summary) : undefined;
+      status = folderSessionStatus(store.sessionsDir, id, { keys: this.keys, log: sealLogView(store.sealLog) });
     } catch (error) {
       if (error instanceof AuraError) throw new ToolRefusal(`session ${id}: ${error.message}`);
       throw error;
     }
-    return { ...verifyTrail(files.trail, seal), session_id: id, path: path.basename(files.trail) };
+    if (status.chain === null) throw new ToolRefusal(`session ${id} has no readable trail (${status.status})`);
+    return { ...status.chain, session_id: id, path: path.basename(files.trail), status: status.status, signatures_status: status.signatures, ...(status.reason === null ? {} : { status_reason: status.reason, problem: status.message }) };
   }
 
   private located(sessionKey: unknown): { store: StoreFindings; id: string } {

@@ -7,15 +7,12 @@
 
 import { sessionReport } from '../audit/session-report.js';
 import { AuraError } from '../errors.js';
-import { KeyRing } from '../spine/signing.js';
 import { fleetFindings, sessionsNamed } from '../store/postgres/fleet-findings.js';
 import { storeCall } from '../store/postgres/connection.js';
 import type { PostgresSource } from '../store/postgres/pg-source.js';
-import type { SealLogEntry } from '../store/seal-log.js';
-import { checkSession } from '../store/session-check.js';
+import { hostKeys, storedPlace, storedStatus } from '../store/postgres/stored-status.js';
 import { checkPerKindLimit, DeliveryError } from '../superauditor/deliver.js';
 import { checkIncludeSummary, delivered, reportAnswer, scoped, sessionKeyArg, sessionLabelArg, ToolRefusal, type FindingsArgs, type FindingsTools, type ScopedFindings } from './findings-service.js';
-import { parseJsonStrict } from '../spine/fast-record.js';
 
 /** The tools over one fleet store. */
 export class StoreFindingsService implements FindingsTools {
@@ -67,15 +64,9 @@ export class StoreFindingsService implements FindingsTools {
     const id = sessionKeyArg(sessionKey, true) as string;
     if (!(await this.source.has(id))) throw new ToolRefusal(`no session ${id} in the store`);
     const stored = await this.source.session(id);
-    const keys = KeyRing.ofPublicKeyTexts(await storeCall(this.source.label, async () => (await this.source.sql<{ public_key: string }[]>`SELECT public_key FROM aura.host_keys`).map((r) => r.public_key)), 'host_keys');
-    let sealEntry: SealLogEntry | null = null;
-    try {
-      sealEntry = stored.sealEntry === null ? null : (parseJsonStrict(stored.sealEntry.toString('utf8')) as SealLogEntry);
-    } catch {
-      sealEntry = null;
-    }
-    const check = checkSession({ sessionId: id, lines: stored.lines, summaryText: stored.summary?.toString('utf8') ?? null, sealEntry, keys, closed: stored.closed !== null });
-    return { ...check.chain, session_id: id, host: stored.host, status: check.status, signatures_status: check.signatures, ...(check.problem === null ? {} : { problem: check.problem }) };
+    const { keys, place } = await storeCall(this.source.label, async () => ({ keys: await hostKeys(this.source.sql, this.source.label), place: await storedPlace(this.source.sql, id, stored.host) }));
+    const check = storedStatus({ sessionId: id, lines: stored.lines, summary: stored.summary, sealPlace: place, keys, closed: stored.closed !== null });
+    return { ...check.chain, session_id: id, host: stored.host, status: check.status, signatures_status: check.signatures, ...(check.message === null ? {} : { problem: check.message }) };
   }
 
   private async located(id: string): ReturnType<PostgresSource['material']> {

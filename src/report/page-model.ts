@@ -11,18 +11,15 @@ import { ruleType } from '../audit/conformance.js';
 import type { Finding } from '../audit/detector.js';
 import { verdictReason } from '../audit/report.js';
 import { sessionReport } from '../audit/session-report.js';
-import { AuraError } from '../errors.js';
 import { canonicalJson } from '../spine/canonical.js';
 import { objectOf, stringOf } from '../spine/json-shape.js';
 import { PythonNumber } from '../spine/python-number.js';
 import type { AuraEvent } from '../spine/record.js';
 import type { KeyRing } from '../spine/signing.js';
-import { readTrailLines } from '../spine/trail-reader.js';
 import type { ChainReport, ChainSeal } from '../spine/verify.js';
 import type { SessionFiles } from '../store/session-files.js';
 import { materialOf, type SessionMaterial } from '../store/source.js';
-import { sealOfSummary } from '../store/summary-seal.js';
-import { parseJsonStrict } from '../spine/fast-record.js';
+import { materialStatus, statusLabel, type SessionStatus, type SessionStatusName, type SignatureFacet } from '../store/session-status.js';
 
 /** Where a kind sits on the timeline: picks its colour and its filter group. */
 export type KindGroup = 'session' | 'turn' | 'model' | 'tool' | 'policy' | 'approval' | 'observer' | 'pii' | 'sequencer' | 'chain' | 'mcp' | 'other';
@@ -44,8 +41,11 @@ export interface ChainStatus {
   readonly event_id: string | null;
   readonly line: number | null;
   readonly message: string | null;
-  /** `verified`, `unchecked` (signed, no trusted keys given), `unsigned` or `invalid`. */
-  readonly signatures: 'verified' | 'unchecked' | 'unsigned' | 'invalid';
+  /** The session's status (store/session-status.ts), and the label every surface shows for it. */
+  readonly status: SessionStatusName;
+  readonly label: string;
+  /** `verified`, `predates_signing`, `unchecked` (signed, no trusted keys given), `unsigned` or `invalid`. */
+  readonly signatures: SignatureFacet;
   readonly key_id: string | null;
   readonly checkpoints: number;
   /** The seal the trail was checked against (from the summary), if there is one. */
@@ -105,10 +105,10 @@ const CHART_BUCKETS = 60;
  */
 export function reportPageModel(session: SessionFiles | SessionMaterial, options: PageModelOptions): ReportPageModel {
   const files = materialOf(session);
-  // One read of the trail, against its seal and the trusted keys, serves the report and the timeline.
-  const seal = sealOf(files);
-  const trail = files.lines === null ? null : readTrailLines(files.lines(), seal ?? undefined, options.keys ? { keys: options.keys } : {});
-  const report = sessionReport(files, options.exportPii === true, trail ?? undefined);
+  // One read of the trail, against its seal and the trusted keys, serves the status, the report and the timeline.
+  const status = materialStatus(files, options.keys ?? null);
+  const trail = status.trail;
+  const report = sessionReport(files, options.exportPii === true, trail === null ? undefined : status);
   const summary = report.summary;
   const audit = summary.audit_report;
   const kinds = new Map<string, number>();
@@ -136,7 +136,7 @@ export function reportPageModel(session: SessionFiles | SessionMaterial, options
     source: report.source,
     stored_by: report.stored_by,
     disagreements: report.disagreements,
-    chain: trail === null ? storedChain(audit, seal) : chainStatus(trail.chain, seal),
+    chain: trail === null ? storedChain(audit, status) : chainStatus(trail.chain, status),
     findings: audit.findings,
     scorecard: objectOf(audit['scorecard']),
     recommendations: Array.isArray(audit['recommendations']) ? audit['recommendations'].map(String) : [],
@@ -148,36 +148,23 @@ export function reportPageModel(session: SessionFiles | SessionMaterial, options
   };
 }
 
-/** The seal in the stored summary, if it has one. */
-function sealOf(files: SessionMaterial): ChainSeal | null {
-  if (files.summaryText === null) return null;
-  try {
-    return sealOfSummary(parseJsonStrict(files.summaryText()), files.summaryName);
-  } catch (error) {
-    // Not JSON: sessionReport refuses it with the reason.
-    if (error instanceof SyntaxError) return null;
-    // A summary without a seal is shown unsealed; sessionReport has already refused an unreadable one.
-    if (error instanceof AuraError && error.code === 'READ_FAILED') return null;
-    throw error;
-  }
-}
-
-function chainStatus(chain: ChainReport, seal: ChainSeal | null): ChainStatus {
+function chainStatus(chain: ChainReport, status: SessionStatus): ChainStatus {
   const sig = chain.signatures;
-  const signatures = chain.reason === 'signature_invalid' ? 'invalid' : !sig.signed ? 'unsigned' : sig.verified === true ? 'verified' : 'unchecked';
   return {
     checked: true,
+    status: status.status,
+    label: statusLabel(status),
     hash_chain_valid: chain.hash_chain_valid,
     complete: chain.complete,
     events: chain.events,
-    reason: chain.reason ?? null,
+    reason: status.reason ?? chain.reason ?? null,
     event_id: chain.event_id ?? null,
     line: chain.line ?? null,
-    message: chain.message ?? null,
-    signatures,
+    message: status.message ?? chain.message ?? null,
+    signatures: status.signatures,
     key_id: sig.key_id,
     checkpoints: sig.checkpoints,
-    seal: sealFacts(seal),
+    seal: sealFacts(status.seal),
     first_hash: chain.first_hash,
     head_hash: chain.head_hash,
   };
@@ -188,9 +175,12 @@ function sealFacts(seal: ChainSeal | null): ChainStatus['seal'] {
 }
 
 /** With no trail, only what the summary says, marked as not re-checked. */
-function storedChain(audit: Readonly<Record<string, unknown>>, seal: ChainSeal | null): ChainStatus {
+function storedChain(audit: Readonly<Record<string, unknown>>, status: SessionStatus): ChainStatus {
+  const seal = status.seal;
   return {
     checked: false,
+    status: status.status,
+    label: statusLabel(status),
     hash_chain_valid: typeof audit['hash_chain_valid'] === 'boolean' ? audit['hash_chain_valid'] : null,
     complete: null,
     events: seal?.events ?? null,
@@ -198,7 +188,7 @@ function storedChain(audit: Readonly<Record<string, unknown>>, seal: ChainSeal |
     event_id: null,
     line: null,
     message: 'the trail is missing: shown from the stored summary, not re-checked',
-    signatures: seal !== null && typeof seal.signature === 'string' ? 'unchecked' : 'unsigned',
+    signatures: status.signatures,
     key_id: seal?.key_id ?? null,
     checkpoints: 0,
     seal: sealFacts(seal),

@@ -584,7 +584,7 @@ export class Session implements AsyncDisposable {
         for (const log of [paths.sealLog, paths.anchorLog]) {
           if (log === null) continue;
           try {
-            appendSeal(log, summary.seal);
+            appendSeal(log, summary.seal, signer);
           } catch (error) {
             throw new ExportError(this.id, log, error instanceof TrailWriteError ? error.cause : error);
           }

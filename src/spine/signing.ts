@@ -47,6 +47,11 @@ export function sealText(seal: { session_id: string; events: number; first_hash:
   return `aura/seal/${seal.session_id}\n${seal.events}\n${seal.first_hash ?? '-'}\n${seal.head_hash ?? '-'}\n${seal.closed_at ?? '-'}\n`;
 }
 
+/** The text a seal-log entry signs: its hash, which chains over the seal and every entry before it. */
+export function sealLogText(entryHash: string): string {
+  return `aura/seal-log\n${entryHash}\n`;
+}
+
 /** True when `signature` (base64) is `key`'s signature of `text`. */
 export function verifySignature(publicKey: crypto.KeyObject, text: string, signature: unknown): boolean {
   if (typeof signature !== 'string' || !/^[A-Za-z0-9+/]+={0,2}$/.test(signature)) return false;

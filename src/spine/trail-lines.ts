@@ -119,3 +119,12 @@ function* linesOf(fd: number, path: string, maxLineBytes: number): Generator<Tra
     buffer.copy(buffer, 0, lastNewline + 1, filled);
   }
 }
+
+/** Lines from their bytes (each with its newline when it had one), numbered from 1, as the file reader gives them. */
+export function* linesOfBytes(lines: readonly Buffer[]): Generator<TrailLine> {
+  for (let i = 0; i < lines.length; i++) {
+    const bytes = lines[i] as Buffer;
+    const terminated = bytes.length > 0 && bytes[bytes.length - 1] === NEWLINE;
+    yield { text: bytes.toString('utf8', 0, terminated ? bytes.length - 1 : bytes.length), number: i + 1, terminated };
+  }
+}

@@ -107,6 +107,11 @@ export class ChainVerifier {
 
   /** The report, once every line was added. */
   result(seal?: ChainSeal): ChainReport {
+    // A sealed session was closed whole: a last line cut short is a truncation, not a torn write.
+    if (seal !== undefined && this.problem?.code === 'torn_tail') {
+      const line = this.problem.data?.line ?? this.walk.lastLine;
+      this.problem = new ChainVerificationError('truncated', `line ${line} is cut short, but the session was sealed at close with ${seal.events} events: the trail was truncated after close`, { event_id: null, line });
+    }
     // The seal first: against it, a cut tail is `truncated`, which says more than a missing checkpoint.
     this.problem ??= attempt(() => this.walk.finish(seal));
     return this.walk.report(this.problem);
@@ -136,6 +141,8 @@ class ChainWalk {
   signing: { readonly keyId: string; readonly every: number } | null = null;
   checkpoints = 0;
   sinceCheckpoint = 0;
+  /** The opening (`membrane.ingress`, then `session.open`) is over. */
+  opened = false;
 
   constructor(readonly keys: KeyRing | null) {}
 
@@ -175,12 +182,8 @@ class ChainWalk {
 
   /** 7. Checkpoints: where the cadence says, over the events before them, signed by a trusted key. */
   private checkSigning(record: CheckedRecord, payload: () => Readonly<Record<string, unknown>>, line: number): void {
-    if (record.kind === 'session.open' && this.events <= 2) {
-      const signing = payload()['signing'] as { key_id?: unknown; checkpoint_every?: unknown } | undefined;
-      if (signing !== undefined && typeof signing.key_id === 'string' && typeof signing.checkpoint_every === 'number') {
-        this.signing = { keyId: signing.key_id, every: signing.checkpoint_every };
-      }
-    }
+    if (record.kind === 'session.open') this.checkOpening(payload(), record.event_id, line);
+    else if (record.kind !== 'membrane.ingress') this.opened = true;
     if (record.kind !== 'chain.checkpoint') {
       if (this.signing !== null && this.sinceCheckpoint >= this.signing.every) {
         fail('signature_invalid', `line ${line}: a checkpoint was due after ${this.signing.every} events and is missing (removed, or the trail rewritten)`, record.event_id, line);
@@ -201,6 +204,25 @@ class ChainWalk {
     }
     this.checkpoints++;
     this.sinceCheckpoint = 0;
+  }
+
+  /**
+   * The signing a session declares is read from its opening `session.open` only (the first event
+   * after the ingress record), and must be well formed: a declaration moved later, repeated, or
+   * with a key id that is not a string would otherwise let a stripped trail pass as unsigned.
+   */
+  private checkOpening(payload: Readonly<Record<string, unknown>>, eventId: string, line: number): void {
+    const declared = payload['signing'];
+    const opening = !this.opened;
+    this.opened = true;
+    if (declared === undefined) return;
+    if (!opening) fail('signature_invalid', `line ${line}: a session.open that is not the session's opening event declares signing (moved or added)`, eventId, line);
+    const signing = declared as { key_id?: unknown; checkpoint_every?: unknown } | null;
+    const every = signing?.checkpoint_every;
+    if (typeof signing?.key_id !== 'string' || typeof every !== 'number' || !Number.isInteger(every) || every < 1) {
+      fail('signature_invalid', `line ${line}: session.open declares signing with a key_id that is not a string or a checkpoint_every that is not a positive integer`, eventId, line);
+    }
+    this.signing = { keyId: signing.key_id, every };
   }
 
   private accept(record: CheckedRecord): void {

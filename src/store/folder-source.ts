@@ -1,33 +1,39 @@
 /** The local sessions folder as a {@link SessionSource}: the default source of every reader. */
 
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { sessionsListRows } from '../report/list-model.js';
 import type { KeyRing } from '../spine/signing.js';
 import { refusalOf, resolveSessionKey } from './session-files.js';
 import { listSessions, type SessionListing } from './session-list.js';
+import { sealLogView } from './session-status.js';
 import { folderMaterial, type SessionMaterial, type SessionOverview, type SessionSource } from './source.js';
 
 /** A sessions folder. */
 export class FolderSource implements SessionSource {
   readonly kind = 'folder';
 
-  constructor(readonly sessionsDir: string) {}
+  /** @param sealLog the folder's seal log (default: `seals.jsonl` beside the folder) */
+  constructor(
+    readonly sessionsDir: string,
+    readonly sealLog: string = path.join(path.dirname(sessionsDir), 'seals.jsonl'),
+  ) {}
 
   get label(): string {
     return this.sessionsDir;
   }
 
-  list(): Promise<SessionListing[]> {
-    return Promise.resolve(listSessions(this.sessionsDir));
+  list(keys: KeyRing | null = null): Promise<SessionListing[]> {
+    return Promise.resolve(listSessions(this.sessionsDir, { sealLog: this.sealLog, keys }));
   }
 
   overview(keys: KeyRing | null): Promise<SessionOverview[]> {
-    return Promise.resolve(sessionsListRows(this.sessionsDir, keys));
+    return Promise.resolve(sessionsListRows(this.sessionsDir, this.sealLog, keys));
   }
 
   /** The session's files as material; one with neither a trail nor a summary is refused by its readers (NotFoundError). */
   material(sessionKey: string): Promise<SessionMaterial> {
-    return Promise.resolve(folderMaterial(resolveSessionKey(this.sessionsDir, sessionKey)));
+    return Promise.resolve(folderMaterial(resolveSessionKey(this.sessionsDir, sessionKey), sealLogView(this.sealLog)));
   }
 
   /**

@@ -18,7 +18,7 @@ import type { StoreConnection } from './postgres/connection.js';
 import { storeCall } from './postgres/connection.js';
 import { ingestSessions, storedStates, type SessionBundle, type StoredState } from './postgres/ingest.js';
 import { requireSchema } from './postgres/schema.js';
-import type { SealLogEntry } from './seal-log.js';
+import { sealLogPlaces, type SealLogEntry, type SealLogPlace } from './seal-log.js';
 import { listSessionIds, resolveSessionKey, sessionFiles } from './session-files.js';
 import { parseJsonStrict } from '../spine/fast-record.js';
 import { readRegularFile } from '../spine/regular-file.js';
@@ -136,6 +136,7 @@ class Pusher {
     private readonly options: Omit<PushOptions, 'ids'>,
     private readonly keys: KeyRing,
     private readonly seals: ReadonlyMap<string, { entry: SealLogEntry; raw: Buffer }>,
+    private readonly places: ReadonlyMap<string, SealLogPlace>,
   ) {}
 
   static async start(store: StoreConnection, options: Omit<PushOptions, 'ids'>): Promise<Pusher> {
@@ -143,7 +144,8 @@ class Pusher {
     const keys = KeyRing.load(options.keysDir);
     const texts = keys.list().map((entry) => ({ key_id: entry.keyId, public_key: fs.readFileSync(entry.path, 'utf8'), host: options.host }));
     if (texts.length > 0) await storeCall(store.label, () => store.sql`INSERT INTO aura.host_keys ${store.sql(texts)} ON CONFLICT (key_id) DO NOTHING`);
-    return new Pusher(store, options, keys, sealEntries(options.sealLog));
+    const seals = sealEntries(options.sealLog);
+    return new Pusher(store, options, keys, seals, sealLogPlaces([...seals.values()].map((seal) => seal.entry)));
   }
 
   /** Ships a batch of sessions: closed ones whole, open ones (when following) up to their last complete line. */
@@ -157,7 +159,7 @@ class Pusher {
       if (bundle === null) results.set(id, { session_id: id, outcome: 'open' });
       else bundles.push(bundle);
     }
-    const outcomes = await ingestSessions(this.store.sql, this.store.label, bundles, this.keys, stored);
+    const outcomes = await ingestSessions(this.store.sql, this.store.label, bundles, this.keys.list().length === 0 ? null : this.keys, stored);
     bundles.forEach((bundle, i) => {
       const id = bundle.sessionId;
       const outcome = outcomes[i] as (typeof outcomes)[number];
@@ -181,7 +183,7 @@ class Pusher {
     if (!closed && lines.length > 0 && (lines[lines.length - 1] as Buffer).at(-1) !== 0x0a) lines.pop();
     if (!closed && lines.length === 0) return null;
     const summary = closed && fs.existsSync(files.summary) ? readRegularFile(files.summary, 'summary') : null;
-    return { sessionId: id, host: this.options.host, lines, summary, sealEntry: closed ? (this.seals.get(id) ?? null) : null, closed };
+    return { sessionId: id, host: this.options.host, lines, summary, sealEntry: closed ? (this.seals.get(id) ?? null) : null, sealPlace: closed ? (this.places.get(id) ?? null) : null, closed };
   }
 }
 

@@ -3,6 +3,12 @@
  * linking the one before by hash, like the trails themselves. Deleting a session leaves its seal
  * without a trail; deleting or editing a seal breaks the log's chain. With `anchor_dir` set, every
  * seal is also appended to a second log elsewhere, so rewriting both takes write access to both.
+ *
+ * Where a signing key is active, each entry is also signed: `{seal, prev_hash, hash, key_id,
+ * signature}`, the signature over `aura/seal-log\n<hash>\n`. The hash chains over every entry
+ * before it, so one signed entry vouches for the whole log up to it: an entry logged before it
+ * provably predates signing, and an unsigned entry after a signed one is a session that should
+ * have been signed (its signature removed, or written by a process without the key).
  */
 
 import * as fs from 'node:fs';
@@ -10,6 +16,7 @@ import * as path from 'node:path';
 import { AuraError, NotFoundError, TrailWriteError } from '../errors.js';
 import { canonicalJson } from '../spine/canonical.js';
 import { contentHash } from '../spine/hash.js';
+import { sealLogText, type Signer } from '../spine/signing.js';
 import { tryLock } from '../spine/writer.js';
 import { makeFolder } from './fs-write.js';
 import { parseJsonStrict } from '../spine/fast-record.js';
@@ -31,6 +38,55 @@ export interface SealLogEntry {
   readonly seal: Seal;
   readonly prev_hash: string | null;
   readonly hash: string;
+  /** The key that signed the entry (over {@link sealLogText} of its hash), or null: absent in logs written before entries were signed. */
+  readonly key_id?: string | null;
+  readonly signature?: string | null;
+}
+
+/** Where an entry stands in its log as to signing. */
+export interface SealLogPlace {
+  readonly entry: SealLogEntry;
+  /** An earlier entry is signed: signing had begun when this session was sealed. */
+  readonly afterSigning: boolean;
+  /** The nearest later signed entry, whose hash chains over this one (null: none). */
+  readonly voucher: SealLogEntry | null;
+  /**
+   * What is wrong with the signatures of the entry or its voucher, checked once for the whole log
+   * against trusted keys (null: nothing); absent when they were not checked here.
+   */
+  readonly signatureProblem?: string | null;
+}
+
+/** True when the entry, or the seal it holds, carries a signature. */
+export function entrySigned(entry: SealLogEntry): boolean {
+  return typeof entry.signature === 'string' || typeof entry.seal.signature === 'string';
+}
+
+/**
+ * Each entry's place as to signing, by session id. The entries need not be in order: they are
+ * followed by their links (a fleet store holds them one a session), each log from its head.
+ */
+export function sealLogPlaces(entries: readonly SealLogEntry[]): Map<string, SealLogPlace> {
+  const next = new Map<string, SealLogEntry>();
+  const hashes = new Set(entries.map((entry) => entry.hash));
+  for (const entry of entries) if (entry.prev_hash !== null) next.set(entry.prev_hash, entry);
+  const places = new Map<string, SealLogPlace>();
+  for (const head of entries.filter((entry) => entry.prev_hash === null || !hashes.has(entry.prev_hash))) {
+    const log: SealLogEntry[] = [];
+    for (let at: SealLogEntry | undefined = head; at !== undefined && log.length <= entries.length; at = next.get(at.hash)) log.push(at);
+    let voucher: SealLogEntry | null = null;
+    const vouchers = log.map(() => null as SealLogEntry | null);
+    for (let i = log.length - 1; i >= 0; i--) {
+      vouchers[i] = voucher;
+      if (entrySigned(log[i] as SealLogEntry)) voucher = log[i] as SealLogEntry;
+    }
+    let signing = false;
+    log.forEach((entry, i) => {
+      places.set(entry.seal.session_id, { entry, afterSigning: signing, voucher: vouchers[i] ?? null });
+      if (entrySigned(entry)) signing = true;
+    });
+  }
+  return places;
 }
 
 /** What reading a seal log found. */
@@ -53,7 +109,7 @@ const LOCK_RETRY_MS = 5;
  * Appends a seal, linked to the last entry.
  * @throws TrailWriteError when the log cannot be written or its lock is held too long
  */
-export function appendSeal(logPath: string, seal: Seal): SealLogEntry {
+export function appendSeal(logPath: string, seal: Seal, signer: Signer | null = null): SealLogEntry {
   try {
     makeFolder(path.dirname(logPath));
   } catch (error) {
@@ -67,7 +123,8 @@ export function appendSeal(logPath: string, seal: Seal): SealLogEntry {
   }
   try {
     const prevHash = lastHash(logPath);
-    const entry: SealLogEntry = { seal, prev_hash: prevHash, hash: sealEntryHash(prevHash, seal) };
+    const hash = sealEntryHash(prevHash, seal);
+    const entry: SealLogEntry = { seal, prev_hash: prevHash, hash, key_id: signer?.keyId ?? null, signature: signer === null ? null : signer.sign(sealLogText(hash)) };
     fs.appendFileSync(logPath, `${JSON.stringify(entry)}\n`, { mode: 0o644 });
     return entry;
   } catch (error) {

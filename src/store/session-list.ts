@@ -1,16 +1,19 @@
 /**
- * The sessions folder at a glance: one row a session, from its summary when it has one, else from
- * its trail's first line and its lock. Cheap enough for a folder of thousands: no trail is read
- * whole unless it has no summary, and then only counted.
+ * The sessions folder at a glance: one row a session, with its status from the one status module
+ * (store/session-status.ts) and its verdict and findings from the detector re-run on its trail.
+ * Nothing is taken from a stored summary that the trail can say: a summary is a copy anyone with
+ * write access can forge. A session with no trail shows what its summary says, marked as such.
  */
 
 import { objectOf, stringOf } from '../spine/json-shape.js';
 import * as fs from 'node:fs';
-import { parseJsonLossless } from '../spine/json-reader.js';
-import { openRegularFile } from '../spine/regular-file.js';
-import { trailWriter } from '../spine/writer.js';
+import * as path from 'node:path';
+import { sessionReport } from '../audit/session-report.js';
+import type { KeyRing } from '../spine/signing.js';
 import { readJsonFile } from './json-file.js';
 import { listSessionIds, sessionFiles } from './session-files.js';
+import { materialStatus, sealLogView, type SessionStatusName, type SignatureFacet, type StatusReason } from './session-status.js';
+import { folderMaterial } from './source.js';
 
 /** Where a session stands. */
 export type SessionState =
@@ -23,52 +26,70 @@ export type SessionState =
   /** No summary and no writer: closed without export, or its export failed. */
   | 'unexported';
 
+/** Findings by severity. */
+export interface FindingCounts {
+  readonly critical: number;
+  readonly warn: number;
+  readonly info: number;
+}
+
 /** One row of the listing. */
 export interface SessionListing {
   readonly session_id: string;
   readonly agent_ref: string | null;
   readonly opened_at: string | null;
   readonly events: number;
+  /** The detector's verdict on the trail as it is now (null without a trail). */
   readonly verdict: string | null;
   readonly hash_chain_valid: boolean | null;
   readonly state: SessionState;
+  /** The session's status (store/session-status.ts), its signature facet, and why. */
+  readonly status: SessionStatusName;
+  readonly signatures: SignatureFacet;
+  readonly reason: StatusReason | null;
+  /** The detector's findings on the trail as it is now, by severity (null without a trail). */
+  readonly findings: FindingCounts | null;
+}
+
+/** Where to list, and the keys to check signatures against. */
+export interface ListOptions {
+  /** The folder's seal log (default: `seals.jsonl` beside the sessions folder). */
+  readonly sealLog?: string;
+  readonly keys?: KeyRing | null;
 }
 
 /** Lists the sessions in the folder, oldest first. */
-export function listSessions(sessionsDir: string): SessionListing[] {
-  const rows = listSessionIds(sessionsDir).map((id) => listingOf(sessionsDir, id));
+export function listSessions(sessionsDir: string, options: ListOptions = {}): SessionListing[] {
+  const log = sealLogView(options.sealLog ?? path.join(path.dirname(sessionsDir), 'seals.jsonl'));
+  const rows = listSessionIds(sessionsDir).map((id) => listingOf(sessionsDir, id, log, options.keys ?? null));
   return rows.sort((a, b) => (a.opened_at ?? '').localeCompare(b.opened_at ?? '') || a.session_id.localeCompare(b.session_id));
 }
 
-function listingOf(sessionsDir: string, sessionId: string): SessionListing {
+function listingOf(sessionsDir: string, sessionId: string, log: ReturnType<typeof sealLogView>, keys: KeyRing | null): SessionListing {
   const files = sessionFiles(sessionsDir, sessionId);
-  const first = firstEvent(files.trail);
-  const writer = trailWriter(files.trail);
-  const live = writer?.alive === true;
-  const summary = !live && fs.existsSync(files.summary) ? summaryFacts(files.summary) : null;
-  const payload = objectOf(first['payload']);
-  const agentIds = objectOf(first['agent_ids']);
-  const agentRef = stringOf(payload['agent_ref']) ?? stringOf(agentIds['agent_ref']);
-  if (summary !== null) {
-    return {
-      session_id: sessionId,
-      agent_ref: summary.agent_ref ?? agentRef,
-      opened_at: stringOf(first['timestamp']),
-      events: summary.events,
-      verdict: summary.verdict,
-      hash_chain_valid: summary.hash_chain_valid,
-      state: 'closed',
-    };
+  const material = folderMaterial(files, log);
+  const status = materialStatus(material, keys);
+  const writer = material.writer ?? 'none';
+  const state: SessionState = writer === 'alive' ? 'open' : fs.existsSync(files.summary) ? 'closed' : writer === 'gone' ? 'abandoned' : 'unexported';
+  const first = status.trail?.events[0];
+  const base = { session_id: sessionId, opened_at: first?.timestamp ?? null, state, status: status.status, signatures: status.signatures, reason: status.reason, hash_chain_valid: status.chain?.hash_chain_valid ?? null };
+  if (status.trail === null) {
+    const summary = fs.existsSync(files.summary) ? summaryFacts(files.summary) : null;
+    return { ...base, agent_ref: summary?.agent_ref ?? null, events: summary?.events ?? 0, verdict: null, findings: null };
   }
-  return {
-    session_id: sessionId,
-    agent_ref: agentRef,
-    opened_at: stringOf(first['timestamp']),
-    events: countLines(files.trail),
-    verdict: null,
-    hash_chain_valid: null,
-    state: live ? 'open' : writer !== null ? 'abandoned' : 'unexported',
-  };
+  const firstRef = stringOf(objectOf(first?.payload)['agent_ref']) ?? stringOf(objectOf(first?.agent_ids)['agent_ref']);
+  try {
+    const report = sessionReport(material, false, status);
+    const counts = { critical: 0, warn: 0, info: 0 };
+    for (const finding of report.summary.audit_report.findings) counts[finding.severity]++;
+    const verdict = report.summary.audit_report['verdict'];
+    // A session still being written has no verdict yet.
+    const judged = state !== 'open' && typeof verdict === 'string' ? verdict : null;
+    return { ...base, agent_ref: stringOf(report.summary['agent_ref']) ?? firstRef, events: status.chain?.events ?? 0, verdict: judged, findings: counts };
+  } catch {
+    // A summary the reader refuses (a newer format, not JSON): the status says what the trail says.
+    return { ...base, agent_ref: firstRef, events: status.chain?.events ?? 0, verdict: null, findings: null };
+  }
 }
 
 function summaryFacts(path: string): { agent_ref: string | null; events: number; verdict: string | null; hash_chain_valid: boolean | null } | null {
@@ -87,42 +108,3 @@ function summaryFacts(path: string): { agent_ref: string | null; events: number;
   }
 }
 
-/** The first line of a trail, parsed, or an empty object when it cannot be. */
-function firstEvent(path: string): Record<string, unknown> {
-  let fd: number;
-  try {
-    fd = openRegularFile(path, 'trail');
-  } catch {
-    return {};
-  }
-  try {
-    const buffer = Buffer.alloc(64 * 1024);
-    const read = fs.readSync(fd, buffer, 0, buffer.length, 0);
-    const end = buffer.indexOf(0x0a);
-    const text = buffer.toString('utf8', 0, end < 0 || end > read ? read : end);
-    return objectOf(parseJsonLossless(text));
-  } catch {
-    return {};
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
-function countLines(path: string): number {
-  let count = 0;
-  const fd = openRegularFile(path, 'trail');
-  try {
-    const buffer = Buffer.allocUnsafe(1024 * 1024);
-    for (;;) {
-      const read = fs.readSync(fd, buffer, 0, buffer.length, null);
-      if (read === 0) return count;
-      let at = buffer.indexOf(0x0a, 0);
-      while (at >= 0 && at < read) {
-        count++;
-        at = buffer.indexOf(0x0a, at + 1);
-      }
-    }
-  } finally {
-    fs.closeSync(fd);
-  }
-}

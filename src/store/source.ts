@@ -12,9 +12,12 @@ import * as fs from 'node:fs';
 import type { KeyRing } from '../spine/signing.js';
 import type { TrailLine } from '../spine/trail-lines.js';
 import { trailLines } from '../spine/trail-lines.js';
+import { trailWriter } from '../spine/writer.js';
 import { readTextFile } from './json-file.js';
+import type { SealLogPlace } from './seal-log.js';
 import { assertReadable, type SessionFiles } from './session-files.js';
 import type { SessionListing } from './session-list.js';
+import type { SealLogView } from './session-status.js';
 
 /** One session's stored bytes, read when asked for. */
 export interface SessionMaterial {
@@ -27,12 +30,15 @@ export interface SessionMaterial {
   readonly lines: (() => Iterable<TrailLine>) | null;
   /** The stored summary's text, or null when there is none. */
   readonly summaryText: (() => string) | null;
+  /** The session's seal-log entry and its place in its log; `absent` when its log has none; null when not known. */
+  readonly sealPlace?: SealLogPlace | 'absent' | null;
+  /** Whether a writer holds the trail (default none). */
+  readonly writer?: 'alive' | 'gone' | 'none';
 }
 
-/** A session as the sessions list page shows it: the listing, findings by severity and the chain. */
-export interface SessionOverview extends Omit<SessionListing, 'hash_chain_valid'> {
-  readonly findings: { readonly critical: number; readonly warn: number; readonly info: number } | null;
-  /** `valid`, `valid, incomplete`, `broken: <reason>`, `damaged: <reason>` (intact but not whole), or `unreadable`. */
+/** A session as the sessions list page shows it: the listing, with its status as a label. */
+export interface SessionOverview extends SessionListing {
+  /** The status label (store/session-status.ts `statusLabel`): `verified`, `damaged: edited`, … */
   readonly chain: string;
 }
 
@@ -42,8 +48,8 @@ export interface SessionSource {
   readonly kind: 'folder' | 'store';
   /** Names the source for people: a folder path, or the store's URL without its credentials. */
   readonly label: string;
-  /** Every session at a glance, oldest first. */
-  list(): Promise<SessionListing[]>;
+  /** Every session at a glance, with its status against `keys` (default: none), oldest first. */
+  list(keys?: KeyRing | null): Promise<SessionListing[]>;
   /** Every session with its findings counted and its chain status, newest first (the list page). */
   overview(keys: KeyRing | null): Promise<SessionOverview[]>;
   /**
@@ -58,12 +64,15 @@ export interface SessionSource {
 }
 
 /**
- * The material of a session in a sessions folder, read from its files when asked. A file that is
- * there but may not be read (a FIFO, a device, a symlink out of the folder) is refused when asked
- * for, with a ReadError naming it and why.
+ * The material of a session in a sessions folder, read from its files when asked, placed in its
+ * folder's seal log when given. A file that is there but may not be read (a FIFO, a device, a
+ * symlink out of the folder) is refused when asked for, with a ReadError naming it and why.
  */
-export function folderMaterial(files: SessionFiles): SessionMaterial {
+export function folderMaterial(files: SessionFiles, log: SealLogView | null = null): SessionMaterial {
+  const writer = trailWriter(files.trail);
   return {
+    sealPlace: log === null ? null : (log.places.get(files.sessionId) ?? 'absent'),
+    writer: writer === null ? 'none' : writer.alive ? 'alive' : 'gone',
     sessionId: files.sessionId,
     trailName: files.trail,
     summaryName: files.summary,

@@ -19,8 +19,9 @@ import type { FindingKind } from '../audit/kinds.js';
 import { sessionReport } from '../audit/session-report.js';
 import { sessionKeyOf } from '../session/ids.js';
 import { trailWriter } from '../spine/writer.js';
-import { readSealLog } from './seal-log.js';
 import { SESSION_ID_PATTERN, sessionFiles } from './session-files.js';
+import { materialStatus, sealLogView, type SealLogView } from './session-status.js';
+import { folderMaterial } from './source.js';
 
 /** Kinds about the store's state that are reported whatever session the caller names. */
 export const STORE_KINDS: ReadonlySet<string> = new Set<FindingKind>([
@@ -33,6 +34,8 @@ export const STORE_KINDS: ReadonlySet<string> = new Set<FindingKind>([
   'SUMMARY_MISSING',
   'ORPHAN_ARTIFACT',
   'SEAL_LOG_BROKEN',
+  'SIGNATURE_MISSING',
+  'SEAL_MISSING',
   'TRAIL_INCOMPLETE',
   'CHECK_CRASHED',
 ]);
@@ -70,11 +73,11 @@ export class StoreFindings {
   // path.join normalises on every call; ten thousand sessions a listing make that show.
   private readonly prefix: string;
   private listingCache: Listing | null = null;
-  private sealLogCache: { readonly stamp: number[]; readonly findings: readonly Finding[] } | null = null;
+  private sealLogCache: { readonly stamp: number[]; readonly findings: readonly Finding[]; readonly view: SealLogView } | null = null;
 
   constructor(
     readonly sessionsDir: string,
-    private readonly sealLog: string,
+    readonly sealLog: string,
   ) {
     this.prefix = path.join(sessionsDir, path.sep);
   }
@@ -156,9 +159,12 @@ export class StoreFindings {
     const cached = this.sealLogCache;
     if (cached !== null && unchanged(this.sealLog, cached.stamp, 0)) return cached.findings;
     const stamp = stampOf(this.sealLog);
-    const log = readSealLog(this.sealLog);
+    const view = sealLogView(this.sealLog);
+    const log = view.read;
     const findings: Finding[] = log.problem === null ? [] : [{ kind: 'SEAL_LOG_BROKEN', severity: 'critical', message: log.problem.message, event_ids: [], line: log.problem.line }];
-    this.sealLogCache = { stamp, findings };
+    // A session's status rests on its place in the log too: when the log says otherwise, every session is judged again.
+    if (cached !== null && logIdentity(cached.view) !== logIdentity(view)) for (const entry of this.listingCache?.entries ?? []) entry.stamps = null;
+    this.sealLogCache = { stamp, findings, view };
     return findings;
   }
 
@@ -178,7 +184,10 @@ export class StoreFindings {
         const artifact = fs.existsSync(files.summary) ? files.summary : files.otel;
         return { findings: [{ kind: 'ORPHAN_ARTIFACT', severity: 'warn', message: `${artifact} has no trail beside it`, event_ids: [], path: artifact }], sessionKey: null };
       }
-      const { summary } = sessionReport(files);
+      this.sealLogFindings();
+      const material = folderMaterial(files, this.sealLogCache?.view ?? null);
+      const status = materialStatus(material, null);
+      const { summary } = sessionReport(material, false, status.trail === null ? undefined : status);
       const report = summary.audit_report;
       const findings: Finding[] = report.findings.filter((f) => f.kind !== 'TRAIL_INCOMPLETE');
       const complete = report['chain_complete'] === true;
@@ -199,6 +208,12 @@ export class StoreFindings {
       return { findings: [{ kind: 'CHECK_CRASHED', severity: 'warn', message: `reading ${id} failed: ${error instanceof Error ? error.message : String(error)}`, event_ids: [], probe: 'store' }], sessionKey: null };
     }
   }
+}
+
+/** What a seal log says, in one string: its entries (each hash chains over those before it), their signatures, and its first problem. */
+function logIdentity(view: SealLogView): string {
+  const { entries, problem } = view.read;
+  return `${entries.length} ${entries.at(-1)?.hash ?? '-'} ${entries.filter((entry) => typeof entry.signature === 'string').length} ${problem?.line ?? '-'}`;
 }
 
 /** True when `sessionKey` names the session of `entry`: its id, or the key it declared. */

@@ -1,37 +1,23 @@
 /**
- * `aura verify store`: the whole sessions folder against its seal log. Each sealed session's trail
- * must exist and match its seal (and its checkpoints and seal must verify, with keys); each trail
- * without a seal is open (its writer lives) or a problem; the log itself must walk; an anchor copy
- * must hold the same seals. Integrity (nothing edited) and completeness (nothing missing) are
- * reported apart, per session and for the store.
+ * `aura verify store`: the whole sessions folder against its seal log. Each session's status comes
+ * from the one status module (store/session-status.ts); the log itself must walk, and with keys
+ * every signed entry must verify; an anchor copy must hold the same seals.
  */
 
-import * as fs from 'node:fs';
-import type { ChainFailureReason } from '../errors.js';
 import type { KeyRing } from '../spine/signing.js';
-import { verifyTrail } from '../spine/verify.js';
-import { trailWriter } from '../spine/writer.js';
-import { readSealLog, type Seal, type SealLogRead } from './seal-log.js';
-import { refusalOf, scanSessionFolder, sessionFiles, type SkippedFile } from './session-files.js';
+import type { SealLogRead } from './seal-log.js';
+import { scanSessionFolder, type SkippedFile } from './session-files.js';
+import { folderSessionStatus, PASSING_STATUSES, sealLogView, type SealLogView, type SessionStatusName, type SignatureFacet, type StatusReason } from './session-status.js';
 
-/** Where one session stands. */
-export type StoreStatus =
-  /** Sealed, and its trail matches the seal. */
-  | 'verified'
-  /** No seal yet, and its writer is alive. */
-  | 'open'
-  /** Sealed, but the trail is gone. */
-  | 'missing_trail'
-  /** Sealed, but the trail does not match (edited, truncated, rewritten, a bad signature). */
-  | 'damaged'
-  /** A trail with no seal and no live writer: crashed, written before sealing, or its seal removed. */
-  | 'unsealed';
+/** Where one session stands (store/session-status.ts). */
+export type StoreStatus = SessionStatusName;
 
 /** One session's verdict. */
 export interface StoreSessionVerdict {
   readonly session_id: string;
   readonly status: StoreStatus;
-  readonly reason?: ChainFailureReason | 'missing_trail' | 'unsealed';
+  readonly signatures: SignatureFacet;
+  readonly reason?: StatusReason;
   readonly message?: string;
   readonly events?: number;
 }
@@ -67,22 +53,33 @@ export interface VerifyStoreOptions {
   readonly onProgress?: (done: number, total: number) => void;
 }
 
+/** Zero of every status, for counting. */
+export function statusCounts(): Record<StoreStatus, number> {
+  return { verified: 0, intact: 0, open: 0, incomplete: 0, unsealed: 0, unsigned: 0, damaged: 0, missing_trail: 0, unreadable: 0 };
+}
+
 /** Verifies every session of a store against its seal log. */
 export function verifyStore(options: VerifyStoreOptions): StoreReport {
-  const log = readSealLog(options.sealLog);
-  const seals = new Map<string, Seal>();
-  for (const entry of log.entries) seals.set(entry.seal.session_id, entry.seal);
-  const folder = scanSessionFolder(options.sessionsDir);
-  const ids = [...new Set([...folder.ids, ...seals.keys()])].sort();
   const keys = options.keys ?? null;
+  const log = sealLogView(options.sealLog, keys);
+  const folder = scanSessionFolder(options.sessionsDir);
+  const ids = [...new Set([...folder.ids, ...log.places.keys()])].sort();
   const sessions: StoreSessionVerdict[] = [];
   for (const [i, id] of ids.entries()) {
-    sessions.push(verdictOf(options.sessionsDir, id, seals.get(id), keys));
+    const status = folderSessionStatus(options.sessionsDir, id, { keys, log });
+    sessions.push({
+      session_id: id,
+      status: status.status,
+      signatures: status.signatures,
+      ...(status.reason === null ? {} : { reason: status.reason }),
+      ...(status.message === null ? {} : { message: status.message }),
+      ...(status.chain === null ? {} : { events: status.chain.events }),
+    });
     options.onProgress?.(i + 1, ids.length);
   }
-  const counts: Record<StoreStatus, number> = { verified: 0, open: 0, missing_trail: 0, damaged: 0, unsealed: 0 };
+  const counts = statusCounts();
   for (const session of sessions) counts[session.status]++;
-  const anchor = options.anchorLog === undefined || options.anchorLog === null ? null : anchorVerdict(options.anchorLog, log);
+  const anchor = options.anchorLog === undefined || options.anchorLog === null ? null : anchorVerdict(options.anchorLog, log.read, keys);
   const sealLog = logVerdict(options.sealLog, log);
   return {
     sessions_dir: options.sessionsDir,
@@ -91,42 +88,20 @@ export function verifyStore(options: VerifyStoreOptions): StoreReport {
     sessions,
     counts,
     ...(folder.skipped.length === 0 ? {} : { skipped: folder.skipped }),
-    ok: sealLog.valid && (anchor === null || (anchor.valid && anchor.matches)) && counts.missing_trail + counts.damaged + counts.unsealed === 0,
+    ok: sealLog.valid && (anchor === null || (anchor.valid && anchor.matches)) && sessions.every((s) => PASSING_STATUSES.has(s.status)),
   };
 }
 
-function verdictOf(sessionsDir: string, id: string, seal: Seal | undefined, keys: KeyRing | null): StoreSessionVerdict {
-  const files = sessionFiles(sessionsDir, id);
-  const exists = fs.existsSync(files.trail);
-  const refusal = refusalOf(files.trail);
-  if (seal === undefined) {
-    const writer = trailWriter(files.trail);
-    if (writer?.alive === true) return { session_id: id, status: 'open' };
-    const why = writer !== null ? 'its writer died before closing it' : 'it has no seal: closed before sealing, written by another tool, or its seal was removed from the log';
-    return { session_id: id, status: 'unsealed', reason: 'unsealed', message: why };
-  }
-  if (!exists) return { session_id: id, status: 'missing_trail', reason: 'missing_trail', message: `the seal names ${files.trail}, which is gone (the session was deleted)` };
-  if (refusal !== null) return { session_id: id, status: 'missing_trail', reason: 'missing_trail', message: `the seal names ${files.trail}, which is not read: ${refusal}` };
-  // The trail against its seal: extent, checkpoints, and the seal's own signature (spine/verify.ts).
-  const report = verifyTrail(files.trail, seal, keys === null ? {} : { keys });
-  if (report.hash_chain_valid && report.reason === undefined) return { session_id: id, status: 'verified', events: report.events };
-  return {
-    session_id: id,
-    status: 'damaged',
-    events: report.events,
-    ...(report.reason === undefined ? {} : { reason: report.reason }),
-    ...(report.message === undefined ? {} : { message: report.message }),
-  };
+function logVerdict(path: string, log: SealLogView): SealLogVerdict {
+  const problem = log.read.problem?.message ?? log.signatureProblem;
+  return { path, entries: log.read.entries.length, valid: problem === null, ...(problem === null ? {} : { message: problem }) };
 }
 
-function logVerdict(path: string, log: SealLogRead): SealLogVerdict {
-  return { path, entries: log.entries.length, valid: log.problem === null, ...(log.problem === null ? {} : { message: log.problem.message }) };
-}
-
-function anchorVerdict(path: string, main: SealLogRead): SealLogVerdict & { matches: boolean } {
-  const anchor = readSealLog(path);
+function anchorVerdict(path: string, main: SealLogRead, keys: KeyRing | null): SealLogVerdict & { matches: boolean } {
+  const view = sealLogView(path, keys);
+  const anchor = view.read;
   const same = anchor.entries.length === main.entries.length && anchor.entries.every((entry, i) => entry.hash === main.entries[i]?.hash);
-  const verdict = logVerdict(path, anchor);
+  const verdict = logVerdict(path, view);
   return {
     ...verdict,
     matches: same,

@@ -190,7 +190,7 @@ describe('aura sessions list and paths', () => {
     expect(list.status).toBe(0);
     expect(list.json['sessions']).toEqual([expect.objectContaining({ session_id: id, agent_ref: 'demo/trip-planner', verdict: 'fail', hash_chain_valid: true, state: 'closed' })]);
     const human = aura(['sessions', 'list'], { home });
-    expect(human.stdout).toMatch(new RegExp(`${id}\\s+demo/trip-planner\\s+\\S+ \\S+\\s+\\d+\\s+fail\\s+valid\\s+closed`));
+    expect(human.stdout).toMatch(new RegExp(`${id}\\s+demo/trip-planner\\s+\\S+ \\S+\\s+\\d+\\s+fail\\s+intact\\s+closed`));
   });
 
   it('says so when there are no sessions', () => {

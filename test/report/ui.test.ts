@@ -85,7 +85,7 @@ describe('aura ui', () => {
     expect(ids.sort()).toEqual([demoId, pythonId].sort());
     const demoRow = rows.filter({ hasText: demoId });
     expect(await demoRow.textContent()).toContain('FAIL');
-    expect(await demoRow.textContent()).toContain('valid');
+    expect(await demoRow.textContent()).toContain('intact');
 
     // Sorting by events: ascending, then descending.
     const events = async (): Promise<number[]> => (await rows.locator('td:nth-child(4)').allTextContents()).map(Number);

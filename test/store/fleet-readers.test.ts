@@ -125,7 +125,7 @@ describe('aura mcp --store', () => {
     const listed = (await call('list_sessions', {})).json['sessions'] as { session_id: string; state: string }[];
     expect(listed.map((s) => s.session_id)).toEqual(expect.arrayContaining([...a.ids, b.ids[1], ...c.ids]));
     expect((await call('verify_session', { session_key: broken })).json).toMatchObject({ hash_chain_valid: false, reason: 'edited', status: 'damaged', host: 'gamma' });
-    expect((await call('verify_session', { session_key: a.ids[1] })).json).toMatchObject({ hash_chain_valid: true, complete: true, status: 'verified' });
+    expect((await call('verify_session', { session_key: a.ids[1] })).json).toMatchObject({ hash_chain_valid: true, complete: true, status: 'intact' });
     const local = auraJson(['--home', a.home, 'report', 'show', a.ids[0] as string]).json;
     const stored = (await call('get_session_report', { session_key: a.ids[0] })).json;
     expect(stored['audit_report']).toEqual(local['audit_report']);

@@ -72,7 +72,7 @@ describe('aura store init', () => {
     expect(pushed.status, pushed.stderr).toBe(0);
     expect(pushed.json['counts']).toMatchObject({ stored: 2 });
     expect(auraJson(['--home', a.home, 'push', '--all', '--store', as(pusherLogin)]).json['counts']).toMatchObject({ present: 2 });
-    expect(auraJson(['verify', 'store', '--store', as(auditorLogin)]).json).toMatchObject({ ok: true, counts: { verified: 2 } });
+    expect(auraJson(['verify', 'store', '--store', as(auditorLogin)]).json).toMatchObject({ ok: true, counts: { intact: 2 } });
     const denied = aura(['--home', a.home, 'push', '--all', '--store', as(auditorLogin)]);
     expect(denied.status).toBe(2);
     expect(denied.stderr).toMatch(/permission denied/);
@@ -242,7 +242,7 @@ describe('a push the store stops in the middle', () => {
     const again = auraJson(['--home', a.home, 'push', '--all', '--store', url]);
     expect(again.status, again.stderr).toBe(0);
     expect((await sql`SELECT count(*)::int AS n FROM aura.closes`)[0]).toEqual({ n: 8 });
-    expect(auraJson(['verify', 'store', '--store', url]).json).toMatchObject({ ok: true, counts: { verified: 8 } });
+    expect(auraJson(['verify', 'store', '--store', url]).json).toMatchObject({ ok: true, counts: { intact: 8 } });
   });
 });
 
@@ -262,7 +262,7 @@ describe('two hosts pushing at once', () => {
     expect((await sql`SELECT count(*)::int AS n FROM aura.refusals`)[0]).toEqual({ n: 0 });
     const perSession = await sql<{ session_id: string; host: string; n: number }[]>`SELECT s.session_id, s.host, count(l.*)::int AS n FROM aura.sessions s JOIN aura.lines l USING (session_id) GROUP BY 1, 2`;
     for (const row of perSession) expect(row.n).toBe(lines(trail(row.host === 'one' ? a.home : b.home, row.session_id)).length);
-    expect(auraJson(['verify', 'store', '--store', url]).json).toMatchObject({ ok: true, counts: { verified: 24 } });
+    expect(auraJson(['verify', 'store', '--store', url]).json).toMatchObject({ ok: true, counts: { intact: 24 } });
   });
 });
 

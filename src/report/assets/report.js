@@ -69,16 +69,21 @@
   const chainCard = put(el('section', 'card'), el('h2', null, 'Integrity and completeness'));
   chainCard.id = 'chain';
   const status = el('p', 'chain-status');
+  // The status every surface shows (store/session-status.ts), then what the chain itself says.
+  const statusClass = { verified: 'ok', intact: 'ok', open: 'warn', incomplete: 'warn', unsealed: 'warn' }[chain.status] || 'bad';
+  status.append(el('span', 'badge ' + statusClass, chain.label));
+  status.dataset.status = chain.status;
   if (chain.hash_chain_valid && chain.reason === null) {
     status.append(el('span', 'badge ok', 'hash chain valid'), el('span', chain.complete ? 'badge ok' : 'badge warn', chain.complete ? 'complete' : 'incomplete'));
   } else if (chain.hash_chain_valid) {
-    status.append(el('span', 'badge ok', 'hash chain valid'), el('span', 'badge bad', 'damaged: ' + chain.reason));
-  } else {
-    status.append(el('span', 'badge bad', chain.checked ? 'hash chain broken: ' + chain.reason : 'not re-checked'));
+    status.append(el('span', 'badge ok', 'hash chain valid'));
+  } else if (!chain.checked) {
+    status.append(el('span', 'badge bad', 'not re-checked'));
   }
-  const sigClass = { verified: 'ok', unchecked: 'warn', unsigned: 'none', invalid: 'bad' }[chain.signatures];
+  const sigClass = { verified: 'ok', predates_signing: 'none', unchecked: 'warn', unsigned: 'none', invalid: 'bad' }[chain.signatures];
   const sigText = {
     verified: 'signatures verified',
+    predates_signing: 'unsigned: predates signing',
     unchecked: 'signed, not checked (no trusted keys)',
     unsigned: 'unsigned',
     invalid: 'signature invalid',

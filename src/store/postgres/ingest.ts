@@ -18,8 +18,9 @@ import type { Finding } from '../../audit/detector.js';
 import { sessionReport } from '../../audit/session-report.js';
 import { sessionKeyOf } from '../../session/ids.js';
 import type { KeyRing } from '../../spine/signing.js';
-import type { SealLogEntry } from '../seal-log.js';
-import { checkSession, linesOfBytes, type SessionCheck } from '../session-check.js';
+import { linesOfBytes } from '../../spine/trail-lines.js';
+import type { SealLogEntry, SealLogPlace } from '../seal-log.js';
+import { alonePlace, storedStatus, type StoredStatus } from './stored-status.js';
 import { STORE_KINDS } from '../store-findings.js';
 import type { SessionMaterial } from '../source.js';
 import { binaryCopy, type CopyValue } from './copy-binary.js';
@@ -34,6 +35,8 @@ export interface SessionBundle {
   readonly summary: Buffer | null;
   /** Its entry of the host's seal log, parsed and as the log holds it. */
   readonly sealEntry: { readonly entry: SealLogEntry; readonly raw: Buffer } | null;
+  /** Where the entry stands in the host's log (signing), as the host's log says; re-checked by `verify store --store`. */
+  readonly sealPlace?: SealLogPlace | null;
   /** Closed (its writer is gone): stored with its close record. Open: its lines so far. */
   readonly closed: boolean;
 }
@@ -52,7 +55,7 @@ export type RefusalReason = 'forged_id' | 'conflict';
 
 /** What ingesting a session did. */
 export type IngestOutcome =
-  | { readonly outcome: 'stored'; readonly lines: number; readonly added: number; readonly status: SessionCheck['status'] }
+  | { readonly outcome: 'stored'; readonly lines: number; readonly added: number; readonly status: StoredStatus['status'] }
   | { readonly outcome: 'present' }
   | { readonly outcome: 'refused'; readonly reason: RefusalReason; readonly message: string };
 
@@ -96,7 +99,7 @@ interface Prepared {
   readonly fresh: boolean;
   readonly trailSha256: string;
   readonly summarySha256: string | null;
-  readonly check: SessionCheck;
+  readonly check: StoredStatus;
   readonly report: { readonly verdict: string | null; readonly agentRef: string | null; readonly sessionKey: string | null; readonly findings: Finding[] };
 }
 
@@ -174,15 +177,15 @@ function prepare(bundle: SessionBundle, keys: KeyRing | null, stored: StoredStat
     }
     if (from === bundle.lines.length && !bundle.closed) return { outcome: 'present' };
   }
-  const check = checkSession({
+  const check = storedStatus({
     sessionId: id,
     lines: bundle.lines,
-    summaryText: bundle.summary?.toString('utf8') ?? null,
-    sealEntry: bundle.sealEntry?.entry ?? null,
+    summary: bundle.summary,
+    sealPlace: bundle.sealPlace ?? alonePlace(bundle.sealEntry?.entry ?? null),
     keys,
     closed: bundle.closed,
   });
-  if (check.foreignId !== null) return { outcome: 'refused', reason: 'forged_id', message: `pushed as ${id}, but ${check.problem ?? `it names ${check.foreignId}`}` };
+  if (check.foreignId !== null) return { outcome: 'refused', reason: 'forged_id', message: `pushed as ${id}, but it names ${check.foreignId}` };
   return { bundle, from, fresh: stored === undefined, trailSha256, summarySha256, check, report: reportOf(bundle, check) };
 }
 
@@ -229,10 +232,10 @@ async function write(tx: Tx, ready: readonly Prepared[]): Promise<void> {
       trail_sha256: p.trailSha256,
       status: p.check.status,
       verdict: p.report.verdict,
-      events: chain.events,
-      hash_chain_valid: chain.hash_chain_valid,
-      complete: chain.complete,
-      reason: chain.reason ?? null,
+      events: chain?.events ?? 0,
+      hash_chain_valid: chain?.hash_chain_valid ?? false,
+      complete: chain?.complete ?? false,
+      reason: p.check.reason ?? chain?.reason ?? null,
       signatures: p.check.signatures,
       detail: tx.json(detailOf(p.check)),
     };
@@ -273,7 +276,7 @@ function text(value: unknown): string | null {
 }
 
 /** The verdict and findings of the detector on the checked trail, as `report show` gives them. */
-function reportOf(bundle: SessionBundle, check: SessionCheck): Prepared['report'] {
+function reportOf(bundle: SessionBundle, check: StoredStatus): Prepared['report'] {
   const material: SessionMaterial = {
     sessionId: bundle.sessionId,
     trailName: `${bundle.sessionId}.jsonl`,
@@ -286,36 +289,33 @@ function reportOf(bundle: SessionBundle, check: SessionCheck): Prepared['report'
   let agentRef: string | null = null;
   let sessionKey: string | null = null;
   try {
-    const report = sessionReport(material, false, check.trail);
+    const report = sessionReport(material, false, check);
     verdict = typeof report.summary.audit_report['verdict'] === 'string' ? report.summary.audit_report['verdict'] : null;
     agentRef = typeof report.summary['agent_ref'] === 'string' ? report.summary['agent_ref'] : null;
     // The key the session declared: `get_session_findings` takes it as a label for the session (SuperAuditor §7).
     sessionKey = sessionKeyOf(report.summary['session_key']);
     // An open session is simply not closed yet; a closed one without a summary is worth a look.
     findings = report.summary.audit_report.findings.filter((f) => bundle.closed || f.kind !== 'TRAIL_INCOMPLETE');
-    if (bundle.closed && bundle.summary === null && check.chain.complete) {
+    if (bundle.closed && bundle.summary === null && check.chain?.complete === true) {
       findings.push({ kind: 'SUMMARY_MISSING', severity: 'warn', message: 'the trail is closed but has no summary', event_ids: [] });
     }
   } catch (error) {
     // A summary the reader refuses must not keep the session out: its findings say why (v1.1 §5.4).
     findings = [{ kind: 'CHECK_CRASHED', severity: 'warn', message: `reading ${bundle.sessionId} failed: ${error instanceof Error ? error.message : String(error)}`, event_ids: [], probe: 'store' }];
   }
-  if (check.problem !== null && check.sealFrom === 'seal_log' && /seal-log entry|summary's seal/.test(check.problem) && !findings.some((f) => f.kind === 'SEAL_LOG_BROKEN')) {
-    findings.unshift({ kind: 'SEAL_LOG_BROKEN', severity: 'critical', message: check.problem, event_ids: [] });
-  }
   return { verdict, agentRef, sessionKey, findings };
 }
 
-function detailOf(check: SessionCheck): Record<string, string | number | boolean | null> {
+function detailOf(check: StoredStatus): Record<string, string | number | boolean | null> {
   return {
-    problem: check.problem,
-    seal_from: check.sealFrom,
-    key_id: check.chain.signatures.key_id,
-    checkpoints: check.chain.signatures.checkpoints,
-    first_hash: check.chain.first_hash,
-    head_hash: check.chain.head_hash,
-    event_id: check.chain.event_id ?? null,
-    line: check.chain.line ?? null,
+    problem: check.message,
+    seal_from: check.seal_from,
+    key_id: check.chain?.signatures.key_id ?? null,
+    checkpoints: check.chain?.signatures.checkpoints ?? 0,
+    first_hash: check.chain?.first_hash ?? null,
+    head_hash: check.chain?.head_hash ?? null,
+    event_id: check.chain?.event_id ?? null,
+    line: check.chain?.line ?? null,
   };
 }
 

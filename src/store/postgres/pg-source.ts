@@ -6,9 +6,10 @@
  */
 
 import { InvalidSessionIdError, NotFoundError } from '../../errors.js';
-import { linesOfBytes } from '../session-check.js';
+import { linesOfBytes } from '../../spine/trail-lines.js';
+import { statusLabel, type SessionStatusName, type SignatureFacet, type StatusReason } from '../session-status.js';
 import { SESSION_ID_PATTERN } from '../session-files.js';
-import type { SessionListing, SessionState } from '../session-list.js';
+import type { SessionListing } from '../session-list.js';
 import type { SessionMaterial, SessionOverview, SessionSource } from '../source.js';
 import { openStore, storeCall, type Sql, type StoreConnection } from './connection.js';
 import { requireSchema } from './schema.js';
@@ -34,6 +35,7 @@ interface ListRow {
   complete: boolean | null;
   reason: string | null;
   status: string | null;
+  signatures: string | null;
   closed: boolean;
   critical: number;
   warn: number;
@@ -72,30 +74,16 @@ export class PostgresSource implements SessionSource {
 
   async list(): Promise<SessionListing[]> {
     const rows = await this.rows();
-    return rows.map((row) => ({
-      session_id: row.session_id,
-      agent_ref: row.agent_ref,
-      opened_at: row.opened_at,
-      events: row.events ?? 0,
-      verdict: row.verdict,
-      hash_chain_valid: row.hash_chain_valid,
-      state: stateOf(row),
-    }));
+    return rows.map(listingOf);
   }
 
   /** Chain status and findings as recorded at ingest; `aura verify store --store` re-checks them with the keys it is given. */
   async overview(): Promise<SessionOverview[]> {
     const rows = await this.rows();
-    return rows.reverse().map((row) => ({
-      session_id: row.session_id,
-      agent_ref: row.agent_ref,
-      opened_at: row.opened_at,
-      events: row.events ?? 0,
-      verdict: row.verdict,
-      findings: { critical: row.critical, warn: row.warn, info: row.info },
-      chain: chainOf(row),
-      state: stateOf(row),
-    }));
+    return rows.reverse().map((row) => {
+      const listing = listingOf(row);
+      return { ...listing, chain: statusLabel(listing) };
+    });
   }
 
   async material(sessionKey: string): Promise<SessionMaterial> {
@@ -148,7 +136,7 @@ export class PostgresSource implements SessionSource {
     const sql = this.store.sql;
     return storeCall(this.label, async () => [
       ...(await sql<ListRow[]>`
-        SELECT s.session_id, s.agent_ref, s.opened_at, k.events, k.verdict, k.hash_chain_valid, k.complete, k.reason, k.status, coalesce(k.closed, false) AS closed,
+        SELECT s.session_id, s.agent_ref, s.opened_at, k.events, k.verdict, k.hash_chain_valid, k.complete, k.reason, k.status, k.signatures, coalesce(k.closed, false) AS closed,
           coalesce(f.critical, 0)::int AS critical, coalesce(f.warn, 0)::int AS warn, coalesce(f.info, 0)::int AS info
         FROM aura.sessions s
         LEFT JOIN LATERAL (SELECT * FROM aura.checks WHERE session_id = s.session_id ORDER BY id DESC LIMIT 1) k ON true
@@ -160,12 +148,19 @@ export class PostgresSource implements SessionSource {
   }
 }
 
-function stateOf(row: ListRow): SessionState {
-  return row.closed ? 'closed' : 'open';
-}
-
-function chainOf(row: ListRow): string {
-  if (row.hash_chain_valid === null) return 'unreadable';
-  if (row.reason !== null) return `${row.hash_chain_valid ? 'damaged' : 'broken'}: ${row.reason}`;
-  return row.complete === true ? 'valid' : 'valid, incomplete';
+/** A row as the listing gives it: the status recorded by the check at ingest. */
+function listingOf(row: ListRow): SessionListing {
+  return {
+    session_id: row.session_id,
+    agent_ref: row.agent_ref,
+    opened_at: row.opened_at,
+    events: row.events ?? 0,
+    verdict: row.verdict,
+    hash_chain_valid: row.hash_chain_valid,
+    state: row.closed ? 'closed' : 'open',
+    status: (row.status ?? 'unreadable') as SessionStatusName,
+    signatures: (row.signatures ?? 'unsigned') as SignatureFacet,
+    reason: row.reason as StatusReason | null,
+    findings: { critical: row.critical, warn: row.warn, info: row.info },
+  };
 }

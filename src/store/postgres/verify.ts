@@ -11,17 +11,18 @@
  * - a whole session deleted: the next seal of its host links to a seal the store lacks (a gap);
  * - a chain rewritten and rehashed: its seal, the seal-log entry and their signatures.
  *
- * Each session goes through the one status check the store uses at ingest (store/session-check.ts).
+ * Each session goes through the one status module the store uses at ingest (store/session-status.ts),
+ * with its seal-log entry placed in its host's log as the store holds it (which entries are signed).
  */
 
-import type { StoreStatus } from '../verify-store.js';
-import type { ChainFailureReason } from '../../errors.js';
-import { KeyRing } from '../../spine/signing.js';
-import type { SealLogEntry } from '../seal-log.js';
-import { checkSession } from '../session-check.js';
+import { statusCounts, type StoreStatus } from '../verify-store.js';
+import type { KeyRing } from '../../spine/signing.js';
+import { sealLogPlaces, type SealLogPlace } from '../seal-log.js';
+import type { SignatureFacet, StatusReason } from '../session-status.js';
+import { PASSING_STATUSES } from '../session-status.js';
 import { storeCall, type Sql } from './connection.js';
 import { digestOf } from './ingest.js';
-import { parseJsonStrict } from '../../spine/fast-record.js';
+import { hostKeys, parseSealEntry, storedStatus } from './stored-status.js';
 
 /** One session's verdict. */
 export interface FleetSessionVerdict {
@@ -30,7 +31,8 @@ export interface FleetSessionVerdict {
   readonly status: StoreStatus;
   /** The status recorded when it was pushed. */
   readonly recorded: string | null;
-  readonly reason?: ChainFailureReason | 'missing_trail' | 'unsealed' | 'rows';
+  readonly signatures?: SignatureFacet;
+  readonly reason?: StatusReason | 'rows';
   readonly message?: string;
   readonly events?: number;
 }
@@ -86,7 +88,7 @@ interface LineRow {
  */
 export async function verifyFleetStore(sql: Sql, label: string, keys: KeyRing | null, onProgress?: (done: number, total: number) => void): Promise<FleetStoreReport> {
   return storeCall(label, async () => {
-    const ring = keys ?? KeyRing.ofPublicKeyTexts((await sql<{ public_key: string }[]>`SELECT public_key FROM aura.host_keys`).map((r) => r.public_key), `${label}#host_keys`);
+    const ring = keys ?? (await hostKeys(sql, label));
     const heads = await sql<Head[]>`
       SELECT s.session_id, s.host, c.lines AS closed_lines, c.trail_sha256 AS closed_sha, c.summary, c.seal_entry,
         k.lines AS checked_lines, k.trail_sha256 AS checked_sha, k.status AS recorded
@@ -94,8 +96,14 @@ export async function verifyFleetStore(sql: Sql, label: string, keys: KeyRing | 
       LEFT JOIN aura.closes c USING (session_id)
       LEFT JOIN LATERAL (SELECT lines, trail_sha256, status FROM aura.checks WHERE session_id = s.session_id ORDER BY id DESC LIMIT 1) k ON true
       ORDER BY s.session_id COLLATE "C"`;
+    const entries = new Map(heads.flatMap((head) => {
+      const entry = parseSealEntry(head.seal_entry);
+      return entry === null ? [] : [[head.session_id, entry] as const];
+    }));
+    const places = sealLogPlaces([...entries.values()]);
     const sessions: FleetSessionVerdict[] = [];
     let at = 0;
+    const verdictOf = (head: Head, rows: readonly LineRow[]): FleetSessionVerdict => verdictOfSession(head, rows, ring, entries.has(head.session_id) ? (places.get(head.session_id) ?? null) : null);
     const done = (verdict: FleetSessionVerdict): void => {
       sessions.push(verdict);
       onProgress?.(sessions.length, heads.length);
@@ -103,8 +111,8 @@ export async function verifyFleetStore(sql: Sql, label: string, keys: KeyRing | 
     // Heads and lines come in the same order, so one pass pairs them, one session in memory at a time.
     const emit = (group: readonly LineRow[]): void => {
       const id = (group[0] as LineRow).session_id;
-      while (at < heads.length && (heads[at] as Head).session_id < id) done(verdictOf(heads[at++] as Head, [], ring));
-      if (at < heads.length && (heads[at] as Head).session_id === id) done(verdictOf(heads[at++] as Head, group, ring));
+      while (at < heads.length && (heads[at] as Head).session_id < id) done(verdictOf(heads[at++] as Head, []));
+      if (at < heads.length && (heads[at] as Head).session_id === id) done(verdictOf(heads[at++] as Head, group));
       else done({ session_id: id, host: '-', recorded: null, status: 'damaged', reason: 'rows', message: 'line rows of a session the store has no record of (its session row was deleted)' });
     };
     let group: LineRow[] = [];
@@ -118,13 +126,13 @@ export async function verifyFleetStore(sql: Sql, label: string, keys: KeyRing | 
       }
     }
     if (group.length > 0) emit(group);
-    while (at < heads.length) done(verdictOf(heads[at++] as Head, [], ring));
+    while (at < heads.length) done(verdictOf(heads[at++] as Head, []));
     const gaps = await sql<SealGap[]>`
       SELECT c.session_id, c.host, c.seal_prev_hash AS prev_hash FROM aura.closes c
       WHERE c.seal_prev_hash IS NOT NULL AND NOT EXISTS (SELECT 1 FROM aura.closes p WHERE p.seal_hash = c.seal_prev_hash)
       ORDER BY c.session_id`;
     const [refused] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM aura.refusals`;
-    const counts: Record<StoreStatus, number> = { verified: 0, open: 0, missing_trail: 0, damaged: 0, unsealed: 0 };
+    const counts = statusCounts();
     for (const session of sessions) counts[session.status]++;
     return {
       store: label,
@@ -133,28 +141,20 @@ export async function verifyFleetStore(sql: Sql, label: string, keys: KeyRing | 
       counts,
       gaps: [...gaps],
       refusals: refused?.n ?? 0,
-      ok: counts.damaged + counts.missing_trail + counts.unsealed === 0 && gaps.length === 0,
+      ok: sessions.every((session) => PASSING_STATUSES.has(session.status)) && gaps.length === 0,
     };
   });
 }
 
-function verdictOf(head: Head, rows: readonly LineRow[], keys: KeyRing): FleetSessionVerdict {
+function verdictOfSession(head: Head, rows: readonly LineRow[], keys: KeyRing | null, place: SealLogPlace | null): FleetSessionVerdict {
   const base = { session_id: head.session_id, host: head.host, recorded: head.recorded };
   const closed = head.closed_lines !== null;
   if (rows.length === 0) {
     return { ...base, status: 'missing_trail', reason: 'missing_trail', message: 'the store holds no line of it (its rows were deleted)' };
   }
   const problems = rowProblems(head, rows);
-  const lines = rows.map((row) => row.line);
-  let sealEntry: SealLogEntry | null = null;
-  if (head.seal_entry !== null) {
-    try {
-      sealEntry = parseJsonStrict(head.seal_entry.toString('utf8')) as SealLogEntry;
-    } catch {
-      problems.push('its seal-log entry is not JSON (edited)');
-    }
-  }
-  const check = checkSession({ sessionId: head.session_id, lines, summaryText: head.summary?.toString('utf8') ?? null, sealEntry, keys, closed });
+  if (head.seal_entry !== null && place === null) problems.push('its seal-log entry is not an entry (edited)');
+  const check = storedStatus({ sessionId: head.session_id, lines: rows.map((row) => row.line), summary: head.summary, sealPlace: place, keys, closed });
   rows.forEach((row, i) => {
     const record = check.records[i] ?? null;
     if (record === null) return;
@@ -168,11 +168,11 @@ function verdictOf(head: Head, rows: readonly LineRow[], keys: KeyRing): FleetSe
     const wrong = beside.find(([, value, stored]) => (typeof value === 'string' ? value : null) !== stored);
     if (wrong !== undefined && problems.length < 5) problems.push(`line ${row.line_no}: its stored ${wrong[0]} disagrees with its bytes (edited beside the line)`);
   });
-  if (check.status === 'damaged') {
-    return { ...base, status: 'damaged', events: check.chain.events, ...(check.chain.reason === undefined ? { reason: 'rows' as const } : { reason: check.chain.reason }), message: check.problem ?? problems[0] ?? 'damaged' };
-  }
-  if (problems.length > 0) return { ...base, status: 'damaged', events: check.chain.events, reason: 'rows', message: problems.join('; ') };
-  return { ...base, status: check.status, events: check.chain.events, ...(check.problem === null ? {} : { reason: 'unsealed' as const, message: check.problem }) };
+  const events = check.chain?.events ?? 0;
+  const facts = { ...base, signatures: check.signatures, events };
+  if (check.status === 'damaged') return { ...facts, status: 'damaged', reason: check.reason ?? 'rows', message: check.message ?? problems[0] ?? 'damaged' };
+  if (problems.length > 0) return { ...facts, status: 'damaged', reason: 'rows', message: problems.join('; ') };
+  return { ...facts, status: check.status, ...(check.reason === null ? {} : { reason: check.reason }), ...(check.message === null ? {} : { message: check.message }) };
 }
 
 /** The rows against the record of what was pushed: numbering, count and digest. */

@@ -1,0 +1,108 @@
+/**
+ * A fleet-stored session's status: the one status module (store/session-status.ts) over the bytes
+ * the store holds, at ingest and in `verify store --store`, so both give one verdict on the same
+ * bytes. Also the records of each line (the fields stored beside the bytes) and any other session
+ * the material names (a forged or mislabelled push).
+ */
+
+import { parseJsonStrict } from '../../spine/fast-record.js';
+import type { AuraEvent } from '../../spine/record.js';
+import { KeyRing } from '../../spine/signing.js';
+import { linesOfBytes } from '../../spine/trail-lines.js';
+import type { TrailRead } from '../../spine/trail-reader.js';
+import { sealLogPlaces, type SealLogEntry, type SealLogPlace } from '../seal-log.js';
+import { sessionStatus, type SessionStatusRead } from '../session-status.js';
+import type { Sql } from './connection.js';
+
+/** A stored session's material. */
+export interface StoredMaterial {
+  readonly sessionId: string;
+  /** Each line's bytes, with its newline when it had one. */
+  readonly lines: readonly Buffer[];
+  readonly summary: Buffer | null;
+  /** Its seal-log entry and where it stands in its host's log, or null. */
+  readonly sealPlace: SealLogPlace | null;
+  readonly keys: KeyRing | null;
+  /** Pushed closed (its writer gone), or followed while open. */
+  readonly closed: boolean;
+}
+
+/** The status, with what the store keeps beside the bytes. */
+export interface StoredStatus extends SessionStatusRead {
+  readonly trail: TrailRead;
+  /** Each line's record, by line (null for a line that is not one). */
+  readonly records: readonly (AuraEvent | null)[];
+  /** Another session id that the events, the summary or the seal name, or null. */
+  readonly foreignId: string | null;
+}
+
+/** Decides a stored session's status. */
+export function storedStatus(material: StoredMaterial): StoredStatus {
+  const id = material.sessionId;
+  const records: (AuraEvent | null)[] = [];
+  const named = new Set<string>();
+  const summaryText = material.summary?.toString('utf8') ?? null;
+  const status = sessionStatus({
+    sessionId: id,
+    lines: () => linesOfBytes(material.lines),
+    summaryText,
+    sealPlace: material.sealPlace,
+    keys: material.keys,
+    writer: material.closed ? 'none' : 'alive',
+    each: (record) => {
+      records.push(record);
+      if (record !== null && typeof record.session_id === 'string' && record.session_id !== id) named.add(record.session_id);
+    },
+  });
+  const sealed = material.sealPlace?.entry.seal.session_id;
+  if (typeof sealed === 'string' && sealed !== id) named.add(sealed);
+  const summaryId = summaryIdOf(summaryText);
+  if (summaryId !== null && summaryId !== id) named.add(summaryId);
+  return { ...status, trail: status.trail as TrailRead, records, foreignId: [...named][0] ?? null };
+}
+
+function summaryIdOf(text: string | null): string | null {
+  if (text === null) return null;
+  try {
+    const id = (parseJsonStrict(text) as Record<string, unknown> | null)?.['session_id'];
+    return typeof id === 'string' ? id : null;
+  } catch {
+    return null;
+  }
+}
+
+/** A stored seal-log entry's bytes, parsed; null when there are none or they are not an entry. */
+export function parseSealEntry(raw: Buffer | null): SealLogEntry | null {
+  if (raw === null) return null;
+  try {
+    const entry = parseJsonStrict(raw.toString('utf8')) as SealLogEntry | null;
+    return entry !== null && typeof entry === 'object' && typeof entry.seal === 'object' && entry.seal !== null && typeof entry.hash === 'string' ? entry : null;
+  } catch {
+    return null;
+  }
+}
+
+/** An entry's place when nothing is known of the log around it. */
+export function alonePlace(entry: SealLogEntry | null): SealLogPlace | null {
+  return entry === null ? null : { entry, afterSigning: false, voucher: null };
+}
+
+/**
+ * The keys the hosts pushed, as one ring; null when no host pushed any (then signatures are
+ * unchecked, as locally with no keys given).
+ */
+export async function hostKeys(sql: Sql, label: string): Promise<KeyRing | null> {
+  const rows = await sql<{ public_key: string }[]>`SELECT public_key FROM aura.host_keys`;
+  const ring = KeyRing.ofPublicKeyTexts(rows.map((row) => row.public_key), `${label}#host_keys`);
+  return ring.list().length === 0 ? null : ring;
+}
+
+/** Where a stored session's entry stands in its host's log, as the store holds that log. */
+export async function storedPlace(sql: Sql, sessionId: string, host: string): Promise<SealLogPlace | null> {
+  const rows = await sql<{ seal_entry: Buffer | null }[]>`SELECT seal_entry FROM aura.closes WHERE host = ${host} AND seal_entry IS NOT NULL`;
+  const entries = rows.flatMap((row) => {
+    const entry = parseSealEntry(row.seal_entry);
+    return entry === null ? [] : [entry];
+  });
+  return sealLogPlaces(entries).get(sessionId) ?? null;
+}

@@ -1,0 +1,337 @@
+/**
+ * One session status everywhere: the attacks an adversary with write access to AURA_HOME but not
+ * the private key can try (stripping signatures, cutting a sealed trail, forging what a summary
+ * says), and five sessions (edited, truncated, torn, unsealed, clean) shown with the same status
+ * by every surface: verify chain (path and id), verify store, sessions list, report show, report
+ * html, the ui list, the MCP tools through the SDK client, and the fleet store.
+ */
+
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { reportPageModel } from '../../src/report/page-model.js';
+import { sessionsListRows } from '../../src/report/list-model.js';
+import { agent } from '../../src/session/agent.js';
+import { lockPathOf } from '../../src/spine/writer.js';
+import { KeyRing } from '../../src/spine/signing.js';
+import { readSealLog, sealEntryHash, type SealLogEntry } from '../../src/store/seal-log.js';
+import { sessionFiles } from '../../src/store/session-files.js';
+import { AURA_BIN, aura, auraJson } from '../helpers/cli.js';
+import { tempDatabase } from '../helpers/postgres.js';
+import { lines, rehash } from '../helpers/sessions.js';
+import { tempDir } from '../helpers/temp.js';
+
+type Row = { kind: string; payload: Record<string, unknown>; content_hash: string };
+
+async function closedSession(home: string, events: number, sign = true, violation = false): Promise<string> {
+  const session = agent('acme/status', { home }).session({ fsync: 'none', sign });
+  for (let i = 0; i < events; i++) session.emit('tool.call', { tool: 'search', args: { q: `query ${i}` } });
+  if (violation) session.emit('constraint.violated', { tool: 'shell.exec', rule: { type: 'deny_tools' }, message: 'denied' });
+  return (await session.close()).session_id;
+}
+
+function write(file: string, content: readonly string[]): void {
+  fs.writeFileSync(file, `${content.join('\n')}\n`);
+}
+
+/**
+ * The downgrade of a signed session, as an attacker without the key does it: edit an event, drop
+ * the checkpoints and the signing declaration, recompute every hash; null the summary's seal and
+ * the seal-log entry's signatures, re-linking the log after it. `open` reshapes session.open.
+ */
+function downgrade(home: string, id: string, open: (payload: Record<string, unknown>) => void = (p) => delete p['signing'], move = false): void {
+  const files = sessionFiles(path.join(home, 'sessions'), id);
+  let rows = lines(files.trail).filter((line) => !line.includes('"kind": "chain.checkpoint"')).map((line) => JSON.parse(line.replace('query 1"', 'query 9"')) as Row);
+  for (const row of rows) if (row.kind === 'session.open') open(row.payload);
+  if (move) {
+    const at = rows.findIndex((row) => row.kind === 'session.open');
+    const [opening] = rows.splice(at, 1);
+    rows.splice(3, 0, opening as Row);
+  }
+  rows = rehash(rows.map((row) => JSON.stringify(row))).map((line) => JSON.parse(line) as Row);
+  write(files.trail, rows.map((row) => JSON.stringify(row)));
+  const head = (rows.at(-1) as Row).content_hash;
+  const summary = JSON.parse(fs.readFileSync(files.summary, 'utf8')) as Record<string, unknown>;
+  summary['seal'] = null;
+  summary['chain'] = { ...(summary['chain'] as object), events: rows.length, head_hash: head };
+  summary['event_count'] = rows.length;
+  fs.writeFileSync(files.summary, JSON.stringify(summary));
+  const log = path.join(home, 'seals.jsonl');
+  let prev: string | null = null;
+  const entries = readSealLog(log).entries.map((entry): SealLogEntry => {
+    const seal = entry.seal.session_id === id ? { ...entry.seal, events: rows.length, head_hash: head, key_id: null, signature: null } : entry.seal;
+    const hash = sealEntryHash(prev, seal);
+    const relinked = { ...entry, seal, prev_hash: prev, hash, ...(entry.seal.session_id === id ? { key_id: null, signature: null } : {}) };
+    prev = hash;
+    return relinked;
+  });
+  write(log, entries.map((entry) => JSON.stringify(entry)));
+}
+
+/** A home with a signing key, and a trusted copy of its public key elsewhere. */
+function signedHome(): { home: string; trusted: string } {
+  const home = tempDir();
+  const keyId = KeyRing.generate(path.join(home, 'keys'));
+  fs.writeFileSync(path.join(home, 'config.yaml'), 'checkpoint_every: 5\n');
+  const trusted = tempDir();
+  fs.copyFileSync(path.join(home, 'keys', `${keyId}.pub`), path.join(trusted, `${keyId}.pub`));
+  return { home, trusted };
+}
+
+describe('signatures cannot be stripped', () => {
+  it('a downgraded session is unsigned, never verified, with the trusted keys: verify chain <id> and verify store exit 1', async () => {
+    const { home, trusted } = signedHome();
+    const id = await closedSession(home, 8);
+    const before = auraJson(['verify', 'chain', id, '--keys', trusted], { home });
+    expect(before.status).toBe(0);
+    downgrade(home, id);
+    const chain = auraJson(['verify', 'chain', id, '--keys', trusted], { home });
+    expect(chain.status).toBe(1);
+    expect(before.json).toMatchObject({ status: 'verified', signature_status: 'verified' });
+    expect(chain.json).toMatchObject({ status: 'unsigned', signature_status: 'unsigned', reason: 'unsigned' });
+    const store = auraJson(['verify', 'store', '--keys', trusted], { home });
+    expect(store.status).toBe(1);
+    expect(store.json['sessions']).toContainEqual(expect.objectContaining({ session_id: id, status: 'unsigned' }));
+    const report = auraJson(['report', 'show', id], { home });
+    expect((report.json['audit_report'] as { findings: { kind: string; severity: string }[] }).findings).toContainEqual(expect.objectContaining({ kind: 'SIGNATURE_MISSING', severity: 'critical' }));
+  });
+
+  it('a session downgraded after signing began is unsigned even without keys: the seal log says signing had begun', async () => {
+    const { home } = signedHome();
+    await closedSession(home, 8);
+    const id = await closedSession(home, 8);
+    downgrade(home, id);
+    fs.rmSync(path.join(home, 'keys'), { recursive: true });
+    const chain = auraJson(['verify', 'chain', id], { home });
+    expect(chain.status).toBe(1);
+    expect(chain.json).toMatchObject({ status: 'unsigned' });
+  });
+
+  it('a seal-log entry stripped of its signatures breaks the log: the session is not verified', async () => {
+    const { home, trusted } = signedHome();
+    const id = await closedSession(home, 8);
+    const log = path.join(home, 'seals.jsonl');
+    const [entry] = readSealLog(log).entries;
+    write(log, [JSON.stringify({ ...entry, key_id: null, signature: null, seal: { ...entry?.seal, signature: null, key_id: null } })]);
+    const chain = auraJson(['verify', 'chain', id, '--keys', trusted], { home });
+    expect(chain.status).toBe(1);
+    expect(chain.json['status']).toBe('unsealed');
+    expect(auraJson(['verify', 'store', '--keys', trusted], { home })).toMatchObject({ status: 1, json: { seal_log: { valid: false } } });
+  });
+
+  for (const [variant, open, move] of [
+    ['a numeric signing.key_id', (p: Record<string, unknown>) => void (p['signing'] = { key_id: 1234, checkpoint_every: 5 }), false],
+    ['session.open moved to the fourth event', (p: Record<string, unknown>) => void p, true],
+  ] as const) {
+    it(`a downgrade with ${variant} fails verify chain <id> and verify store with the keys`, async () => {
+      const { home, trusted } = signedHome();
+      const id = await closedSession(home, 8);
+      downgrade(home, id, open, move);
+      const chain = auraJson(['verify', 'chain', id, '--keys', trusted], { home });
+      expect(chain.status).toBe(1);
+      expect(['damaged', 'unsigned']).toContain(chain.json['status']);
+      expect(chain.json['reason']).toBe(chain.json['status'] === 'damaged' ? 'signature_invalid' : 'unsigned');
+      expect(auraJson(['verify', 'store', '--keys', trusted], { home }).status).toBe(1);
+    });
+  }
+
+  it('a session sealed before signing began reads as predates_signing, not tampering', async () => {
+    const home = tempDir();
+    const old = await closedSession(home, 3, false);
+    const keyId = KeyRing.generate(path.join(home, 'keys'));
+    await closedSession(home, 3);
+    const keys = path.join(home, 'keys', `${keyId}.pub`);
+    const run = auraJson(['verify', 'chain', old, '--public-key', keys], { home });
+    expect(run).toMatchObject({ status: 0, json: { status: 'intact', signature_status: 'predates_signing' } });
+    expect(auraJson(['verify', 'store', '--public-key', keys], { home })).toMatchObject({ status: 0, json: { ok: true, counts: { intact: 1, verified: 1 } } });
+  });
+});
+
+describe('sealed trails cannot pass as torn or incomplete', () => {
+  it('a sealed trail cut mid-line is truncated, with or without --summary, and in verify store', async () => {
+    const home = tempDir();
+    const id = await closedSession(home, 5);
+    const files = sessionFiles(path.join(home, 'sessions'), id);
+    const bytes = fs.readFileSync(files.trail);
+    fs.writeFileSync(files.trail, bytes.subarray(0, bytes.length - 40));
+    for (const args of [['verify', 'chain', files.trail], ['verify', 'chain', files.trail, '--summary', files.summary], ['verify', 'chain', id]]) {
+      const run = auraJson(args, { home });
+      expect(run.status).toBe(1);
+      expect(run.json).toMatchObject({ status: 'damaged', reason: 'truncated', hash_chain_valid: false });
+    }
+    expect(auraJson(['verify', 'store'], { home }).json['sessions']).toContainEqual(expect.objectContaining({ session_id: id, status: 'damaged', reason: 'truncated' }));
+  });
+
+  it('verify chain <session_id> on a closed session cut from 66 to 60 whole lines fails as verify store does: TRAIL_TRUNCATED, exit 1', async () => {
+    const home = tempDir();
+    const id = await closedSession(home, 63);
+    const files = sessionFiles(path.join(home, 'sessions'), id);
+    expect(lines(files.trail)).toHaveLength(66);
+    write(files.trail, lines(files.trail).slice(0, 60));
+    const run = auraJson(['verify', 'chain', id], { home });
+    expect(run.status).toBe(1);
+    expect(run.json).toMatchObject({ status: 'damaged', reason: 'truncated' });
+    const report = auraJson(['report', 'show', id], { home });
+    expect((report.json['audit_report'] as { findings: { kind: string }[] }).findings.map((f) => f.kind)).toContain('TRAIL_TRUNCATED');
+    expect(aura(['verify', 'chain', id], { home }).stdout).toContain('damaged: truncated');
+  });
+});
+
+describe('lists do not trust the stored summary', () => {
+  it('an edited trail is damaged on sessions list, MCP list_sessions and the ui list; a forged verdict is not shown', async () => {
+    const home = tempDir();
+    const edited = await closedSession(home, 3);
+    const forged = await closedSession(home, 3, true, true);
+    const sessions = path.join(home, 'sessions');
+    const trail = sessionFiles(sessions, edited).trail;
+    write(trail, lines(trail).map((line) => line.replace('query 1"', 'query 7"')));
+    const summary = sessionFiles(sessions, forged).summary;
+    // The session's own verdict is fail (a policy violation): the forged summary says pass.
+    const text = fs.readFileSync(summary, 'utf8').replace('"verdict": "fail"', '"verdict": "pass"');
+    expect(text).toContain('"verdict": "pass"');
+    fs.writeFileSync(summary, text);
+
+    const listed = auraJson(['sessions', 'list'], { home }).json['sessions'] as Record<string, unknown>[];
+    expect(listed.find((s) => s['session_id'] === edited)).toMatchObject({ status: 'damaged', reason: 'edited', hash_chain_valid: false });
+    expect(listed.find((s) => s['session_id'] === forged)?.['verdict']).not.toBe('pass');
+
+    const rows = sessionsListRows(sessions, path.join(home, 'seals.jsonl'), null);
+    const row = rows.find((r) => r.session_id === edited);
+    expect(row?.chain).toBe('damaged: edited');
+    expect(row?.findings?.critical).toBeGreaterThan(0);
+
+    const client = await mcpClient(home);
+    try {
+      const answer = (await client.callTool({ name: 'list_sessions', arguments: {} })).structuredContent as { sessions: Record<string, unknown>[] };
+      expect(answer.sessions.find((s) => s['session_id'] === edited)).toMatchObject({ status: 'damaged', reason: 'edited' });
+      expect(answer.sessions.find((s) => s['session_id'] === forged)?.['verdict']).not.toBe('pass');
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+async function mcpClient(home: string): Promise<Client> {
+  const client = new Client({ name: 'status-test', version: '1.0.0' });
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [AURA_BIN, 'mcp'], env: { ...process.env, AURA_HOME: home } as Record<string, string>, stderr: 'ignore' }));
+  return client;
+}
+
+describe('the same status on every surface', () => {
+  const home = tempDir();
+  const sessions = path.join(home, 'sessions');
+  const ids: Record<string, string> = {};
+  const expected: Record<string, { status: string; reason: string | null; kind: string | null }> = {
+    clean: { status: 'intact', reason: null, kind: null },
+    edited: { status: 'damaged', reason: 'edited', kind: 'HASH_CHAIN_BROKEN' },
+    truncated: { status: 'damaged', reason: 'truncated', kind: 'TRAIL_TRUNCATED' },
+    torn: { status: 'incomplete', reason: 'torn_tail', kind: 'TRAIL_TORN_TAIL' },
+    unsealed: { status: 'unsealed', reason: 'unsealed', kind: 'SEAL_MISSING' },
+  };
+  const names = Object.keys(expected);
+
+  beforeAll(async () => {
+    ids['clean'] = await closedSession(home, 4);
+    ids['edited'] = await closedSession(home, 4);
+    ids['truncated'] = await closedSession(home, 4);
+    // Torn: its writer died mid-line (its lock names a process that is gone).
+    const torn = agent('acme/status', { home }).session({ fsync: 'none' });
+    torn.emit('tool.call', { tool: 'search', args: { q: 'torn' } });
+    ids['torn'] = torn.id;
+    fs.appendFileSync(torn.files.trail, '{"event_id": "0123');
+    fs.writeFileSync(lockPathOf(torn.files.trail), JSON.stringify({ pid: 2 ** 22 + 4321, host: os.hostname(), session_id: torn.id }));
+    // Unsealed: closed, then its seal (the log's last entry) and its summary removed.
+    ids['unsealed'] = await closedSession(home, 4);
+    const log = path.join(home, 'seals.jsonl');
+    write(log, lines(log).slice(0, -1));
+    fs.rmSync(sessionFiles(sessions, ids['unsealed']).summary);
+    const edited = sessionFiles(sessions, ids['edited']).trail;
+    write(edited, lines(edited).map((line) => line.replace('query 2"', 'query 8"')));
+    const truncated = sessionFiles(sessions, ids['truncated']).trail;
+    write(truncated, lines(truncated).slice(0, -2));
+    // Older than the push's grace for a session between close and summary.
+    const past = new Date(Date.now() - 60_000);
+    for (const id of Object.values(ids)) fs.utimesSync(sessionFiles(sessions, id).trail, past, past);
+  }, 60_000);
+
+  it('verify chain by path and by id', () => {
+    for (const name of names) {
+      const want = expected[name] as { status: string; reason: string | null };
+      for (const target of [sessionFiles(sessions, ids[name] as string).trail, ids[name] as string]) {
+        const run = auraJson(['verify', 'chain', target], { home });
+        expect([name, run.json['status'], run.json['status_reason']]).toEqual([name, want.status, want.reason]);
+      }
+    }
+  });
+
+  it('verify store and sessions list --json', () => {
+    const store = auraJson(['verify', 'store'], { home }).json['sessions'] as Record<string, unknown>[];
+    const listed = auraJson(['sessions', 'list'], { home }).json['sessions'] as Record<string, unknown>[];
+    for (const name of names) {
+      const want = expected[name] as { status: string; reason: string | null };
+      const fromStore = store.find((s) => s['session_id'] === ids[name]);
+      const fromList = listed.find((s) => s['session_id'] === ids[name]);
+      expect([name, fromStore?.['status'], fromStore?.['reason'] ?? null]).toEqual([name, want.status, want.reason]);
+      expect([name, fromList?.['status'], fromList?.['reason']]).toEqual([name, want.status, want.reason]);
+    }
+  });
+
+  it('report show, report html and the ui list and page', () => {
+    const rows = sessionsListRows(sessions, path.join(home, 'seals.jsonl'), null);
+    const out = tempDir();
+    for (const name of names) {
+      const want = expected[name] as { status: string; reason: string | null };
+      const label = want.reason === null || want.reason === want.status ? want.status : `${want.status}: ${want.reason}`;
+      const id = ids[name] as string;
+      expect([name, auraJson(['report', 'show', id], { home }).json['status_label']]).toEqual([name, label]);
+      expect([name, rows.find((r) => r.session_id === id)?.chain]).toEqual([name, label]);
+      const model = reportPageModel(sessionFiles(sessions, id), { generator: 'test', keys: null });
+      expect([name, model.chain.status, model.chain.label]).toEqual([name, want.status, label]);
+      const html = path.join(out, `${id}.html`);
+      expect(aura(['report', 'html', id, '-o', html], { home }).status).toBe(0);
+      expect([name, fs.readFileSync(html, 'utf8').includes(`"label":"${label}"`)]).toEqual([name, true]);
+    }
+  });
+
+  it('the MCP tools through the SDK client', async () => {
+    const client = await mcpClient(home);
+    try {
+      const listed = ((await client.callTool({ name: 'list_sessions', arguments: {} })).structuredContent as { sessions: Record<string, unknown>[] }).sessions;
+      const findings = ((await client.callTool({ name: 'get_session_findings', arguments: { per_kind_limit: 50 } })).structuredContent as { findings: Record<string, unknown>[] }).findings;
+      const storeKinds = ['HASH_CHAIN_BROKEN', 'TRAIL_TRUNCATED', 'TRAIL_TORN_TAIL', 'SEAL_MISSING', 'SIGNATURE_MISSING', 'SIGNATURE_INVALID'];
+      for (const name of names) {
+        const want = expected[name] as { status: string; reason: string | null; kind: string | null };
+        const id = ids[name] as string;
+        const row = listed.find((s) => s['session_id'] === id);
+        expect([name, row?.['status'], row?.['reason']]).toEqual([name, want.status, want.reason]);
+        const kinds = findings.filter((f) => f['session_id'] === id && storeKinds.includes(String(f['kind']))).map((f) => f['kind']);
+        expect([name, kinds]).toEqual([name, want.kind === null ? [] : [want.kind]]);
+        const verified = (await client.callTool({ name: 'verify_session', arguments: { session_key: id } })).structuredContent as Record<string, unknown>;
+        expect([name, verified['status']]).toEqual([name, want.status]);
+      }
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
+
+  it('the fleet store: verify store --store and sessions list --store', async () => {
+    const url = await tempDatabase();
+    expect(aura(['store', 'init', '--store', url]).status).toBe(0);
+    const pushed = auraJson(['push', '--all', '--host', 'status', '--store', url], { home });
+    expect(pushed.status).toBe(0);
+    const store = auraJson(['verify', 'store', '--store', url]).json['sessions'] as Record<string, unknown>[];
+    const listed = auraJson(['sessions', 'list', '--store', url]).json['sessions'] as Record<string, unknown>[];
+    for (const name of names) {
+      const want = expected[name] as { status: string; reason: string | null };
+      const fromStore = store.find((s) => s['session_id'] === ids[name]);
+      const fromList = listed.find((s) => s['session_id'] === ids[name]);
+      expect([name, fromStore?.['status'], fromStore?.['reason'] ?? null]).toEqual([name, want.status, want.reason]);
+      expect([name, fromList?.['status'], fromList?.['reason']]).toEqual([name, want.status, want.reason]);
+    }
+  }, 120_000);
+
+  afterAll(() => undefined);
+});
