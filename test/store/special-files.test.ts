@@ -93,7 +93,7 @@ describe('a sessions folder holding special files named like trails', () => {
     expect(verify.signal).toBeNull();
     expect(verify.status).toBe(0);
     const report = JSON.parse(verify.stdout) as { sessions: { session_id: string; status: string }[]; skipped: unknown[] };
-    expect(report.sessions).toEqual([expect.objectContaining({ session_id: store.goodId, status: 'verified' })]);
+    expect(report.sessions).toEqual([expect.objectContaining({ session_id: store.goodId, status: 'intact' })]);
     expect(report.skipped).toHaveLength(6);
     expect(run(store.home, ['verify', 'store']).stdout).toMatch(/not read: .*aura_sess_fffffffffff0\.jsonl: it is a FIFO/);
   });
