@@ -31,6 +31,17 @@ export interface AuraEvent {
 }
 
 /** The keys of a record, in the order Aura writes them. */
+/** What `emit` recorded. */
+export interface RecordedEvent {
+  readonly event_id: string;
+  readonly kind: string;
+  readonly timestamp: string;
+  readonly prev_hash: string | null;
+  readonly content_hash: string;
+  /** 1-based position in the trail. */
+  readonly sequence: number;
+}
+
 export const RECORD_KEYS = [
   'event_id',
   'parent_id',
