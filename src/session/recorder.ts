@@ -8,7 +8,7 @@
 import { InvalidOptionError, NonJsonValueError } from '../errors.js';
 import type { SessionRedactor } from '../middleware/redact.js';
 import { canonicalJson } from '../spine/canonical.js';
-import { encodeEvent } from '../spine/record.js';
+import { EventEncoder } from '../spine/record.js';
 import type { TrailWriter } from '../spine/writer.js';
 import { isoTimestamp, type Clock, type IdSource } from './ids.js';
 import type { EmitOptions, RecordedEvent } from './types.js';
@@ -44,6 +44,7 @@ export interface ChainHead {
 
 /** Encodes and appends the events of one session, keeping the chain's head. */
 export class Recorder {
+  private readonly encoder = new EventEncoder();
   private lastEventId: string | null = null;
   private headHash: string | null = null;
   private lastMicros = 0;
@@ -106,7 +107,7 @@ export class Recorder {
     const eventId = this.ids.eventId();
     const timestamp = isoTimestamp(micros);
     const { taskId } = this.trail;
-    const encoded = encodeEvent({
+    const encoded = this.encoder.encode({
       event_id: eventId,
       parent_id: options.parentId === undefined ? this.lastEventId : redactor.scrub(options.parentId),
       trace_id: this.trail.traceId,

@@ -18,6 +18,9 @@ import { InvalidOptionError, SessionLockedError, TrailWriteError } from '../erro
 /** When the trail is flushed to stable storage. */
 export type FsyncPolicy = 'close' | 'every' | 'none';
 
+// Most lines are under a kilobyte; larger ones get a buffer of their own.
+const LINE_BUFFER_BYTES = 16 * 1024;
+
 /** The values {@link FsyncPolicy} may take. */
 export const FSYNC_POLICIES: readonly FsyncPolicy[] = ['close', 'every', 'none'];
 
@@ -47,6 +50,7 @@ const APPEND_WAIT_STEP_MS = 2;
 export class TrailWriter {
   private size: number;
   private closed = false;
+  private readonly lineBuffer = Buffer.allocUnsafe(LINE_BUFFER_BYTES);
 
   private constructor(
     readonly path: string,
@@ -104,8 +108,9 @@ export class TrailWriter {
    * nothing recorded before it is lost.
    */
   append(line: string): void {
-    // Encoding once gives the length to check a short write against, without a second scan.
-    const data = Buffer.from(line, 'utf8');
+    // Encoding once gives the length to check a short write against, without a second scan; into
+    // one reused buffer when the line fits (at most 3 bytes a UTF-16 unit), so a line costs no allocation.
+    const data = line.length * 3 <= this.lineBuffer.length ? this.lineBuffer.subarray(0, this.lineBuffer.write(line)) : Buffer.from(line, 'utf8');
     const bytes = data.length;
     try {
       const written = fs.writeSync(this.fd, data);
