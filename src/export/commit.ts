@@ -28,23 +28,18 @@ const STAGED_BUFFER_BYTES = 1 << 20;
  * session), and committed with the others by {@link commitFiles}.
  */
 export class StagedFile {
-  private fd: number | null;
+  /** Opened at the first write, so that nothing is created for an export that fails before it. */
+  private fd: number | null = null;
+  private opened = false;
   private readonly buffer = Buffer.allocUnsafe(STAGED_BUFFER_BYTES);
   private filled = 0;
 
-  /** @throws ExportError when the staging file cannot be created */
   constructor(
     private readonly sessionId: string,
     readonly path: string,
-  ) {
-    try {
-      this.fd = fs.openSync(stagingPathOf(path), 'w', 0o644);
-    } catch (error) {
-      throw new ExportError(sessionId, path, error);
-    }
-  }
+  ) {}
 
-  /** @throws ExportError (the staging file is removed) */
+  /** @throws ExportError (the staging file cannot be created, or is removed) */
   write(text: string): void {
     // Three bytes a UTF-16 unit at most: a text that might not fit is flushed before, or written alone.
     if (this.filled + text.length * 3 > this.buffer.length) this.flush();
@@ -59,10 +54,11 @@ export class StagedFile {
     this.close();
   }
 
-  /** Closes and removes the staging file. */
+  /** Closes and removes the staging file (only one it created: what stands in its way is not its own). */
   discard(): void {
+    const created = this.fd !== null;
     this.close();
-    fs.rmSync(stagingPathOf(this.path), { force: true });
+    if (created) fs.rmSync(stagingPathOf(this.path), { force: true });
   }
 
   private flush(): void {
@@ -73,6 +69,14 @@ export class StagedFile {
   }
 
   private guard(write: (fd: number) => unknown): void {
+    if (!this.opened) {
+      this.opened = true;
+      try {
+        this.fd = fs.openSync(stagingPathOf(this.path), 'w', 0o644);
+      } catch (error) {
+        throw new ExportError(this.sessionId, this.path, error);
+      }
+    }
     if (this.fd === null) throw new ExportError(this.sessionId, this.path, new Error('the staging file is closed'));
     try {
       write(this.fd);

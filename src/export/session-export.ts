@@ -9,7 +9,7 @@ import { commitFiles, StagedFile } from './commit.js';
 import type { OtelExportStats } from './live-queue.js';
 import { spanLineOf, spanLines, spanSourceOf } from './otel.js';
 import { buildSpans, SpanBuilder, type Span, type SpanOptions } from './spans.js';
-import { buildSummary, SUMMARY_KINDS, summaryText, type SessionSummary, type SummaryOptions } from './summary.js';
+import { buildSummary, summaryKeeps, summaryText, type SessionSummary, type SummaryOptions } from './summary.js';
 
 /** What exporting a session produced. */
 export interface SessionExport {
@@ -46,7 +46,7 @@ export function exportSession(
             spanCount++;
             if (otel !== null && line !== null) otel.write(line(span));
           }, options.spans);
-    const trail = digestTrail(files.trail, (kind) => SUMMARY_KINDS.has(kind), (event) => {
+    const trail = digestTrail(files.trail, summaryKeeps(), (event) => {
       line ??= spanLineOf(spanSourceOf(event.session_id, event.aura_id));
       builder?.add(event);
     });

@@ -63,10 +63,28 @@ export interface SummaryOptions {
   readonly declaredSteps?: readonly string[] | null;
 }
 
-/** The kinds whose content a summary reads: a digest of a trail keeps these and counts the rest. */
-export const SUMMARY_KINDS: ReadonlySet<string> = new Set([...AUDITED_KINDS, 'membrane.ingress', 'session.close']);
+/** The kinds whose content a summary reads. */
+const SUMMARY_KINDS: ReadonlySet<string> = new Set([...AUDITED_KINDS, 'membrane.ingress', 'session.close']);
 
-/** Builds the summary of the trail at `logPath` from what was read of it (all its events, or a digest of {@link SUMMARY_KINDS}). */
+/**
+ * Which events of a trail, read in order, a summary reads (a digest keeps these and counts the
+ * rest): the first, those of {@link SUMMARY_KINDS}, and those whose trailer names another operator
+ * than the event before (the operator's identity is redacted wherever it appears).
+ */
+export function summaryKeeps(): (event: AuraEvent) => boolean {
+  let first = true;
+  let operator = '';
+  return (event) => {
+    const ids = event.agent_ids['ids'];
+    const named = ids !== null && typeof ids === 'object' && !Array.isArray(ids) && 'operator' in ids ? (JSON.stringify(ids['operator']) ?? '') : '';
+    const keep = first || named !== operator || SUMMARY_KINDS.has(event.kind);
+    first = false;
+    operator = named;
+    return keep;
+  };
+}
+
+/** Builds the summary of the trail at `logPath` from what was read of it (all its events, or a digest of those {@link summaryKeeps} keeps). */
 export function buildSummary(sessionId: string, trail: TrailRead, logPath: string, options: SummaryOptions = {}): SessionSummary {
   const { events, chain, digest } = trail;
   const ingress = payloadOf(events, 'membrane.ingress');

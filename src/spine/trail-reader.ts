@@ -53,27 +53,22 @@ export function readTrailLines(lines: Iterable<TrailLine>, seal?: ChainSeal, opt
 
 /**
  * Reads and verifies the trail at `path` in one streaming pass, in constant memory: every event is
- * handed to `each`, and only the first, those `keep` asks for and those whose identity trailer
- * differs from the event before are kept; the rest are counted.
+ * handed to `each`, and only those `keep` asks for are kept; the rest are counted.
  * Throws only when the file cannot be read.
  */
-export function digestTrail(path: string, keep: (kind: string) => boolean, each: (event: AuraEvent) => void, seal?: ChainSeal, options: VerifyOptions = {}): TrailRead {
+export function digestTrail(path: string, keep: (event: AuraEvent) => boolean, each: (event: AuraEvent) => void, seal?: ChainSeal, options: VerifyOptions = {}): TrailRead {
   const events: AuraEvent[] = [];
   const positions: number[] = [];
   const kinds = new Map<string, number>();
   let count = 0;
-  let lastTrailer = '';
   const read = readTrailLines(trailLines(path), seal, options, (event) => {
     if (event === null) return;
     each(event);
     kinds.set(event.kind, (kinds.get(event.kind) ?? 0) + 1);
-    // Who acted is read from every event's trailer (operator redaction): a change of it is kept.
-    const trailer = JSON.stringify(event.agent_ids);
-    if (count === 0 || trailer !== lastTrailer || keep(event.kind)) {
+    if (keep(event)) {
       events.push(event);
       positions.push(count);
     }
-    lastTrailer = trailer;
     count++;
   }, false);
   return { chain: read.chain, events, digest: { count, kinds, positions } };
