@@ -4,10 +4,11 @@
  */
 
 // Agents and sessions
-export { agent, parseAgentRef, Agent, SESSION_MODES } from './session/agent.js';
-export type { AgentOptions, AgentProfile, SessionMode } from './session/agent.js';
+export { agent, parseAgentRef, Agent } from './session/agent.js';
+export type { AgentOptions } from './session/agent.js';
+export { SESSION_MODES } from './session/types.js';
+export type { AgentProfile, EmitOptions, RecordedEvent, SessionMode, SessionOptions, SessionResult, SharedSessionOptions, ToolHost, ToolOptions } from './session/types.js';
 export { Session } from './session/session.js';
-export type { EmitOptions, RecordedEvent, SessionOptions, SessionResult, SharedSessionOptions, ToolHost, ToolOptions } from './session/session.js';
 
 // Policy
 export { EnvSecretBroker } from './policy/secrets.js';

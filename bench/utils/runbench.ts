@@ -23,6 +23,7 @@ const ROOT = path.dirname(BENCH_DIR);
 
 const SCENARIOS: Readonly<Record<string, string>> = {
   emit: 'emit.bench.ts',
+  close: 'close.bench.ts',
   'verify-chain': 'verify-chain.bench.ts',
   'tool-guarded': 'tool-guarded.bench.ts',
   checkpoint: 'checkpoint.bench.ts',

@@ -5,6 +5,7 @@
  */
 
 import type { AuraEvent } from '../spine/record.js';
+import { kindCount, type TrailDigest } from '../spine/trail-reader.js';
 
 /** One check of conformance: a declared rule (enforced where tools are called), or a summary check such as `schema`. */
 export interface ConformanceCheck {
@@ -32,8 +33,9 @@ export interface Conformance {
  * Conformance of the events of one session, declared rules and steps taken from its `session.open`.
  * @param declaredSteps the declared sequencer steps when the trail does not hold them: Python Aura
  *   records them only in its summary, whose `declared_steps` the caller passes here
+ * @param digest when `events` are a digest's: the counts of the events it did not keep
  */
-export function buildConformance(events: readonly AuraEvent[], snapshotHash: string | null, declaredSteps: readonly string[] | null = null): Conformance {
+export function buildConformance(events: readonly AuraEvent[], snapshotHash: string | null, declaredSteps: readonly string[] | null = null, digest?: TrailDigest): Conformance {
   const open = events.find((event) => event.kind === 'session.open');
   const declared = open !== undefined && Array.isArray(open.payload['declared_rules']) ? (open.payload['declared_rules'] as unknown[]) : [];
   // Audit-only misses are what the level asked for (record, do not enforce): not failures (§21.17).
@@ -55,8 +57,8 @@ export function buildConformance(events: readonly AuraEvent[], snapshotHash: str
             {
               type: 'schema',
               declared_schema_rules: schemaRules.length,
-              tool_calls: events.filter((e) => e.kind === 'tool.call').length,
-              tool_results: events.filter((e) => e.kind === 'tool.result').length,
+              tool_calls: kindCount(events, 'tool.call', digest),
+              tool_results: kindCount(events, 'tool.result', digest),
               schema_violations: schemaViolations.length,
               passed: schemaViolations.length === 0,
             } satisfies ConformanceCheck,
@@ -66,7 +68,7 @@ export function buildConformance(events: readonly AuraEvent[], snapshotHash: str
     ],
     declared_rules: declared,
     pending_approvals: pending,
-    event_count: events.length,
+    event_count: digest?.count ?? events.length,
     snapshot_hash: snapshotHash,
   };
 }

@@ -21,9 +21,52 @@ export interface ProbeFinding {
 
 /** What a probe is given. */
 export interface ProbeContext {
+  /** The session's events, or the ones a digest kept ({@link AUDITED_KINDS} among them). */
   readonly events: readonly AuraEvent[];
   readonly chain: ChainReport;
   readonly conformance: Conformance;
+  /** When `events` are a digest's: each one's position in the trail. */
+  readonly positions?: readonly number[];
+}
+
+/**
+ * The kinds of event whose content the probes, the conformance and the scorecard read: a digest
+ * of a trail (the streaming read at close) keeps these and counts the rest. A probe that reads
+ * another kind adds it here.
+ */
+export const AUDITED_KINDS: ReadonlySet<string> = new Set([
+  'session.open',
+  'identity.bound',
+  'session.error',
+  'constraint.violated',
+  'constraint.approval_required',
+  'constraint.approved',
+  'tool.error',
+  'sequencer.step.start',
+  'sequencer.step.end',
+  'conformance.drift',
+  'slo.missed',
+  'observer.alert',
+  'observer.error',
+  'middleware.applied',
+  'escalation.fired',
+]);
+
+/**
+ * Where a finding about line `line` sorts among the events: its index among all events, or
+ * among a digest's, between the kept events around it (the detector orders by this).
+ */
+function atLine(line: number, positions: readonly number[] | undefined): number {
+  const index = Math.max(0, line - 1);
+  if (positions === undefined) return index;
+  let low = 0;
+  let high = positions.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if ((positions[mid] as number) < index) low = mid + 1;
+    else high = mid;
+  }
+  return positions[low] === index ? low : low - 0.5;
 }
 
 /** A probe: its id, the kinds it may emit, and the check. */
@@ -54,12 +97,12 @@ export const PROBES: readonly Probe[] = [
   {
     id: 'chain',
     kinds: ['HASH_CHAIN_BROKEN', 'TRAIL_TRUNCATED', 'SIGNATURE_INVALID', 'TRAIL_TORN_TAIL', 'TRAIL_EMPTY', 'TRAIL_INCOMPLETE'],
-    run: ({ chain, events }) => {
+    run: ({ chain, events, positions }) => {
       if (chain.reason === undefined) {
         return chain.complete ? [] : [{ kind: 'TRAIL_INCOMPLETE', message: 'the trail does not end with session.close', event_ids: [], at: events.length }];
       }
       const eventIds = chain.event_id === null || chain.event_id === undefined ? [] : [chain.event_id];
-      return [{ kind: CHAIN_KINDS[chain.reason], message: chain.message ?? chain.reason, event_ids: eventIds, at: Math.max(0, (chain.line ?? 1) - 1), reason: chain.reason, line: chain.line ?? null }];
+      return [{ kind: CHAIN_KINDS[chain.reason], message: chain.message ?? chain.reason, event_ids: eventIds, at: atLine(chain.line ?? 1, positions), reason: chain.reason, line: chain.line ?? null }];
     },
   },
   {

@@ -7,6 +7,7 @@
 import { objectOf } from '../spine/json-shape.js';
 import type { ChainReport } from '../spine/verify.js';
 import type { AuraEvent, JsonObject } from '../spine/record.js';
+import { kindCount, type TrailDigest } from '../spine/trail-reader.js';
 import { ruleType, type Conformance } from './conformance.js';
 import { detect, type Finding } from './detector.js';
 import { recommendationOf } from './kinds.js';
@@ -38,9 +39,9 @@ export interface Scorecard {
 const DENYING_RULES = new Set(['deny_tools', 'allow_tools', 'capability_scope', 'schema_check', 'default_tool_policy', 'confirm_before', 'observer_break']);
 
 /** Builds the report from the session's events, its conformance and the chain check of its file. */
-export function buildAuditReport(events: readonly AuraEvent[], conformance: Conformance, chain: ChainReport, agent: { agent_ref: string | null; policy_version: string | null }): AuditReport {
-  const findings = detect({ events, chain, conformance });
-  return reportOf(findings, conformance, events, chain, agent);
+export function buildAuditReport(events: readonly AuraEvent[], conformance: Conformance, chain: ChainReport, agent: { agent_ref: string | null; policy_version: string | null }, digest?: TrailDigest): AuditReport {
+  const findings = detect({ events, chain, conformance, ...(digest === undefined ? {} : { positions: digest.positions }) });
+  return reportOf(findings, conformance, events, chain, agent, digest);
 }
 
 /**
@@ -106,19 +107,19 @@ function conformanceFailures(conformance: JsonObject): string[] {
   return out;
 }
 
-function reportOf(findings: Finding[], conformance: Conformance, events: readonly AuraEvent[], chain: ChainReport, agent: { agent_ref: string | null; policy_version: string | null }): AuditReport {
+function reportOf(findings: Finding[], conformance: Conformance, events: readonly AuraEvent[], chain: ChainReport, agent: { agent_ref: string | null; policy_version: string | null }, digest?: TrailDigest): AuditReport {
   const verdict = verdictOf(findings, conformance.passed);
   const recommendations = [...new Set(findings.map((finding) => recommendationOf(finding.kind)))];
   if (verdict === 'pass' && agent.agent_ref !== null && agent.policy_version !== null) {
     recommendations.push(`Agent '${agent.agent_ref}' at policy v${agent.policy_version} passed — archive the session export for compliance records.`);
   }
-  return { verdict, scorecard: scorecard(events, conformance), findings, recommendations, hash_chain_valid: chain.hash_chain_valid, chain_complete: chain.complete };
+  return { verdict, scorecard: scorecard(events, conformance, digest), findings, recommendations, hash_chain_valid: chain.hash_chain_valid, chain_complete: chain.complete };
 }
 
-function scorecard(events: readonly AuraEvent[], conformance: Conformance): Scorecard {
+function scorecard(events: readonly AuraEvent[], conformance: Conformance, digest?: TrailDigest): Scorecard {
   let violations = 0;
   let denied = 0;
-  let calls = 0;
+  const calls = kindCount(events, 'tool.call', digest);
   let errors = 0;
   let requested = 0;
   let approved = 0;
@@ -143,9 +144,6 @@ function scorecard(events: readonly AuraEvent[], conformance: Conformance): Scor
         if (type === 'capability_scope' && auditOnly) capabilityAudit++;
         break;
       }
-      case 'tool.call':
-        calls++;
-        break;
       case 'tool.error':
         errors++;
         break;
@@ -184,6 +182,6 @@ function scorecard(events: readonly AuraEvent[], conformance: Conformance): Scor
     goal_slo: { goal_drifts: drifts, schedule_misses: misses },
     middleware: { applied: middleware, pii_redactions: redactions },
     observers: { alerts, loop_cycles: cycles },
-    events: events.length,
+    events: digest?.count ?? events.length,
   };
 }

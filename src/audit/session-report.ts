@@ -13,7 +13,7 @@ import { readTextFile } from '../store/json-file.js';
 import { readTrailLines, type TrailRead } from '../spine/trail-reader.js';
 import type { SessionFiles } from '../store/session-files.js';
 import type { SessionStatus, SessionStatusRead } from '../store/session-status.js';
-import { materialOf, type SessionMaterial } from '../store/source.js';
+import { materialOf, type SessionMaterial } from '../store/material.js';
 import type { Finding } from './detector.js';
 import { severityOf } from './kinds.js';
 import { parseJsonStrict } from '../spine/fast-record.js';

@@ -19,20 +19,101 @@ export function stagingPathOf(target: string): string {
   return `${target}.staging`;
 }
 
+// Bytes a staged file holds before it writes: few system calls, and one buffer reused throughout
+// (joined text would be a large object per write, which only a full collection frees).
+const STAGED_BUFFER_BYTES = 1 << 20;
+
 /**
- * Writes every file or none.
+ * A file written to its staging path piece by piece, as it is produced (the spans of a long
+ * session), and committed with the others by {@link commitFiles}.
+ */
+export class StagedFile {
+  /** Opened at the first write, so that nothing is created for an export that fails before it. */
+  private fd: number | null = null;
+  private opened = false;
+  private readonly buffer = Buffer.allocUnsafe(STAGED_BUFFER_BYTES);
+  private filled = 0;
+
+  constructor(
+    private readonly sessionId: string,
+    readonly path: string,
+  ) {}
+
+  /** @throws ExportError (the staging file cannot be created, or is removed) */
+  write(text: string): void {
+    // Three bytes a UTF-16 unit at most: a text that might not fit is flushed before, or written alone.
+    if (this.filled + text.length * 3 > this.buffer.length) this.flush();
+    if (text.length * 3 > this.buffer.length) this.guard((fd) => writeAll(fd, Buffer.from(text, 'utf8')));
+    else this.filled += this.buffer.write(text, this.filled);
+  }
+
+  /** Writes what is left and makes it durable. @throws ExportError (the staging file is removed) */
+  finish(): void {
+    this.flush();
+    this.guard((fd) => fs.fsyncSync(fd));
+    this.close();
+  }
+
+  /** Closes and removes the staging file (only one it created: what stands in its way is not its own). */
+  discard(): void {
+    const created = this.fd !== null;
+    this.close();
+    if (created) fs.rmSync(stagingPathOf(this.path), { force: true });
+  }
+
+  private flush(): void {
+    if (this.filled === 0) return;
+    const filled = this.filled;
+    this.filled = 0;
+    this.guard((fd) => writeAll(fd, this.buffer.subarray(0, filled)));
+  }
+
+  private guard(write: (fd: number) => unknown): void {
+    if (!this.opened) {
+      this.opened = true;
+      try {
+        this.fd = fs.openSync(stagingPathOf(this.path), 'w', 0o644);
+      } catch (error) {
+        throw new ExportError(this.sessionId, this.path, error);
+      }
+    }
+    if (this.fd === null) throw new ExportError(this.sessionId, this.path, new Error('the staging file is closed'));
+    try {
+      write(this.fd);
+    } catch (error) {
+      this.discard();
+      throw new ExportError(this.sessionId, this.path, error);
+    }
+  }
+
+  private close(): void {
+    if (this.fd === null) return;
+    fs.closeSync(this.fd);
+    this.fd = null;
+  }
+}
+
+/** Writes all of `bytes` (a write may take fewer than it is given). */
+function writeAll(fd: number, bytes: Uint8Array): void {
+  for (let at = 0; at < bytes.length; ) at += fs.writeSync(fd, bytes, at, bytes.length - at);
+}
+
+/**
+ * Writes every file or none: each file's content is staged (a {@link StagedFile} is already), then
+ * all are renamed into place.
  * @throws ExportError naming the file that failed; the staging files are removed.
  */
-export function commitFiles(sessionId: string, files: readonly FileToCommit[]): void {
+export function commitFiles(sessionId: string, files: readonly (FileToCommit | StagedFile)[]): void {
   const staged: string[] = [];
   try {
     for (const file of files) {
-      const staging = stagingPathOf(file.path);
-      writeDurably(staging, file.content, file.path, sessionId);
-      staged.push(staging);
+      if (file instanceof StagedFile) file.finish();
+      else writeDurably(stagingPathOf(file.path), file.content, file.path, sessionId);
+      staged.push(stagingPathOf(file.path));
     }
     renameAll(sessionId, files);
   } finally {
+    for (const file of files) if (file instanceof StagedFile) file.discard();
     for (const staging of staged) fs.rmSync(staging, { force: true });
   }
 }
@@ -55,7 +136,7 @@ function writeDurably(staging: string, content: string | Uint8Array, target: str
   fs.closeSync(fd);
 }
 
-function renameAll(sessionId: string, files: readonly FileToCommit[]): void {
+function renameAll(sessionId: string, files: readonly { readonly path: string }[]): void {
   const done: { target: string; backup: string | null }[] = [];
   try {
     for (const file of files) {

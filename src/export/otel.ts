@@ -65,8 +65,21 @@ export function otelLines(events: readonly AuraEvent[], options: SpanOptions = {
 export function spanLines(events: readonly AuraEvent[], spans: readonly Span[]): string {
   const first = events[0];
   if (first === undefined) return '';
-  const source = spanSourceOf(first.session_id, first.aura_id);
-  return spans.map((span) => `${otlpJson(source, [span])}\n`).join('');
+  const line = spanLineOf(spanSourceOf(first.session_id, first.aura_id));
+  return spans.map(line).join('');
+}
+
+// What follows the spans of a one-resource, one-scope request: `]` closes `spans`, then each level.
+const REQUEST_TAIL = ']}]}]}';
+
+/**
+ * The `{id}.otel.jsonl` line (newline included) of one span of `source`: the text of
+ * {@link otlpJson}, with the resource and scope, the same on every line, written once.
+ */
+export function spanLineOf(source: SpanSource): (span: Span) => string {
+  const empty = otlpJson(source, []);
+  const head = empty.slice(0, -REQUEST_TAIL.length);
+  return (span) => `${head}${JSON.stringify(spanJson(span))}${REQUEST_TAIL}\n`;
 }
 
 /** An `ExportTraceServiceRequest` as OTLP/JSON text. */

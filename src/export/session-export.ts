@@ -3,24 +3,27 @@
  * together or not at all. Closing a session and `aura export` both come through here.
  */
 
-import { readTrail, type TrailRead } from '../spine/trail-reader.js';
+import { digestTrail, readTrail, type TrailRead } from '../spine/trail-reader.js';
 import type { SessionFiles } from '../store/session-files.js';
-import { commitFiles } from './commit.js';
+import { commitFiles, StagedFile } from './commit.js';
 import type { OtelExportStats } from './live-queue.js';
-import { spanLines } from './otel.js';
-import { buildSpans, type Span, type SpanOptions } from './spans.js';
-import { buildSummary, summaryText, type SessionSummary, type SummaryOptions } from './summary.js';
+import { spanLineOf, spanLines, spanSourceOf } from './otel.js';
+import { buildSpans, SpanBuilder, type Span, type SpanOptions } from './spans.js';
+import { buildSummary, summaryKeeps, summaryText, type SessionSummary, type SummaryOptions } from './summary.js';
 
 /** What exporting a session produced. */
 export interface SessionExport {
   readonly summary: SessionSummary;
+  /** The trail as verified: its chain, and a digest of its events (see `digestTrail`). */
   readonly trail: TrailRead;
   /** The paths written, when written. */
   readonly written: { readonly summary: string; readonly otel: string } | null;
 }
 
 /**
- * Reads the session's trail and builds its summary and spans; with `write`, commits both files.
+ * Reads the session's trail in one streaming pass, verifying it and building its spans on the
+ * way, then its summary from a digest of the events; with `write`, commits both files. Memory
+ * stays flat however long the trail: spans are staged to disk as they end.
  * @throws NotFoundError (no trail), ReadError, ExportError (nothing was committed)
  */
 export function exportSession(
@@ -30,22 +33,35 @@ export function exportSession(
     readonly beforeCommit?: (summary: SessionSummary) => void;
     readonly spans?: SpanOptions;
     readonly live?: OtelExportStats;
-    /** The trail, when the caller has read it already. */
-    readonly trail?: TrailRead;
   } = {},
 ): SessionExport {
-  const trail = options.trail ?? readTrail(files.trail);
-  const spans = write || options.live !== undefined ? buildSpans(trail.events, options.spans) : [];
-  // Whatever the collector did not take is dropped: the file has every span, so the count is exact.
-  const otel = options.live === undefined ? undefined : { ...options.live, dropped: Math.max(0, spans.length - options.live.exported) };
-  const summary = buildSummary(files.sessionId, trail, files.trail, { ...options, ...(otel === undefined ? {} : { otel }) });
-  options.beforeCommit?.(summary);
-  if (!write) return { summary, trail, written: null };
-  commitFiles(files.sessionId, [
-    { path: files.summary, content: summaryText(summary) },
-    { path: files.otel, content: spanLines(trail.events, spans) },
-  ]);
-  return { summary, trail, written: { summary: files.summary, otel: files.otel } };
+  const otel = write ? new StagedFile(files.sessionId, files.otel) : null;
+  try {
+    let line: ((span: Span) => string) | null = null;
+    let spanCount = 0;
+    const builder =
+      otel === null && options.live === undefined
+        ? null
+        : new SpanBuilder((span) => {
+            spanCount++;
+            if (otel !== null && line !== null) otel.write(line(span));
+          }, options.spans);
+    const trail = digestTrail(files.trail, summaryKeeps(), (event) => {
+      line ??= spanLineOf(spanSourceOf(event.session_id, event.aura_id));
+      builder?.add(event);
+    });
+    builder?.finish();
+    // Whatever the collector did not take is dropped: the file has every span, so the count is exact.
+    const live = options.live === undefined ? undefined : { ...options.live, dropped: Math.max(0, spanCount - options.live.exported) };
+    const summary = buildSummary(files.sessionId, trail, files.trail, { ...options, ...(live === undefined ? {} : { otel: live }) });
+    options.beforeCommit?.(summary);
+    if (otel === null) return { summary, trail, written: null };
+    commitFiles(files.sessionId, [{ path: files.summary, content: summaryText(summary) }, otel]);
+    return { summary, trail, written: { summary: files.summary, otel: files.otel } };
+  } catch (error) {
+    otel?.discard();
+    throw error;
+  }
 }
 
 /**

@@ -7,6 +7,7 @@
 import { objectOf, stringOf } from '../spine/json-shape.js';
 import { buildAuditReport, type AuditReport } from '../audit/report.js';
 import { buildConformance, type Conformance } from '../audit/conformance.js';
+import { AUDITED_KINDS } from '../audit/probes.js';
 import { IdentityRedactor } from './operator-redaction.js';
 import { escapeNonAscii } from '../spine/canonical.js';
 import type { TrailRead } from '../spine/trail-reader.js';
@@ -62,9 +63,30 @@ export interface SummaryOptions {
   readonly declaredSteps?: readonly string[] | null;
 }
 
-/** Builds the summary of the trail at `logPath` from what was read of it. */
+/** The kinds whose content a summary reads. */
+const SUMMARY_KINDS: ReadonlySet<string> = new Set([...AUDITED_KINDS, 'membrane.ingress', 'session.close']);
+
+/**
+ * Which events of a trail, read in order, a summary reads (a digest keeps these and counts the
+ * rest): the first, those of {@link SUMMARY_KINDS}, and those whose trailer names another operator
+ * than the event before (the operator's identity is redacted wherever it appears).
+ */
+export function summaryKeeps(): (event: AuraEvent) => boolean {
+  let first = true;
+  let operator = '';
+  return (event) => {
+    const ids = event.agent_ids['ids'];
+    const named = ids !== null && typeof ids === 'object' && !Array.isArray(ids) && 'operator' in ids ? (JSON.stringify(ids['operator']) ?? '') : '';
+    const keep = first || named !== operator || SUMMARY_KINDS.has(event.kind);
+    first = false;
+    operator = named;
+    return keep;
+  };
+}
+
+/** Builds the summary of the trail at `logPath` from what was read of it (all its events, or a digest of those {@link summaryKeeps} keeps). */
 export function buildSummary(sessionId: string, trail: TrailRead, logPath: string, options: SummaryOptions = {}): SessionSummary {
-  const { events, chain } = trail;
+  const { events, chain, digest } = trail;
   const ingress = payloadOf(events, 'membrane.ingress');
   const open = payloadOf(events, 'session.open');
   const close = lastPayloadOf(events, 'session.close');
@@ -74,7 +96,7 @@ export function buildSummary(sessionId: string, trail: TrailRead, logPath: strin
   const snapshot = stringOf(open['snapshot_hash']) ?? stringOf(ingress['snapshot_hash']);
   const policyVersion = stringOf(open['policy_version']) ?? stringOf(context['policy_version']) ?? stringOf(agentIds['policy_version']);
   const agentRef = stringOf(open['agent_ref']) ?? stringOf(context['agent_ref']) ?? stringOf(agentIds['agent_ref']);
-  const conformance = buildConformance(events, snapshot, options.declaredSteps ?? null);
+  const conformance = buildConformance(events, snapshot, options.declaredSteps ?? null, digest);
   const closedAt = events.findLast((event) => event.kind === 'session.close')?.timestamp ?? null;
   const summary: SessionSummary = {
     session_id: sessionId,
@@ -91,8 +113,8 @@ export function buildSummary(sessionId: string, trail: TrailRead, logPath: strin
     purpose: stringOf(open['purpose']) ?? stringOf(context['purpose']),
     identity: identityOf(events),
     conformance,
-    audit_report: buildAuditReport(events, conformance, chain, { agent_ref: agentRef, policy_version: policyVersion }),
-    event_count: events.length,
+    audit_report: buildAuditReport(events, conformance, chain, { agent_ref: agentRef, policy_version: policyVersion }, digest),
+    event_count: conformance.event_count,
     log: logPath,
     chain: { events: chain.events, first_hash: chain.first_hash, head_hash: chain.head_hash },
     seal: options.seal?.({ events: chain.events, first_hash: chain.first_hash, head_hash: chain.head_hash, closed_at: closedAt }) ?? null,

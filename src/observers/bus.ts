@@ -17,9 +17,8 @@
  */
 
 import { InvalidOptionError } from '../errors.js';
-import type { RecordedEvent } from '../session/session.js';
 import { parseCanonicalText } from '../spine/fast-record.js';
-import type { JsonObject } from '../spine/record.js';
+import type { JsonObject, RecordedEvent } from '../spine/record.js';
 
 /** An event as observers are given it: the recorded payload (redacted), its place and hash. */
 export interface ObservedEvent extends RecordedEvent {

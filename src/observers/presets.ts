@@ -7,7 +7,7 @@
  */
 
 import { profileError, type KeyPath, type ProfileSource } from '../policy/profile-source.js';
-import type { Spectrum } from '../policy/spectrum.js';
+import type { ServiceActivation, Spectrum } from '../policy/spectrum.js';
 import { BREAK_KEYS, BreakObserver, parseBreakConfig } from './break.js';
 import type { Observer } from './bus.js';
 import { PresetConfig } from './config.js';
@@ -66,13 +66,6 @@ export interface ObserverSpec {
   readonly source: 'profile' | 'spectrum';
   /** A fresh observer for one session. */
   create(): Observer;
-}
-
-/** How the spectrum's services were wired (the `services_activation` block of `session.open`). */
-export interface ServiceActivation {
-  readonly activated: readonly string[];
-  readonly skipped_explicit: readonly string[];
-  readonly unknown: readonly string[];
 }
 
 /** Every observer of a profile, and how its spectrum services were wired. */

@@ -5,7 +5,6 @@
  * schema refs and requires a verified operator; `full` adds that every tool call belongs to a step.
  */
 
-import type { ServiceActivation } from '../observers/presets.js';
 import { profileError, type KeyPath, type ProfileSource } from './profile-source.js';
 
 /** A spectrum level. */
@@ -24,6 +23,13 @@ export interface Spectrum {
   readonly schema_enforcement: boolean;
   readonly strict_services: boolean;
   readonly service_config: Readonly<Record<string, unknown>>;
+}
+
+/** How the spectrum's services were wired (the `services_activation` block of `session.open`). */
+export interface ServiceActivation {
+  readonly activated: readonly string[];
+  readonly skipped_explicit: readonly string[];
+  readonly unknown: readonly string[];
 }
 
 const SPECTRUM_KEYS: readonly string[] = ['level', 'services', 'output', 'budgets', 'identity_required', 'service_config', 'strict_services', 'schema_enforcement'];

@@ -18,7 +18,7 @@ import type { AuraEvent } from '../spine/record.js';
 import type { KeyRing } from '../spine/signing.js';
 import type { ChainReport, ChainSeal } from '../spine/verify.js';
 import type { SessionFiles } from '../store/session-files.js';
-import { materialOf, type SessionMaterial } from '../store/source.js';
+import { materialOf, type SessionMaterial } from '../store/material.js';
 import { materialStatus, statusLabel, type SessionStatus, type SessionStatusName, type SignatureFacet } from '../store/session-status.js';
 
 /** Where a kind sits on the timeline: picks its colour and its filter group. */

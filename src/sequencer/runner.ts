@@ -11,7 +11,7 @@
  */
 
 import { ApprovalRequiredError, InvalidOptionError, PolicyDeniedError } from '../errors.js';
-import type { ToolOptions } from '../session/session.js';
+import type { ToolOptions } from '../session/types.js';
 import type { GateName, SequencerSpec, StepCondition, StepSpec } from './spec.js';
 
 /** The tools a sequencer's tool and skill steps call, by name (the shape `session.host()` takes). */

@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { withConfigOrigin, type AuraConfig, type ConfigOptions } from '../config/config.js';
 import { currentConfig } from '../config/configure.js';
-import { ConfigError, describeCause, InvalidAgentRefError, InvalidOptionError } from '../errors.js';
+import { ConfigError, describeCause, InvalidAgentRefError } from '../errors.js';
 import { canonicalJson } from '../spine/canonical.js';
 import { sha256 } from '../spine/hash.js';
 import { makeFolder, writing } from '../store/fs-write.js';
@@ -19,41 +19,8 @@ import { brokerSchemes, refuseCredentials, type SecretBroker } from '../policy/s
 import { readProfileFile, type ProfileKey } from './profile-file.js';
 import { configKeyRef, NO_MIDDLEWARE, parseMiddleware, type MiddlewareConfig } from '../middleware/middleware.js';
 import { parseSequencer, type SequencerSpec } from '../sequencer/spec.js';
-import { Session, type SessionOptions } from './session.js';
-
-/** How a session runs. Modes are recorded; `task` and `continuous` are labels Aura also keeps. */
-export type SessionMode = 'script' | 'task' | 'continuous';
-
-/** The modes a session may have. */
-export const SESSION_MODES: readonly SessionMode[] = ['script', 'task', 'continuous'];
-
-/** Checks a mode from outside: an unknown mode is an error, never a silent fallback. */
-export function parseSessionMode(value: unknown): SessionMode {
-  if (typeof value === 'string' && (SESSION_MODES as readonly string[]).includes(value)) return value as SessionMode;
-  throw new InvalidOptionError('mode', value, SESSION_MODES.map((m) => `'${m}'`).join(', '));
-}
-
-/** An agent's profile, as stored under `agents/` (Aura's key order). */
-export interface AgentProfile {
-  readonly aura_id: string;
-  readonly agent_ref: string | null;
-  readonly name: string | null;
-  readonly ids: Readonly<Record<string, unknown>>;
-  readonly purpose: string | null;
-  readonly policy_version: string;
-  readonly variables: Readonly<Record<string, unknown>>;
-  readonly rules: readonly unknown[];
-  readonly skills: readonly string[];
-  readonly sequencer: unknown;
-  readonly observers: readonly unknown[];
-  readonly escalations: readonly unknown[];
-  readonly spectrum: unknown;
-  readonly capabilities: readonly unknown[];
-  readonly types: readonly unknown[];
-  readonly default_mode: SessionMode;
-  readonly default_tool_policy: DefaultToolPolicy;
-  readonly middleware: unknown;
-}
+import { Session } from './session.js';
+import { parseSessionMode, type AgentProfile, type SessionAgent, type SessionMode, type SessionOptions } from './types.js';
 
 /** What `agent()` takes besides the ref. Each option wins over the same key of `profileFile`. */
 export interface AgentOptions extends ConfigOptions {
@@ -105,7 +72,7 @@ export function parseAgentRef(value: string): string {
 }
 
 /** An agent: its profile and where its sessions go. */
-export class Agent {
+export class Agent implements SessionAgent {
   constructor(
     readonly profile: AgentProfile,
     readonly config: AuraConfig,

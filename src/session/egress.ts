@@ -5,10 +5,10 @@
  * moment of the call. The values are remembered so the redactor scrubs them from anything recorded.
  */
 
-import { SecretNotFoundError } from '../errors.js';
+import { InvalidOptionError, SecretNotFoundError } from '../errors.js';
 import { isSecretLikeKey } from '../middleware/redact.js';
 import { setPath, type Capability } from '../policy/capabilities.js';
-import type { SecretBroker } from '../policy/secrets.js';
+import { brokerSchemes, EnvSecretBroker, refScheme, type SecretBroker } from '../policy/secrets.js';
 
 /** A deep copy of `value` without secret-like keys. */
 export function withoutSecretKeys(value: unknown): unknown {
@@ -52,4 +52,17 @@ export async function injectSecrets(
     injected.push({ secret_ref: target.ref, inject_as: target.as });
   }
   return injected;
+}
+
+/**
+ * The broker of a session: the one given (the session's, else the agent's), else the environment
+ * when the profile names secrets, else none.
+ * @throws InvalidOptionError, before anything is written, when the broker resolves no scheme of one of `refs`
+ */
+export function openBroker(given: SecretBroker | null | undefined, refs: readonly string[]): SecretBroker | null {
+  if (given === undefined || given === null) return refs.length === 0 ? null : new EnvSecretBroker();
+  const schemes = brokerSchemes(given);
+  const unresolved = refs.find((ref) => !schemes.includes(refScheme(ref) ?? ''));
+  if (unresolved !== undefined) throw new InvalidOptionError('secretBroker', `a broker of ${schemes.map((s) => `${s}:`).join(', ')} refs`, `a broker that declares the scheme of every secret ref the profile names, ${unresolved} among them`);
+  return given;
 }

@@ -12,19 +12,13 @@
 import { ReadError, SessionClosedError } from '../errors.js';
 import { parseLineText } from '../spine/fast-record.js';
 import { objectOf, stringOf } from '../spine/json-shape.js';
-import type { JsonObject } from '../spine/record.js';
+import type { JsonObject, RecordedEvent } from '../spine/record.js';
 import { trailLines } from '../spine/trail-lines.js';
 import { unixNanos } from '../export/spans.js';
 import type { TraceParent } from './trace-context.js';
 
 /** One event of the history, with what observers are handed. */
-export interface PastEvent {
-  readonly event_id: string;
-  readonly kind: string;
-  readonly timestamp: string;
-  readonly prev_hash: string | null;
-  readonly content_hash: string;
-  readonly sequence: number;
+export interface PastEvent extends RecordedEvent {
   readonly step_id: string | null;
   readonly micros: number;
   readonly payload: JsonObject;

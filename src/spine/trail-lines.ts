@@ -32,6 +32,7 @@ export const MAX_LINE_BYTES = constants.MAX_STRING_LENGTH;
 // 4 MiB chunks: larger ones were no faster in bench/verify-chain.bench.ts.
 const CHUNK_BYTES = 4 * 1024 * 1024;
 const NEWLINE = 0x0a;
+const DECODE_BYTES = 64 * 1024;
 
 /**
  * Opens a trail for reading, with typed errors for a missing or unreadable file, and for anything
@@ -102,18 +103,26 @@ function* linesOf(fd: number, path: string, maxLineBytes: number): Generator<Tra
       carried = filled;
       continue;
     }
-    // Decoding the complete lines of a chunk at once is about twice as fast as line by line.
-    const text = buffer.toString('utf8', 0, lastNewline);
-    let start = 0;
-    for (;;) {
-      const end = text.indexOf('\n', start);
-      number++;
-      if (end < 0) {
-        yield { text: text.slice(start), number, terminated: true };
-        break;
+    // Decoding many complete lines at once is about twice as fast as line by line; in pieces of
+    // about DECODE_BYTES, so the text is young garbage and not a chunk-sized large object that
+    // only a full collection frees (a long trail's close then grew memory by 70%).
+    for (let from = 0; from <= lastNewline; ) {
+      let to = from + DECODE_BYTES >= lastNewline ? lastNewline : buffer.lastIndexOf(NEWLINE, from + DECODE_BYTES);
+      // One line longer than a piece: the piece runs to its end.
+      if (to < from) to = buffer.indexOf(NEWLINE, from + DECODE_BYTES);
+      const text = buffer.toString('utf8', from, to);
+      let start = 0;
+      for (;;) {
+        const end = text.indexOf('\n', start);
+        number++;
+        if (end < 0) {
+          yield { text: text.slice(start), number, terminated: true };
+          break;
+        }
+        yield { text: text.slice(start, end), number, terminated: true };
+        start = end + 1;
       }
-      yield { text: text.slice(start, end), number, terminated: true };
-      start = end + 1;
+      from = to + 1;
     }
     carried = filled - lastNewline - 1;
     buffer.copy(buffer, 0, lastNewline + 1, filled);

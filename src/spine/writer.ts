@@ -19,6 +19,9 @@ import { InvalidOptionError, SessionLockedError, TrailWriteError } from '../erro
 /** When the trail is flushed to stable storage. */
 export type FsyncPolicy = 'close' | 'every' | 'none';
 
+// Most lines are under a kilobyte; larger ones get a buffer of their own.
+const LINE_BUFFER_BYTES = 16 * 1024;
+
 /** The values {@link FsyncPolicy} may take. */
 export const FSYNC_POLICIES: readonly FsyncPolicy[] = ['close', 'every', 'none'];
 
@@ -50,6 +53,7 @@ export class TrailWriter {
   private closed = false;
   /** Lines appended inside {@link together}, not yet written. */
   private held: Buffer[] | null = null;
+  private readonly lineBuffer = Buffer.allocUnsafe(LINE_BUFFER_BYTES);
 
   private constructor(
     readonly path: string,
@@ -107,12 +111,13 @@ export class TrailWriter {
    * nothing recorded before it is lost.
    */
   append(line: string): void {
-    // Encoding once gives the length to check a short write against, without a second scan.
-    const data = Buffer.from(line, 'utf8');
     if (this.held !== null) {
-      this.held.push(data);
+      this.held.push(Buffer.from(line, 'utf8'));
       return;
     }
+    // Encoding once gives the length to check a short write against, without a second scan; into
+    // one reused buffer when the line fits (at most 3 bytes a UTF-16 unit), so a line costs no allocation.
+    const data = line.length * 3 <= this.lineBuffer.length ? this.lineBuffer.subarray(0, this.lineBuffer.write(line)) : Buffer.from(line, 'utf8');
     this.write(data);
   }
 

@@ -7,7 +7,8 @@ import type { KeyRing } from '../spine/signing.js';
 import { refusalOf, resolveSessionKey } from './session-files.js';
 import { listSessions, type SessionListing } from './session-list.js';
 import { sealLogView } from './session-status.js';
-import { folderMaterial, type SessionMaterial, type SessionOverview, type SessionSource } from './source.js';
+import { folderMaterial, type SessionMaterial } from './material.js';
+import type { SessionOverview, SessionSource } from './source.js';
 
 /** A sessions folder. */
 export class FolderSource implements SessionSource {

@@ -96,6 +96,14 @@ export interface SealLogRead {
   readonly problem: { readonly line: number; readonly message: string } | null;
 }
 
+/** A sessions folder's seal log, read once for many sessions. */
+export interface SealLogView {
+  readonly read: SealLogRead;
+  readonly places: ReadonlyMap<string, SealLogPlace>;
+  /** With keys: the first entry whose signature fails (the log was rewritten), else null. */
+  readonly signatureProblem: string | null;
+}
+
 /** The hash of an entry: the trail's rule, over the canonical text of the seal. */
 export function sealEntryHash(prevHash: string | null, seal: Seal): string {
   return contentHash(prevHash, canonicalJson(seal, 'seal'));

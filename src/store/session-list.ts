@@ -13,7 +13,7 @@ import type { KeyRing } from '../spine/signing.js';
 import { readJsonFile } from './json-file.js';
 import { listSessionIds, sessionFiles } from './session-files.js';
 import { materialStatus, sealLogView, type SessionStatusName, type SignatureFacet, type StatusReason } from './session-status.js';
-import { folderMaterial } from './source.js';
+import { folderMaterial } from './material.js';
 
 /** Where a session stands. */
 export type SessionState =

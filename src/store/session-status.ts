@@ -25,9 +25,9 @@ import { trailLines, type TrailLine } from '../spine/trail-lines.js';
 import { verifyLines, type ChainReport, type ChainSeal } from '../spine/verify.js';
 import { trailWriter } from '../spine/writer.js';
 import { readTextFile } from './json-file.js';
-import { entrySigned, readSealLog, sealEntryHash, sealLogPlaces, type SealLogEntry, type SealLogPlace, type SealLogRead } from './seal-log.js';
+import { entrySigned, readSealLog, sealEntryHash, sealLogPlaces, type SealLogEntry, type SealLogPlace, type SealLogView } from './seal-log.js';
 import { sessionFiles } from './session-files.js';
-import type { SessionMaterial } from './source.js';
+import type { SessionMaterial } from './material.js';
 import { sealOfSummary } from './summary-seal.js';
 
 /** Where a session stands. */
@@ -240,14 +240,6 @@ export function entrySignatureProblem(entry: SealLogEntry | null, keys: KeyRing,
 export function statusLabel(status: Pick<SessionStatus, 'status' | 'reason' | 'signatures'>): string {
   const reason = status.reason === null || status.reason === status.status ? '' : `: ${status.reason}`;
   return `${status.status}${reason}`;
-}
-
-/** A sessions folder's seal log, read once for many sessions. */
-export interface SealLogView {
-  readonly read: SealLogRead;
-  readonly places: ReadonlyMap<string, SealLogPlace>;
-  /** With keys: the first entry whose signature fails (the log was rewritten), else null. */
-  readonly signatureProblem: string | null;
 }
 
 /**

@@ -20,8 +20,9 @@ import { sessionReport } from '../audit/session-report.js';
 import { sessionKeyOf } from '../session/ids.js';
 import { trailWriter } from '../spine/writer.js';
 import { SESSION_ID_PATTERN, sessionFiles } from './session-files.js';
-import { materialStatus, sealLogView, type SealLogView } from './session-status.js';
-import { folderMaterial } from './source.js';
+import type { SealLogView } from './seal-log.js';
+import { materialStatus, sealLogView } from './session-status.js';
+import { folderMaterial } from './material.js';
 
 /** Kinds about the store's state that are reported whatever session the caller names. */
 export const STORE_KINDS: ReadonlySet<string> = new Set<FindingKind>([

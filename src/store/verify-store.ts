@@ -5,9 +5,9 @@
  */
 
 import type { KeyRing } from '../spine/signing.js';
-import type { SealLogRead } from './seal-log.js';
+import type { SealLogRead, SealLogView } from './seal-log.js';
 import { scanSessionFolder, type SkippedFile } from './session-files.js';
-import { folderSessionStatus, PASSING_STATUSES, sealLogView, type SealLogView, type SessionStatusName, type SignatureFacet, type StatusReason } from './session-status.js';
+import { folderSessionStatus, PASSING_STATUSES, sealLogView, type SessionStatusName, type SignatureFacet, type StatusReason } from './session-status.js';
 
 /** Where one session stands (store/session-status.ts). */
 export type StoreStatus = SessionStatusName;

@@ -22,7 +22,7 @@ import { linesOfBytes } from '../../spine/trail-lines.js';
 import type { SealLogEntry, SealLogPlace } from '../seal-log.js';
 import { alonePlace, storedStatus, type StoredStatus } from './stored-status.js';
 import { STORE_KINDS } from '../store-findings.js';
-import type { SessionMaterial } from '../source.js';
+import type { SessionMaterial } from '../material.js';
 import { binaryCopy, type CopyValue } from './copy-binary.js';
 import { storeError, transaction, type Sql, type Tx } from './connection.js';
 

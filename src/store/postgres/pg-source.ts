@@ -10,7 +10,8 @@ import { linesOfBytes } from '../../spine/trail-lines.js';
 import { statusLabel, type SessionStatusName, type SignatureFacet, type StatusReason } from '../session-status.js';
 import { SESSION_ID_PATTERN } from '../session-files.js';
 import type { SessionListing } from '../session-list.js';
-import type { SessionMaterial, SessionOverview, SessionSource } from '../source.js';
+import type { SessionMaterial } from '../material.js';
+import type { SessionOverview, SessionSource } from '../source.js';
 import { openStore, storeCall, type Sql, type StoreConnection } from './connection.js';
 import { requireSchema } from './schema.js';
 

@@ -1,0 +1,120 @@
+/**
+ * A guarded tool call as a sequence of the session's stages: `tool.intent` → policy →
+ * `tool.call` → the tool → `tool.result` (or `tool.error`). Secrets of the claimed capability are
+ * injected into the live arguments only, and scrubbed from the record; masked arguments and results
+ * are what is recorded and what the caller gets back.
+ */
+
+import { InvalidOptionError } from '../errors.js';
+import type { SessionRedactor } from '../middleware/redact.js';
+import type { Masked } from '../middleware/pii-mask.js';
+import type { Policy } from '../policy/policy.js';
+import type { SecretBroker } from '../policy/secrets.js';
+import { canonicalJson } from '../spine/canonical.js';
+import { injectSecrets, withoutSecretKeys } from './egress.js';
+import type { PolicyGate } from './enforce.js';
+import type { MaskStage } from './mask.js';
+import { parseTraceparent } from './trace-context.js';
+import type { EmitOptions, Masking, RecordFn, ToolOptions } from './types.js';
+
+// Distinct calls whose attempts are remembered.
+const ATTEMPT_MEMORY = 4096;
+// Frameworks' ids are short (`call_…`, `toolu_…`); a longer one is not an id.
+const MAX_CALL_ID = 256;
+
+export class ToolCalls {
+  private readonly attempts = new Map<string, number>();
+
+  constructor(
+    private readonly record: RecordFn,
+    private readonly gate: PolicyGate,
+    private readonly mask: MaskStage,
+    private readonly policy: Policy,
+    private readonly broker: SecretBroker | null,
+    private readonly redactor: SessionRedactor,
+  ) {}
+
+  /**
+   * Runs `fn` through the guarded path.
+   * @returns what `fn` returned (masked when results are).
+   * @throws PolicyDeniedError, ApprovalRequiredError, LoopBrokenError, SecretNotFoundError, or what `fn` threw (recorded as `tool.error`)
+   */
+  async call<R>(name: string, args: Readonly<Record<string, unknown>>, fn: (liveArgs: Record<string, unknown>) => R | Promise<R>, options: ToolOptions): Promise<R> {
+    if (typeof name !== 'string' || name === '') throw new InvalidOptionError('tool', name, 'a non-empty tool name');
+    const masker = this.mask.forCall(options);
+    const maskedArgs = masker?.boundaries.has('tool.args') === true ? masker.masker.mask(args, 'args') : null;
+    // The policy sees the call as made; the record holds the masked arguments.
+    const raw: Record<string, unknown> = { tool: name, skill_id: options.skillId ?? null, args };
+    if (options.capabilityId !== undefined) raw['capability_id'] = options.capabilityId;
+    if (options.stepId !== undefined) raw['step_id'] = options.stepId;
+    if (options.callId !== undefined) raw['tool_call_id'] = callIdOf(options.callId);
+    const argsReport = maskedArgs?.report ?? null;
+    const base: Record<string, unknown> = maskedArgs === null || argsReport === null ? raw : { ...raw, args: maskedArgs.value };
+    const maskingOf = (recorded: Record<string, unknown>): Masking | undefined => (masker === null ? undefined : { payload: recorded, text: (message) => masker.masker.maskText(message, new Map()) });
+    const stepId = options.stepId ?? null;
+    const emitOptions: EmitOptions = options.stepId === undefined ? {} : { stepId: options.stepId };
+    const traceParent = options.traceParent === undefined ? {} : { trace_parent: parseTraceparent(options.traceParent, 'traceParent') };
+    const intent = this.record('tool.intent', { ...base, ...traceParent, membrane: 'egress' }, emitOptions);
+    if (argsReport !== null) this.mask.applied(argsReport, 'tool.args', intent.event_id, stepId, name);
+    const attempt = this.attempt(name, args);
+    const { decision } = this.gate.enforce('tool.call', raw, { ...emitOptions, telemetry: { attempt } }, maskingOf(base));
+
+    const live = withoutSecretKeys(args) as Record<string, unknown>;
+    const capability = this.policy.capabilityFor(decision);
+    if (capability !== null && capability.inject.length > 0) {
+      try {
+        const injected = await injectSecrets(capability, this.broker, live, (value) => this.redactor.addSecret(value));
+        this.record('capability.injected', { capability_id: capability.id, tool: name, skill_id: options.skillId ?? null, injected }, emitOptions);
+      } catch (error) {
+        const ref = (error as { data?: { ref?: string } }).data?.ref ?? null;
+        this.record('tool.error', { ...base, error: 'secret_broker_unresolved', secret_ref: ref, capability_id: capability.id }, { ...emitOptions, telemetry: { attempt } });
+        throw error;
+      }
+    }
+
+    const started = performance.now();
+    let result: R;
+    try {
+      result = await fn(live);
+    } catch (error) {
+      const failure = error instanceof Error ? { name: error.name, message: error.message } : { name: 'Error', message: String(error) };
+      const maskedFailure = masker?.boundaries.has('tool.result') === true ? masker.masker.mask(failure, 'error') : null;
+      const errorEvent = this.record('tool.error', { ...base, error: maskedFailure?.value ?? failure }, { ...emitOptions, telemetry: { attempt, latency_ms: elapsed(started) } });
+      const failureReport = maskedFailure?.report ?? null;
+      if (failureReport !== null) this.mask.applied(failureReport, 'tool.result', errorEvent.event_id, stepId, name);
+      throw error;
+    }
+    const telemetry = { attempt, latency_ms: elapsed(started) };
+    const maskedResult: Masked<R> | null = masker?.boundaries.has('tool.result') === true ? masker.masker.mask(result, 'result') : null;
+    const rawResult = { ...raw, result };
+    const resultReport = maskedResult?.report ?? null;
+    if (maskedResult === null || resultReport === null) {
+      this.gate.enforce('tool.result', rawResult, { ...emitOptions, telemetry }, maskingOf({ ...base, result }));
+      return result;
+    }
+    const recorded = { ...base, result: maskedResult.value };
+    this.mask.recordMasked(resultReport, 'tool.result', stepId, name, () => this.gate.enforce('tool.result', rawResult, { ...emitOptions, telemetry }, maskingOf(recorded)).event);
+    // What the caller (the model's side) gets is what was recorded: it never sees the raw value.
+    return maskedResult.value;
+  }
+
+  /** The attempt number of this call: calls with the same tool and the same canonical arguments count up. */
+  private attempt(name: string, args: Readonly<Record<string, unknown>>): number {
+    const sameCall = `${name}\u0000${canonicalJson(args, 'args')}`;
+    const attempt = (this.attempts.get(sameCall) ?? 0) + 1;
+    // Retries come close together; a long session's distinct calls must not grow this without end.
+    if (this.attempts.size >= ATTEMPT_MEMORY) this.attempts.clear();
+    this.attempts.set(sameCall, attempt);
+    return attempt;
+  }
+}
+
+/** A framework's tool-call id, checked: it names the call in the trail and on its span. */
+function callIdOf(value: unknown): string {
+  if (typeof value !== 'string' || value === '' || value.length > MAX_CALL_ID) throw new InvalidOptionError('callId', value, `a tool-call id of 1 to ${MAX_CALL_ID} characters`);
+  return value;
+}
+
+function elapsed(started: number): number {
+  return Math.round((performance.now() - started) * 1000) / 1000;
+}

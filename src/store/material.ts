@@ -1,0 +1,72 @@
+/**
+ * A session's material: the trail's lines and the stored summary's text, read on demand, with its
+ * place in its seal log and whether a writer holds it. The local folder makes it from files, the
+ * fleet store from rows; the status module and the readers take it and never ask where the bytes
+ * live. Everything in it is untrusted.
+ */
+
+import * as fs from 'node:fs';
+import type { TrailLine } from '../spine/trail-lines.js';
+import { trailLines } from '../spine/trail-lines.js';
+import { trailWriter } from '../spine/writer.js';
+import { readTextFile } from './json-file.js';
+import type { SealLogPlace, SealLogView } from './seal-log.js';
+import { assertReadable, type SessionFiles } from './session-files.js';
+
+/** One session's stored bytes, read when asked for. */
+export interface SessionMaterial {
+  readonly sessionId: string;
+  /** Names the trail in messages and in a summary rebuilt from it (`log`): a path, or the store's URL and the id. */
+  readonly trailName: string;
+  /** Names the stored summary in messages. */
+  readonly summaryName: string;
+  /** The trail's lines in order, or null when there is no trail. */
+  readonly lines: (() => Iterable<TrailLine>) | null;
+  /** The stored summary's text, or null when there is none. */
+  readonly summaryText: (() => string) | null;
+  /** The session's seal-log entry and its place in its log; `absent` when its log has none; null when not known. */
+  readonly sealPlace?: SealLogPlace | 'absent' | null;
+  /** Whether a writer holds the trail (default none). */
+  readonly writer?: 'alive' | 'gone' | 'none';
+}
+
+/**
+ * The material of a session in a sessions folder, read from its files when asked, placed in its
+ * folder's seal log when given. A file that is there but may not be read (a FIFO, a device, a
+ * symlink out of the folder) is refused when asked for, with a ReadError naming it and why.
+ */
+export function folderMaterial(files: SessionFiles, log: SealLogView | null = null): SessionMaterial {
+  const writer = trailWriter(files.trail);
+  return {
+    sealPlace: log === null ? null : (log.places.get(files.sessionId) ?? 'absent'),
+    writer: writer === null ? 'none' : writer.alive ? 'alive' : 'gone',
+    sessionId: files.sessionId,
+    trailName: files.trail,
+    summaryName: files.summary,
+    lines: isPresent(files.trail)
+      ? () => {
+          assertReadable(files.trail);
+          return trailLines(files.trail);
+        }
+      : null,
+    summaryText: isPresent(files.summary)
+      ? () => {
+          assertReadable(files.summary);
+          return readTextFile(files.summary, 'summary');
+        }
+      : null,
+  };
+}
+
+/** Something is there (a symlink loop too, which its reader then refuses). */
+function isPresent(file: string): boolean {
+  return fs.lstatSync(file, { throwIfNoEntry: false }) !== undefined;
+}
+
+/**
+ * The material of a session given as files or as material: the readers take either, so library
+ * callers that hold a folder's files keep working.
+ */
+export function materialOf(session: SessionFiles | SessionMaterial): SessionMaterial {
+  return 'lines' in session ? session : folderMaterial(session);
+}
