@@ -1,0 +1,34 @@
+/**
+ * Newline-delimited JSON-RPC written in batches: the messages written within one tick leave the
+ * process in one write (one system call, one wake-up of the reader) at the end of that tick,
+ * instead of one write each. With many calls in flight through the proxy, the per-message pipe
+ * writes were most of its time; a lone message still leaves within the same tick.
+ */
+
+import type { Writable } from 'node:stream';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+
+/** Writes `message` to `stream` in this tick's batch; resolves once the stream can take more. */
+export function writeMessage(stream: Writable, message: JSONRPCMessage): Promise<void> {
+  if (stream.writableCorked === 0) {
+    stream.cork();
+    process.nextTick(() => stream.uncork());
+  }
+  return new Promise((resolve) => {
+    if (stream.write(serializeMessage(message))) resolve();
+    else stream.once('drain', resolve);
+  });
+}
+
+/** The SDK's stdio server transport (the client's side of `aura proxy`), writing in batches. */
+export class BatchedStdioServerTransport extends StdioServerTransport {
+  constructor(private readonly output: Writable = process.stdout) {
+    super(process.stdin, output);
+  }
+
+  override send(message: JSONRPCMessage): Promise<void> {
+    return writeMessage(this.output, message);
+  }
+}
