@@ -14,12 +14,31 @@ export interface Figure {
   readonly ceiling?: number;
   /** Quoted from elsewhere (not measured in this run), or derived from such a quote. */
   readonly reference?: boolean;
+  /** The goal row (runbench.ts `GOALS`) this figure answers; its target or ceiling is the goal. */
+  readonly goal?: GoalFigure;
+}
+
+/** How a figure answering a goal row is shown in the goals table. */
+export interface GoalFigure {
+  /** The row's name, as listed in runbench.ts `GOALS`. */
+  readonly row: string;
+  /** What aura measured, with its spread (`148 ms (141–170)`); for a ratio, the `value` is the ratio. */
+  readonly measured: string;
+  /** What it was measured against in the same run (`Python Aura 290 ms`), or `-`. */
+  readonly baseline: string;
+}
+
+/** A goal row a scenario could not measure here, and why. */
+export interface SkippedGoal {
+  readonly row: string;
+  readonly why: string;
 }
 
 /** All the figures of one scenario. */
 export interface ScenarioResult {
   readonly scenario: string;
   readonly figures: readonly Figure[];
+  readonly skipped?: readonly SkippedGoal[];
 }
 
 export const RESULT_PREFIX = 'RESULT ';
@@ -45,16 +64,22 @@ export function parseResult(line: string): ScenarioResult | null {
     if (figure === null) return null;
     figures.push(figure);
   }
-  return { scenario: value['scenario'], figures };
+  const skipped: SkippedGoal[] = [];
+  for (const item of (value['skipped'] ?? []) as unknown[]) {
+    if (!isRecord(item) || typeof item['row'] !== 'string' || typeof item['why'] !== 'string') return null;
+    skipped.push({ row: item['row'], why: item['why'] });
+  }
+  return { scenario: value['scenario'], figures, skipped };
 }
 
 function toFigure(item: unknown): Figure | null {
   if (!isRecord(item)) return null;
-  const { name, value, unit, target, ceiling, reference } = item;
+  const { name, value, unit, target, ceiling, reference, goal } = item;
   if (typeof name !== 'string' || typeof value !== 'number' || typeof unit !== 'string') return null;
   if (target !== undefined && typeof target !== 'number') return null;
   if (ceiling !== undefined && typeof ceiling !== 'number') return null;
   if (reference !== undefined && typeof reference !== 'boolean') return null;
+  if (goal !== undefined && !(isRecord(goal) && typeof goal['row'] === 'string' && typeof goal['measured'] === 'string' && typeof goal['baseline'] === 'string')) return null;
   return {
     name,
     value,
@@ -62,6 +87,7 @@ function toFigure(item: unknown): Figure | null {
     ...(target === undefined ? {} : { target }),
     ...(ceiling === undefined ? {} : { ceiling }),
     ...(reference === undefined ? {} : { reference }),
+    ...(goal === undefined ? {} : { goal: { row: goal['row'] as string, measured: goal['measured'] as string, baseline: goal['baseline'] as string } }),
   };
 }
 

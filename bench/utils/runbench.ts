@@ -15,8 +15,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { GOAL_ROWS } from './goals.js';
 import { formatValue } from './measure.js';
-import { parseResult, type ScenarioResult } from './result.js';
+import { parseResult, type Figure, type ScenarioResult } from './result.js';
 
 const BENCH_DIR = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const ROOT = path.dirname(BENCH_DIR);
@@ -36,6 +37,12 @@ const SCENARIOS: Readonly<Record<string, string>> = {
   'report-html': 'report-html.bench.ts',
   adapters: 'adapters.bench.ts',
   fleet: 'fleet.bench.ts',
+  'emit-python': 'emit-python.bench.ts',
+  'verify-python': 'verify-python.bench.ts',
+  close: 'close.bench.ts',
+  'findings-writes': 'findings-writes.bench.ts',
+  cli: 'cli.bench.ts',
+  'sessions-list': 'sessions-list.bench.ts',
 };
 
 /** The machine line printed first, and copied into docs/benchmarks.md. */
@@ -96,13 +103,55 @@ function printTable(outcomes: readonly Outcome[]): void {
   for (const { scenario, result, failure } of outcomes) {
     if (failure !== null) rows.push([scenario, '-', '-', '-', `CRASHED (${failure})`]);
     for (const figure of result?.figures ?? []) {
-      const target =
-        figure.target !== undefined ? `>= ${formatValue(figure.target, figure.unit)}` : figure.ceiling !== undefined ? `<= ${formatValue(figure.ceiling, figure.unit)}` : '';
-      const met = figure.target !== undefined ? figure.value >= figure.target : figure.ceiling !== undefined ? figure.value <= figure.ceiling : null;
+      const target = goalOf(figure);
+      const met = isMet(figure);
       const status = figure.reference === true ? 'reference only' : met === null ? '' : met ? 'met' : 'MISSED';
       rows.push([scenario, figure.name, formatValue(figure.value, figure.unit), target, status]);
     }
   }
+  printRows(rows);
+}
+
+/** Whether a figure meets its target or ceiling; null when it has neither. */
+function isMet(figure: Figure): boolean | null {
+  if (figure.target !== undefined) return figure.value >= figure.target;
+  if (figure.ceiling !== undefined) return figure.value <= figure.ceiling;
+  return null;
+}
+
+function goalOf(figure: Figure): string {
+  if (figure.target !== undefined) return `>= ${formatValue(figure.target, figure.unit)}`;
+  if (figure.ceiling !== undefined) return `<= ${formatValue(figure.ceiling, figure.unit)}`;
+  return '';
+}
+
+/** Every goal row, in order: measured, skipped with the reason, or not reported by the scenarios run. */
+function printGoals(outcomes: readonly Outcome[], everyScenario: boolean): void {
+  const figures = new Map<string, Figure>();
+  const skipped = new Map<string, string>();
+  for (const { result } of outcomes) {
+    for (const figure of result?.figures ?? []) if (figure.goal !== undefined) figures.set(figure.goal.row, figure);
+    for (const { row, why } of result?.skipped ?? []) skipped.set(row, why);
+  }
+  const rows: string[][] = [['goal row', 'figure', 'baseline (same run)', 'ratio', 'goal', 'status']];
+  for (const row of GOAL_ROWS) {
+    const figure = figures.get(row);
+    if (figure?.goal === undefined) {
+      const why = skipped.get(row);
+      if (why !== undefined) rows.push([row, '-', '-', '-', '-', `skipped: ${why}`]);
+      else if (everyScenario) rows.push([row, '-', '-', '-', '-', 'not reported']);
+      continue;
+    }
+    const ratio = figure.unit === 'x' ? formatValue(figure.value, 'x') : '-';
+    const met = isMet(figure);
+    rows.push([row, figure.goal.measured, figure.goal.baseline, ratio, goalOf(figure), met === null ? '' : met ? 'met' : 'NOT MET']);
+  }
+  if (rows.length === 1) return;
+  console.log('\ngoals\n');
+  printRows(rows);
+}
+
+function printRows(rows: readonly (readonly string[])[]): void {
   const widths = (rows[0] as string[]).map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length)));
   const render = (row: readonly string[]): string => row.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join('  ').trimEnd();
   console.log(render(rows[0] as string[]));
@@ -120,14 +169,18 @@ async function main(): Promise<number> {
   console.log(`code: ${codeLine()}`);
   console.log(`date: ${new Date().toISOString().slice(0, 10)}\n`);
   const outcomes: Outcome[] = [];
-  for (const [scenario, file] of Object.entries(SCENARIOS)) {
-    if (wanted !== undefined && scenario !== wanted) continue;
+  const chosen = Object.entries(SCENARIOS).filter(([scenario]) => wanted === undefined || scenario === wanted);
+  const start = performance.now();
+  for (const [index, [scenario, file]] of chosen.entries()) {
+    console.log(`[${index + 1}/${chosen.length}] ${scenario} (${((performance.now() - start) / 1000).toFixed(0)} s into the run)`);
     const outcome = await runScenario(scenario, file);
     if (outcome.failure !== null) console.error(`${scenario}: ${outcome.failure}`);
     outcomes.push(outcome);
     console.log('');
   }
   printTable(outcomes);
+  printGoals(outcomes, wanted === undefined);
+  console.log(`\nran in ${((performance.now() - start) / 1000).toFixed(0)} s`);
   return outcomes.some((o) => o.failure !== null) ? 1 : 0;
 }
 
