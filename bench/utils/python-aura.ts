@@ -103,3 +103,12 @@ def tool_call_payload(n):
         "n": n,
     }
 `;
+
+/** Runs a task of fresh-child.ts in a new Node process and returns the figures it printed. */
+export function runFreshNode(task: readonly string[]): Record<string, number> {
+  const tsx = import.meta.resolve('tsx');
+  const child = path.join(ROOT, 'bench', 'utils', 'fresh-child.ts');
+  const result = spawnSync(process.execPath, ['--import', tsx, child, ...task], { cwd: ROOT, encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`fresh-child ${task.join(' ')} failed: ${result.stderr}`);
+  return JSON.parse(result.stdout.trim().split('\n').at(-1) as string) as Record<string, number>;
+}
