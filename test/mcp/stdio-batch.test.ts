@@ -19,13 +19,13 @@ function recordingStream(): { stream: Writable; writes: string[] } {
   return { stream, writes };
 }
 
-/** The next turn of the event loop: the ticks of this one have ended. */
+/** Resolves after the writes batched in this turn of the event loop have left. */
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 const ping = (id: number): JSONRPCMessage => ({ jsonrpc: '2.0', id, method: 'ping' });
 
 describe('writeMessage', () => {
-  it('hands the messages of one tick to the stream as one write, in order, one line each', async () => {
+  it('hands the messages of one turn of the event loop to the stream as one write, in order, one line each', async () => {
     const { stream, writes } = recordingStream();
     await Promise.all([writeMessage(stream, ping(1)), writeMessage(stream, ping(2)), writeMessage(stream, ping(3))]);
     expect(writes).toEqual([]);
@@ -34,7 +34,7 @@ describe('writeMessage', () => {
     expect((writes[0] as string).split('\n').slice(0, -1).map((line) => (JSON.parse(line) as { id: number }).id)).toEqual([1, 2, 3]);
   });
 
-  it('writes a message of a later tick apart, and leaves the stream uncorked', async () => {
+  it('writes a message of a later turn apart, and leaves the stream uncorked', async () => {
     const { stream, writes } = recordingStream();
     await writeMessage(stream, ping(1));
     await nextTurn();
