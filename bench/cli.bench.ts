@@ -13,7 +13,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GOAL } from './utils/goals.js';
-import { describeSamples, formatValue, median, medianPairedRatio, since, spread, withTempDir } from './utils/measure.js';
+import { describeSamples, formatValue, median, medianPairedRatio, since, withTempDir } from './utils/measure.js';
 import { findPythonAura, PYTHON_TOOL_CALL_PAYLOAD, runPython, type PythonAura } from './utils/python-aura.js';
 import { printResult, type Figure, type SkippedGoal } from './utils/result.js';
 
@@ -114,7 +114,6 @@ async function main(): Promise<void> {
           value: ratio,
           unit: 'x',
           ceiling: CEILING,
-          goal: { row: GOAL.cliVerify, measured: `${formatValue(median(aura), 'ms')} (${spread(aura, 'ms')})`, baseline: `Python ${formatValue(median(py), 'ms')} (${spread(py, 'ms')})` },
         },
       );
     }

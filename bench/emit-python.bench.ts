@@ -6,7 +6,7 @@
  */
 
 import { GOAL } from './utils/goals.js';
-import { describeSamples, formatCount, formatValue, median, medianPairedRatio, REPETITIONS, spread, withTempDir } from './utils/measure.js';
+import { describeSamples, formatCount, formatValue, median, medianPairedRatio, REPETITIONS, withTempDir } from './utils/measure.js';
 import { findPythonAura, PYTHON_TOOL_CALL_PAYLOAD, runFreshNode, runPython } from './utils/python-aura.js';
 import { printResult, type Figure } from './utils/result.js';
 
@@ -56,7 +56,6 @@ async function main(): Promise<void> {
       value: multiple,
       unit: 'x',
       target: TARGET,
-      goal: { row: GOAL.emitPython, measured: `${formatValue(median(aura), 'ms')} (${spread(aura, 'ms')})`, baseline: `Python ${formatValue(median(py), 'ms')} (${spread(py, 'ms')})` },
     },
   );
   printResult({ scenario: 'emit-python', figures });

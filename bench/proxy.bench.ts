@@ -13,8 +13,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { GOAL } from './utils/goals.js';
-import { formatCount, formatValue, median, medianPairedRatio, quantile, REPETITIONS, since, spread, withTempDir } from './utils/measure.js';
+import { formatCount, formatValue, median, medianPairedRatio, quantile, REPETITIONS, since, withTempDir } from './utils/measure.js';
 import { printResult, type Figure } from './utils/result.js';
 
 const CALLS = Number(process.env['AURA_BENCH_PROXY_CALLS'] ?? 2_000);
@@ -94,7 +93,6 @@ async function main(): Promise<void> {
           value: addedP99,
           unit: 'µs',
           ceiling: P99_CEILING_US,
-          goal: { row: GOAL.proxyP99, measured: formatValue(addedP99, 'µs'), baseline: `direct p99 ${formatValue(quantile(directMs, 0.99) * 1000, 'µs')}` },
         },
         { name: `direct calls/s, ${CALLERS} callers`, value: directRate, unit: 'calls/s' },
         { name: `proxied calls/s, ${CALLERS} callers`, value: proxiedRate, unit: 'calls/s' },
@@ -103,11 +101,6 @@ async function main(): Promise<void> {
           value: throughputRatio,
           unit: 'x',
           target: THROUGHPUT_TARGET,
-          goal: {
-            row: GOAL.proxyThroughput,
-            measured: `${formatCount(proxiedRate)} calls/s (${spread(proxiedRates, 'calls/s')})`,
-            baseline: `direct ${formatCount(directRate)} calls/s (${spread(directRates, 'calls/s')})`,
-          },
         },
       ];
       for (const f of figures) {

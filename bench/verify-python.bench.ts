@@ -9,7 +9,7 @@
 import * as fs from 'node:fs';
 import { agent } from '../src/index.js';
 import { GOAL } from './utils/goals.js';
-import { describeSamples, formatCount, formatValue, median, medianPairedRatio, REPETITIONS, spread, withTempDir } from './utils/measure.js';
+import { describeSamples, formatCount, formatValue, median, medianPairedRatio, REPETITIONS, withTempDir } from './utils/measure.js';
 import { KIND, toolCallPayload } from './utils/payload.js';
 import { findPythonAura, runFreshNode, runPython } from './utils/python-aura.js';
 import { printResult, type Figure } from './utils/result.js';
@@ -63,7 +63,6 @@ async function main(): Promise<void> {
         value: multiple,
         unit: 'x',
         target: TARGET,
-        goal: { row: GOAL.verifyPython, measured: `${formatValue(median(aura), 'ms')} CPU (${spread(aura, 'ms')})`, baseline: `Python ${formatValue(median(py), 'ms')} (${spread(py, 'ms')})` },
       },
     );
     printResult({ scenario: 'verify-python', figures });

@@ -118,9 +118,3 @@ export function formatValue(value: number, unit: string): string {
 export function describeSamples(values: readonly number[], unit: string): string {
   return `median ${formatValue(median(values), unit)}  (runs: ${values.map((v) => formatValue(v, unit).split(' ')[0]).join(', ')})`;
 }
-
-/** `141–170`: the lowest and highest of some samples, in `unit`'s format. */
-export function spread(values: readonly number[], unit: string): string {
-  const [low, high] = [Math.min(...values), Math.max(...values)].map((v) => formatValue(v, unit).split(' ')[0]);
-  return `${low ?? ''}–${high ?? ''}`;
-}

@@ -14,21 +14,9 @@ export interface Figure {
   readonly ceiling?: number;
   /** Quoted from elsewhere (not measured in this run), or derived from such a quote. */
   readonly reference?: boolean;
-  /** The goal row (runbench.ts `GOALS`) this figure answers; its target or ceiling is the goal. */
-  readonly goal?: GoalFigure;
 }
 
-/** How a figure answering a goal row is shown in the goals table. */
-export interface GoalFigure {
-  /** The row's name, as listed in runbench.ts `GOALS`. */
-  readonly row: string;
-  /** What aura measured, with its spread (`148 ms (141–170)`); for a ratio, the `value` is the ratio. */
-  readonly measured: string;
-  /** What it was measured against in the same run (`Python Aura 290 ms`), or `-`. */
-  readonly baseline: string;
-}
-
-/** A goal row a scenario could not measure here, and why. */
+/** A goal row (bench/utils/goals.ts) a scenario could not measure here, and why. */
 export interface SkippedGoal {
   readonly row: string;
   readonly why: string;
@@ -74,12 +62,11 @@ export function parseResult(line: string): ScenarioResult | null {
 
 function toFigure(item: unknown): Figure | null {
   if (!isRecord(item)) return null;
-  const { name, value, unit, target, ceiling, reference, goal } = item;
+  const { name, value, unit, target, ceiling, reference } = item;
   if (typeof name !== 'string' || typeof value !== 'number' || typeof unit !== 'string') return null;
   if (target !== undefined && typeof target !== 'number') return null;
   if (ceiling !== undefined && typeof ceiling !== 'number') return null;
   if (reference !== undefined && typeof reference !== 'boolean') return null;
-  if (goal !== undefined && !(isRecord(goal) && typeof goal['row'] === 'string' && typeof goal['measured'] === 'string' && typeof goal['baseline'] === 'string')) return null;
   return {
     name,
     value,
@@ -87,7 +74,6 @@ function toFigure(item: unknown): Figure | null {
     ...(target === undefined ? {} : { target }),
     ...(ceiling === undefined ? {} : { ceiling }),
     ...(reference === undefined ? {} : { reference }),
-    ...(goal === undefined ? {} : { goal: { row: goal['row'] as string, measured: goal['measured'] as string, baseline: goal['baseline'] as string } }),
   };
 }
 

@@ -24,6 +24,7 @@ const ROOT = path.dirname(BENCH_DIR);
 
 const SCENARIOS: Readonly<Record<string, string>> = {
   emit: 'emit.bench.ts',
+  close: 'close.bench.ts',
   'verify-chain': 'verify-chain.bench.ts',
   'tool-guarded': 'tool-guarded.bench.ts',
   checkpoint: 'checkpoint.bench.ts',
@@ -39,10 +40,7 @@ const SCENARIOS: Readonly<Record<string, string>> = {
   fleet: 'fleet.bench.ts',
   'emit-python': 'emit-python.bench.ts',
   'verify-python': 'verify-python.bench.ts',
-  close: 'close.bench.ts',
-  'findings-writes': 'findings-writes.bench.ts',
   cli: 'cli.bench.ts',
-  'sessions-list': 'sessions-list.bench.ts',
 };
 
 /** The machine line printed first, and copied into docs/benchmarks.md. */
@@ -103,8 +101,8 @@ function printTable(outcomes: readonly Outcome[]): void {
   for (const { scenario, result, failure } of outcomes) {
     if (failure !== null) rows.push([scenario, '-', '-', '-', `CRASHED (${failure})`]);
     for (const figure of result?.figures ?? []) {
-      const target = goalOf(figure);
-      const met = isMet(figure);
+      const target = limitOf(figure, figure.unit);
+      const met = isMet(figure.value, figure);
       const status = figure.reference === true ? 'reference only' : met === null ? '' : met ? 'met' : 'MISSED';
       rows.push([scenario, figure.name, formatValue(figure.value, figure.unit), target, status]);
     }
@@ -112,39 +110,38 @@ function printTable(outcomes: readonly Outcome[]): void {
   printRows(rows);
 }
 
-/** Whether a figure meets its target or ceiling; null when it has neither. */
-function isMet(figure: Figure): boolean | null {
-  if (figure.target !== undefined) return figure.value >= figure.target;
-  if (figure.ceiling !== undefined) return figure.value <= figure.ceiling;
+/** Whether a value meets a target or ceiling; null when there is neither. */
+function isMet(value: number, limits: { readonly target?: number; readonly ceiling?: number }): boolean | null {
+  if (limits.target !== undefined) return value >= limits.target;
+  if (limits.ceiling !== undefined) return value <= limits.ceiling;
   return null;
 }
 
-function goalOf(figure: Figure): string {
-  if (figure.target !== undefined) return `>= ${formatValue(figure.target, figure.unit)}`;
-  if (figure.ceiling !== undefined) return `<= ${formatValue(figure.ceiling, figure.unit)}`;
+function limitOf(limits: { readonly target?: number; readonly ceiling?: number }, unit: string): string {
+  if (limits.target !== undefined) return `>= ${formatValue(limits.target, unit)}`;
+  if (limits.ceiling !== undefined) return `<= ${formatValue(limits.ceiling, unit)}`;
   return '';
 }
 
-/** Every goal row, in order: measured, skipped with the reason, or not reported by the scenarios run. */
-function printGoals(outcomes: readonly Outcome[], everyScenario: boolean): void {
-  const figures = new Map<string, Figure>();
-  const skipped = new Map<string, string>();
-  for (const { result } of outcomes) {
-    for (const figure of result?.figures ?? []) if (figure.goal !== undefined) figures.set(figure.goal.row, figure);
-    for (const { row, why } of result?.skipped ?? []) skipped.set(row, why);
-  }
+/** Every goal row, in order: measured, skipped with the reason, or not reported by the scenarios that ran. */
+function printGoals(outcomes: readonly Outcome[]): void {
+  const ran = new Map(outcomes.map((outcome) => [outcome.scenario, outcome]));
   const rows: string[][] = [['goal row', 'figure', 'baseline (same run)', 'ratio', 'goal', 'status']];
-  for (const row of GOAL_ROWS) {
-    const figure = figures.get(row);
-    if (figure?.goal === undefined) {
-      const why = skipped.get(row);
-      if (why !== undefined) rows.push([row, '-', '-', '-', '-', `skipped: ${why}`]);
-      else if (everyScenario) rows.push([row, '-', '-', '-', '-', 'not reported']);
+  for (const goal of GOAL_ROWS) {
+    const outcome = ran.get(goal.scenario);
+    if (outcome === undefined) continue;
+    const find = (start: string | undefined): Figure | undefined => (start === undefined ? undefined : outcome.result?.figures.find((f) => f.name.startsWith(start)));
+    const figure = find(goal.figure);
+    if (figure === undefined) {
+      const skipped = outcome.result?.skipped?.find((s) => s.row === goal.row);
+      const why = skipped !== undefined ? `skipped: ${skipped.why}` : outcome.failure !== null ? `${goal.scenario} crashed` : `not reported by ${goal.scenario}`;
+      rows.push([goal.row, '-', '-', '-', limitOf(goal, 'x'), why]);
       continue;
     }
-    const ratio = figure.unit === 'x' ? formatValue(figure.value, 'x') : '-';
-    const met = isMet(figure);
-    rows.push([row, figure.goal.measured, figure.goal.baseline, ratio, goalOf(figure), met === null ? '' : met ? 'met' : 'NOT MET']);
+    const shown = (f: Figure | undefined): string => (f === undefined ? '-' : formatValue(f.value, f.unit));
+    const isRatio = figure.unit === 'x';
+    const met = isMet(figure.value, goal);
+    rows.push([goal.row, isRatio ? shown(find(goal.measured)) : shown(figure), shown(find(goal.baseline)), isRatio ? shown(figure) : '-', limitOf(goal, figure.unit), met === null ? '' : met ? 'met' : 'NOT MET']);
   }
   if (rows.length === 1) return;
   console.log('\ngoals\n');
@@ -179,7 +176,7 @@ async function main(): Promise<number> {
     console.log('');
   }
   printTable(outcomes);
-  printGoals(outcomes, wanted === undefined);
+  printGoals(outcomes);
   console.log(`\nran in ${((performance.now() - start) / 1000).toFixed(0)} s`);
   return outcomes.some((o) => o.failure !== null) ? 1 : 0;
 }
