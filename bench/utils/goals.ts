@@ -11,6 +11,8 @@ export interface GoalRow {
   readonly scenario: string;
   /** The figure the goal applies to (the start of its name). */
   readonly figure: string;
+  /** The figure's unit, in which the target or ceiling is given. */
+  readonly unit: string;
   readonly target?: number;
   readonly ceiling?: number;
   /** The figure shown as what aura measured, when `figure` is a ratio. */
@@ -34,15 +36,15 @@ export const GOAL = {
 } as const;
 
 export const GOAL_ROWS: readonly GoalRow[] = [
-  { row: GOAL.emitPython, scenario: 'emit-python', figure: 'emit speed aura / Python Aura', target: 5, measured: 'aura emit', baseline: 'Python Aura emit' },
-  { row: GOAL.emitRaw, scenario: 'emit', figure: "emit ratio 'close' / baseline", target: 0.8, measured: "emit fsync 'close'", baseline: 'emit baseline' },
-  { row: GOAL.verifyPython, scenario: 'verify-python', figure: 'verify speed aura / Python Aura', target: 5, measured: 'aura verify', baseline: 'Python Aura verify' },
-  { row: GOAL.closeRss, scenario: 'close', figure: 'close peak RSS / RSS before', ceiling: 1.5 },
-  { row: GOAL.closeTime, scenario: 'close', figure: 'close / verify pass', ceiling: 1, measured: 'close() after', baseline: 'streaming verify pass' },
-  { row: GOAL.findingsWarm, scenario: 'findings-channel', figure: 'warm call', ceiling: 100 },
-  { row: GOAL.findingsWrites, scenario: 'findings-channel', figure: 'call within ms of a store write', ceiling: 100 },
-  { row: GOAL.cliVerify, scenario: 'cli', figure: 'aura / Python Aura, CLI verify chain', ceiling: 0.5, measured: 'aura verify chain, wall', baseline: 'Python Aura verify chain, wall' },
-  { row: GOAL.sessionsList, scenario: 'findings-channel', figure: 'sessions list, 10,000 sessions', ceiling: 1000 },
-  { row: GOAL.proxyP99, scenario: 'proxy', figure: 'added at p99', ceiling: 3000, baseline: 'direct p99' },
-  { row: GOAL.proxyThroughput, scenario: 'proxy', figure: 'proxied / direct throughput', target: 0.8, measured: 'proxied calls/s', baseline: 'direct calls/s' },
+  { row: GOAL.emitPython, scenario: 'emit-python', figure: 'emit speed aura / Python Aura', unit: 'x', target: 5, measured: 'aura emit', baseline: 'Python Aura emit' },
+  { row: GOAL.emitRaw, scenario: 'emit', figure: "emit ratio 'close' / baseline", unit: 'x', target: 0.8, measured: "emit fsync 'close'", baseline: 'emit baseline' },
+  { row: GOAL.verifyPython, scenario: 'verify-python', figure: 'verify speed aura / Python Aura', unit: 'x', target: 5, measured: 'aura verify', baseline: 'Python Aura verify' },
+  { row: GOAL.closeRss, scenario: 'close', figure: 'close peak RSS / RSS before', unit: 'x', ceiling: 1.5 },
+  { row: GOAL.closeTime, scenario: 'close', figure: 'close / verify pass', unit: 'x', ceiling: 1, measured: 'close() after', baseline: 'streaming verify pass' },
+  { row: GOAL.findingsWarm, scenario: 'findings-channel', figure: 'warm call', unit: 'ms', ceiling: 100 },
+  { row: GOAL.findingsWrites, scenario: 'findings-channel', figure: 'call within ms of a store write', unit: 'ms', ceiling: 100 },
+  { row: GOAL.cliVerify, scenario: 'cli', figure: 'aura / Python Aura, CLI verify chain', unit: 'x', ceiling: 0.5, measured: 'aura verify chain, wall', baseline: 'Python Aura verify chain, wall' },
+  { row: GOAL.sessionsList, scenario: 'findings-channel', figure: 'sessions list, 10,000 sessions', unit: 'ms', ceiling: 1000 },
+  { row: GOAL.proxyP99, scenario: 'proxy', figure: 'added at p99', unit: 'µs', ceiling: 3000, baseline: 'direct p99' },
+  { row: GOAL.proxyThroughput, scenario: 'proxy', figure: 'proxied / direct throughput', unit: 'x', target: 0.8, measured: 'proxied calls/s', baseline: 'direct calls/s' },
 ];

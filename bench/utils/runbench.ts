@@ -130,18 +130,22 @@ function printGoals(outcomes: readonly Outcome[]): void {
   for (const goal of GOAL_ROWS) {
     const outcome = ran.get(goal.scenario);
     if (outcome === undefined) continue;
-    const find = (start: string | undefined): Figure | undefined => (start === undefined ? undefined : outcome.result?.figures.find((f) => f.name.startsWith(start)));
+    // The figure of that name, else the first whose name starts with it (names may end in a count).
+    const find = (name: string | undefined): Figure | undefined => {
+      const figures = name === undefined ? [] : (outcome.result?.figures ?? []);
+      return figures.find((f) => f.name === name) ?? figures.find((f) => name !== undefined && f.name.startsWith(name));
+    };
     const figure = find(goal.figure);
     if (figure === undefined) {
       const skipped = outcome.result?.skipped?.find((s) => s.row === goal.row);
       const why = skipped !== undefined ? `skipped: ${skipped.why}` : outcome.failure !== null ? `${goal.scenario} crashed` : `not reported by ${goal.scenario}`;
-      rows.push([goal.row, '-', '-', '-', limitOf(goal, 'x'), why]);
+      rows.push([goal.row, '-', '-', '-', limitOf(goal, goal.unit), why]);
       continue;
     }
     const shown = (f: Figure | undefined): string => (f === undefined ? '-' : formatValue(f.value, f.unit));
     const isRatio = figure.unit === 'x';
     const met = isMet(figure.value, goal);
-    rows.push([goal.row, isRatio ? shown(find(goal.measured)) : shown(figure), shown(find(goal.baseline)), isRatio ? shown(figure) : '-', limitOf(goal, figure.unit), met === null ? '' : met ? 'met' : 'NOT MET']);
+    rows.push([goal.row, isRatio ? shown(find(goal.measured)) : shown(figure), shown(find(goal.baseline)), isRatio ? shown(figure) : '-', limitOf(goal, goal.unit), met === null ? '' : met ? 'met' : 'NOT MET']);
   }
   if (rows.length === 1) return;
   console.log('\ngoals\n');
