@@ -6,9 +6,8 @@
  */
 
 import { GOAL } from './utils/goals.js';
-import { describeSamples, formatCount, formatValue, median, medianPairedRatio, REPETITIONS, withTempDir } from './utils/measure.js';
-import { findPythonAura, PYTHON_TOOL_CALL_PAYLOAD, runFreshNode, runPython } from './utils/python-aura.js';
-import { printResult, type Figure } from './utils/result.js';
+import { formatCount, REPETITIONS, withTempDir } from './utils/measure.js';
+import { PYTHON_TOOL_CALL_PAYLOAD, raceAgainstPython, runFreshNode, runPython } from './utils/python-aura.js';
 
 const EVENTS = 20_000;
 const TARGET = 5;
@@ -26,39 +25,14 @@ with agent("bench/emit").session(export=False) as run:
 print(json.dumps({"ms": ms}))
 `;
 
-async function main(): Promise<void> {
-  const python = findPythonAura();
-  console.log(`emit-python: ${formatCount(EVENTS)} tool.call events in a fresh process, trail on, ${REPETITIONS} interleaved rounds; emit loop timed`);
-  const aura: number[] = [];
-  const py: number[] = [];
-  for (let round = 0; round < REPETITIONS; round++) {
-    const runAura = (): Promise<void> => withTempDir('emit-python', (home) => void aura.push(runFreshNode(['emit', home, String(EVENTS)])['ms'] as number));
-    const runPy = (): Promise<void> =>
-      typeof python === 'string' ? Promise.resolve() : withTempDir('emit-python', (home) => void py.push((JSON.parse(runPython(python, EMIT, [String(EVENTS)], home)) as { ms: number }).ms));
-    if (round % 2 === 0) await runAura().then(runPy);
-    else await runPy().then(runAura);
-  }
-  const rate = (ms: number): number => (EVENTS / ms) * 1000;
-  console.log(`  aura         ${describeSamples(aura, 'ms')}  (${formatValue(rate(median(aura)), 'events/s')})`);
-  const figures: Figure[] = [{ name: `aura emit ${formatCount(EVENTS)}, fresh process`, value: rate(median(aura)), unit: 'events/s' }];
-  if (typeof python === 'string') {
-    console.log(`  ${python}`);
-    printResult({ scenario: 'emit-python', figures, skipped: [{ row: GOAL.emitPython, why: python }] });
-    return;
-  }
-  const multiple = medianPairedRatio(py, aura);
-  console.log(`  Python Aura  ${describeSamples(py, 'ms')}  (${formatValue(rate(median(py)), 'events/s')})`);
-  console.log(`  aura / Python Aura speed, same-round: median ${formatValue(multiple, 'x')} (goal >= ${formatValue(TARGET, 'x')}: ${multiple >= TARGET ? 'met' : 'NOT MET'})`);
-  figures.push(
-    { name: `Python Aura emit ${formatCount(EVENTS)}, fresh process`, value: rate(median(py)), unit: 'events/s' },
-    {
-      name: 'emit speed aura / Python Aura, fresh process',
-      value: multiple,
-      unit: 'x',
-      target: TARGET,
-    },
-  );
-  printResult({ scenario: 'emit-python', figures });
-}
-
-await main();
+console.log(`emit-python: ${formatCount(EVENTS)} tool.call events in a fresh process, trail on, ${REPETITIONS} interleaved rounds; emit loop timed`);
+await raceAgainstPython({
+  scenario: 'emit-python',
+  row: GOAL.emitPython,
+  what: 'emit',
+  detail: `${formatCount(EVENTS)} events, fresh process`,
+  rounds: REPETITIONS,
+  target: TARGET,
+  aura: () => withTempDir('emit-python', (home) => runFreshNode(['emit', home, String(EVENTS)])['ms'] as number),
+  python: (python) => withTempDir('emit-python', (home) => (JSON.parse(runPython(python, EMIT, [String(EVENTS)], home)) as { ms: number }).ms),
+});

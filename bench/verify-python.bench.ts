@@ -11,10 +11,9 @@ import * as path from 'node:path';
 import { agent } from '../src/index.js';
 import { benchDataDir } from './utils/dataset.js';
 import { GOAL } from './utils/goals.js';
-import { describeSamples, formatCount, formatValue, median, medianPairedRatio, withTempDir } from './utils/measure.js';
+import { formatCount, withTempDir } from './utils/measure.js';
 import { KIND, toolCallPayload } from './utils/payload.js';
-import { findPythonAura, runFreshNode, runPython } from './utils/python-aura.js';
-import { printResult, type Figure } from './utils/result.js';
+import { raceAgainstPython, runFreshNode, runPython } from './utils/python-aura.js';
 
 const EVENTS = 100_000;
 const TARGET = 5;
@@ -47,41 +46,17 @@ async function keptTrail(): Promise<string> {
   return trail;
 }
 
-async function main(): Promise<void> {
-  const python = findPythonAura();
-  const trail = await keptTrail();
-  await withTempDir('verify-python', (home) => {
-    console.log(`verify-python: ${formatCount(EVENTS + 3)} events, ${(fs.statSync(trail).size / 1e6).toFixed(1)} MB, each verified in a fresh process, ${ROUNDS} interleaved rounds; CPU time of the verification`);
-    const aura: number[] = [];
-    const py: number[] = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      const runAura = (): void => void aura.push(runFreshNode(['verify', trail])['cpuMs'] as number);
-      const runPy = (): void => {
-        if (typeof python !== 'string') py.push((JSON.parse(runPython(python, VERIFY, [trail], home)) as { cpuMs: number }).cpuMs);
-      };
-      for (const run of round % 2 === 0 ? [runAura, runPy] : [runPy, runAura]) run();
-    }
-    console.log(`  aura verifyTrail          ${describeSamples(aura, 'ms')}`);
-    const figures: Figure[] = [{ name: `aura verify ${formatCount(EVENTS)} events, CPU`, value: median(aura), unit: 'ms' }];
-    if (typeof python === 'string') {
-      console.log(`  ${python}`);
-      printResult({ scenario: 'verify-python', figures, skipped: [{ row: GOAL.verifyPython, why: python }] });
-      return;
-    }
-    const multiple = medianPairedRatio(py, aura);
-    console.log(`  Python Aura verify chain  ${describeSamples(py, 'ms')}`);
-    console.log(`  aura / Python Aura speed, same-round: median ${formatValue(multiple, 'x')} (goal >= ${formatValue(TARGET, 'x')}: ${multiple >= TARGET ? 'met' : 'NOT MET'})`);
-    figures.push(
-      { name: `Python Aura verify ${formatCount(EVENTS)} events, CPU`, value: median(py), unit: 'ms' },
-      {
-        name: 'verify speed aura / Python Aura, CPU time',
-        value: multiple,
-        unit: 'x',
-        target: TARGET,
-      },
-    );
-    printResult({ scenario: 'verify-python', figures });
-  });
-}
-
-await main();
+const trail = await keptTrail();
+console.log(`verify-python: ${formatCount(EVENTS + 3)} events, ${(fs.statSync(trail).size / 1e6).toFixed(1)} MB, each verified in a fresh process, ${ROUNDS} interleaved rounds; CPU time of the verification`);
+await withTempDir('verify-python', (home) =>
+  raceAgainstPython({
+    scenario: 'verify-python',
+    row: GOAL.verifyPython,
+    what: 'verify',
+    detail: `${formatCount(EVENTS)} events, CPU`,
+    rounds: ROUNDS,
+    target: TARGET,
+    aura: () => runFreshNode(['verify', trail])['cpuMs'] as number,
+    python: (python) => (JSON.parse(runPython(python, VERIFY, [trail], home)) as { cpuMs: number }).cpuMs,
+  }),
+);

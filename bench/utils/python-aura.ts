@@ -13,6 +13,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchDataDir } from './dataset.js';
+import { describeSamples, formatValue, median, medianPairedRatio } from './measure.js';
+import { printResult, type Figure } from './result.js';
 
 const ROOT = path.dirname(path.dirname(path.dirname(fileURLToPath(import.meta.url))));
 const TARBALL = 'aura-py-0.3.3-src.tar.gz';
@@ -111,4 +113,52 @@ export function runFreshNode(task: readonly string[]): Record<string, number> {
   const result = spawnSync(process.execPath, ['--import', tsx, child, ...task], { cwd: ROOT, encoding: 'utf8' });
   if (result.status !== 0) throw new Error(`fresh-child ${task.join(' ')} failed: ${result.stderr}`);
   return JSON.parse(result.stdout.trim().split('\n').at(-1) as string) as Record<string, number>;
+}
+
+/** A comparison with Python Aura: one run of each side returns its milliseconds. */
+export interface PythonRace {
+  readonly scenario: string;
+  /** The goal row (bench/utils/goals.ts) reported skipped when Python Aura is absent. */
+  readonly row: string;
+  /** What is timed (`emit`, `verify`), then how (`20,000 events, fresh process`). */
+  readonly what: string;
+  readonly detail: string;
+  readonly rounds: number;
+  /** The lowest acceptable speed multiple (Python's time over aura's). */
+  readonly target: number;
+  readonly aura: () => Promise<number> | number;
+  readonly python: (python: PythonAura) => Promise<number> | number;
+}
+
+/**
+ * Runs both sides in interleaved rounds, then prints and reports their medians and aura's speed
+ * multiple, the median of the same-round ratios of Python's time over aura's. Without Python Aura,
+ * aura alone, and the goal row reported skipped with the reason.
+ */
+export async function raceAgainstPython(race: PythonRace): Promise<void> {
+  const python = findPythonAura();
+  const aura: number[] = [];
+  const py: number[] = [];
+  for (let round = 0; round < race.rounds; round++) {
+    const runAura = async (): Promise<void> => void aura.push(await race.aura());
+    const runPy = async (): Promise<void> => {
+      if (typeof python !== 'string') py.push(await race.python(python));
+    };
+    for (const run of round % 2 === 0 ? [runAura, runPy] : [runPy, runAura]) await run();
+  }
+  console.log(`  aura         ${describeSamples(aura, 'ms')}`);
+  const figures: Figure[] = [{ name: `aura ${race.what} ${race.detail}`, value: median(aura), unit: 'ms' }];
+  if (typeof python === 'string') {
+    console.log(`  ${python}`);
+    printResult({ scenario: race.scenario, figures, skipped: [{ row: race.row, why: python }] });
+    return;
+  }
+  const multiple = medianPairedRatio(py, aura);
+  console.log(`  Python Aura  ${describeSamples(py, 'ms')}`);
+  console.log(`  aura / Python Aura speed, same-round: median ${formatValue(multiple, 'x')} (goal >= ${formatValue(race.target, 'x')}: ${multiple >= race.target ? 'met' : 'NOT MET'})`);
+  figures.push(
+    { name: `Python Aura ${race.what} ${race.detail}`, value: median(py), unit: 'ms' },
+    { name: `${race.what} speed aura / Python Aura`, value: multiple, unit: 'x', target: race.target },
+  );
+  printResult({ scenario: race.scenario, figures });
 }
