@@ -3,20 +3,8 @@
  * names the file, the line and the key.
  */
 
-import { createRequire } from 'node:module';
 import type * as Yaml from 'yaml';
-
-let yamlModule: typeof Yaml | undefined;
-
-/**
- * The yaml package, loaded at the first parse: it is a large package, and most processes read no
- * YAML (a command line with no config file). Its Node build is CommonJS, so require() loads the
- * very module an import would.
- */
-function yaml(): typeof Yaml {
-  yamlModule ??= createRequire(import.meta.url)('yaml') as typeof Yaml;
-  return yamlModule;
-}
+import { yamlModule as yaml } from './yaml-module.js';
 
 /** A key path inside a document: `['rules', 2, 'tools']`. */
 export type KeyPath = readonly (string | number)[];
