@@ -12,8 +12,9 @@
  *    local `aura verify store` of the same sessions, interleaved, in events/s. Target: the store
  *    >= 50% of local.
  *
- * The sessions are built once and kept (in AURA_BENCH_FLEET_DIR, default the OS temp folder's
- * `aura-bench-fleet`): later runs reuse them. The databases (`aura_bench_fleet_*` on AURA_BENCH_PG,
+ * The sessions are built once and kept (bench/utils/dataset.ts: AURA_BENCH_DATA, default the OS
+ * temp folder's `aura-bench-data`): later runs, and the other scenarios over the same 10,000
+ * sessions, reuse them. The databases (`aura_bench_fleet_*` on AURA_BENCH_PG,
  * default the local server) are made afresh each run and dropped at the end.
  */
 
@@ -25,7 +26,6 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import postgres from 'postgres';
-import { agent } from '../src/index.js';
 import { binaryCopy, type CopyValue } from '../src/store/postgres/copy-binary.js';
 import { openStore } from '../src/store/postgres/connection.js';
 import { initStore } from '../src/store/postgres/schema.js';
@@ -33,37 +33,16 @@ import { verifyFleetStore } from '../src/store/postgres/verify.js';
 import { pushSessions, splitLines } from '../src/store/push.js';
 import { listSessionIds } from '../src/store/session-files.js';
 import { verifyStore } from '../src/store/verify-store.js';
+import { dataset, FINDINGS_STORE } from './utils/dataset.js';
 import { describeSamples, formatCount, interleave, median, medianPairedRatio, quantile, samplesOf, since } from './utils/measure.js';
 import { printResult, type Figure } from './utils/result.js';
 
 const SCALE = Number(process.env['AURA_BENCH_FLEET_SCALE'] ?? 1);
 const PUSH = { sessions: Math.round(1000 * SCALE), events: 1000 };
-const FIND = { sessions: Math.round(10_000 * SCALE), events: 100 };
-const DATA = path.resolve(process.env['AURA_BENCH_FLEET_DIR'] ?? path.join(os.tmpdir(), 'aura-bench-fleet'));
+const FIND = { sessions: Math.round(FINDINGS_STORE.sessions * SCALE), events: FINDINGS_STORE.events };
 const ADMIN = process.env['AURA_BENCH_PG'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const ROOT = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const REPS = 3;
-
-/** A home of `sessions` closed sessions of `events` events each, built once and kept. */
-async function dataset(name: string, ref: string, shape: { sessions: number; events: number }): Promise<string> {
-  const home = path.join(DATA, `${name}-${shape.sessions}x${shape.events}-v2`);
-  const done = path.join(home, 'complete');
-  if (fs.existsSync(done)) return home;
-  fs.rmSync(home, { recursive: true, force: true });
-  const start = performance.now();
-  const ag = agent(ref, { home, rules: [{ type: 'deny_tools', tools: ['shell.*'] }] });
-  for (let i = 0; i < shape.sessions; i++) {
-    const session = ag.session({ fsync: 'none' });
-    // session.open, membrane.ingress and session.close make three; one denied call gives every
-    // session a finding, so the findings channel has 10,000 of a kind to trim.
-    session.emit('constraint.violated', { tool: 'shell.exec', rule: { type: 'deny_tools' }, message: 'denied' });
-    for (let j = 0; j < shape.events - 4; j++) session.emit('tool.note', { tool: 'fs.read_file', args: { path: `/src/${i}/${j}.ts`, limit: 4096 } });
-    await session.close();
-  }
-  fs.writeFileSync(done, '');
-  console.log(`  built ${name}: ${formatCount(shape.sessions)} sessions x ${formatCount(shape.events)} events in ${(since(start) / 1000).toFixed(1)} s (kept in ${home})`);
-  return home;
-}
 
 const admin = postgres(ADMIN, { max: 1, onnotice: () => undefined });
 

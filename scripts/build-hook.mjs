@@ -6,11 +6,11 @@
  * is for them. Run after tsc (npm run build; test/global-setup.ts).
  */
 
-import { buildSync } from 'esbuild';
+import { build } from 'esbuild';
 import { fileURLToPath, URL } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-buildSync({
+await build({
   entryPoints: [`${root}dist/cli/hook-claude-code.js`],
   outfile: `${root}dist/claude-code-hook.js`,
   bundle: true,
@@ -19,6 +19,16 @@ buildSync({
   target: 'node20',
   // Loaded with require() when a profile has a schema: left to Node's resolution from dist/.
   external: ['ajv', 'ajv-formats', '@opentelemetry/api'],
+  // The hook reads a profile on every call: its bundle carries yaml, imported statically in place
+  // of the module that loads it at first use (src/config/yaml-module.ts).
+  plugins: [
+    {
+      name: 'static-yaml',
+      setup(build) {
+        build.onResolve({ filter: /^\.\/yaml-module\.js$/ }, () => ({ path: fileURLToPath(new URL('hook-yaml-module.mjs', import.meta.url)) }));
+      },
+    },
+  ],
   // yaml's Node build is CommonJS: its require() of Node's built-ins needs a real require.
   banner: { js: "import { createRequire as __auraCreateRequire } from 'node:module'; const require = __auraCreateRequire(import.meta.url);" },
   logLevel: 'warning',

@@ -103,6 +103,7 @@ export function formatCount(value: number): string {
 export function formatValue(value: number, unit: string): string {
   switch (unit) {
     case 'events/s':
+    case 'calls/s':
       return `${formatCount(value)} ${unit}`;
     case 'x':
       return `${value.toFixed(2)}x`;

@@ -16,10 +16,17 @@ export interface Figure {
   readonly reference?: boolean;
 }
 
+/** A goal row (bench/utils/goals.ts) a scenario could not measure here, and why. */
+export interface SkippedGoal {
+  readonly row: string;
+  readonly why: string;
+}
+
 /** All the figures of one scenario. */
 export interface ScenarioResult {
   readonly scenario: string;
   readonly figures: readonly Figure[];
+  readonly skipped?: readonly SkippedGoal[];
 }
 
 export const RESULT_PREFIX = 'RESULT ';
@@ -45,7 +52,12 @@ export function parseResult(line: string): ScenarioResult | null {
     if (figure === null) return null;
     figures.push(figure);
   }
-  return { scenario: value['scenario'], figures };
+  const skipped: SkippedGoal[] = [];
+  for (const item of (value['skipped'] ?? []) as unknown[]) {
+    if (!isRecord(item) || typeof item['row'] !== 'string' || typeof item['why'] !== 'string') return null;
+    skipped.push({ row: item['row'], why: item['why'] });
+  }
+  return { scenario: value['scenario'], figures, skipped };
 }
 
 function toFigure(item: unknown): Figure | null {

@@ -15,8 +15,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { GOAL_ROWS } from './goals.js';
 import { formatValue } from './measure.js';
-import { parseResult, type ScenarioResult } from './result.js';
+import { parseResult, type Figure, type ScenarioResult } from './result.js';
 
 const BENCH_DIR = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const ROOT = path.dirname(BENCH_DIR);
@@ -37,6 +38,9 @@ const SCENARIOS: Readonly<Record<string, string>> = {
   'report-html': 'report-html.bench.ts',
   adapters: 'adapters.bench.ts',
   fleet: 'fleet.bench.ts',
+  'emit-python': 'emit-python.bench.ts',
+  'verify-python': 'verify-python.bench.ts',
+  cli: 'cli.bench.ts',
 };
 
 /** The machine line printed first, and copied into docs/benchmarks.md. */
@@ -97,13 +101,58 @@ function printTable(outcomes: readonly Outcome[]): void {
   for (const { scenario, result, failure } of outcomes) {
     if (failure !== null) rows.push([scenario, '-', '-', '-', `CRASHED (${failure})`]);
     for (const figure of result?.figures ?? []) {
-      const target =
-        figure.target !== undefined ? `>= ${formatValue(figure.target, figure.unit)}` : figure.ceiling !== undefined ? `<= ${formatValue(figure.ceiling, figure.unit)}` : '';
-      const met = figure.target !== undefined ? figure.value >= figure.target : figure.ceiling !== undefined ? figure.value <= figure.ceiling : null;
+      const target = limitOf(figure, figure.unit);
+      const met = isMet(figure.value, figure);
       const status = figure.reference === true ? 'reference only' : met === null ? '' : met ? 'met' : 'MISSED';
       rows.push([scenario, figure.name, formatValue(figure.value, figure.unit), target, status]);
     }
   }
+  printRows(rows);
+}
+
+/** Whether a value meets a target or ceiling; null when there is neither. */
+function isMet(value: number, limits: { readonly target?: number; readonly ceiling?: number }): boolean | null {
+  if (limits.target !== undefined) return value >= limits.target;
+  if (limits.ceiling !== undefined) return value <= limits.ceiling;
+  return null;
+}
+
+function limitOf(limits: { readonly target?: number; readonly ceiling?: number }, unit: string): string {
+  if (limits.target !== undefined) return `>= ${formatValue(limits.target, unit)}`;
+  if (limits.ceiling !== undefined) return `<= ${formatValue(limits.ceiling, unit)}`;
+  return '';
+}
+
+/** Every goal row, in order: measured, skipped with the reason, or not reported by the scenarios that ran. */
+function printGoals(outcomes: readonly Outcome[]): void {
+  const ran = new Map(outcomes.map((outcome) => [outcome.scenario, outcome]));
+  const rows: string[][] = [['goal row', 'figure', 'baseline (same run)', 'ratio', 'goal', 'status']];
+  for (const goal of GOAL_ROWS) {
+    const outcome = ran.get(goal.scenario);
+    if (outcome === undefined) continue;
+    // The figure of that name, else the first whose name starts with it (names may end in a count).
+    const find = (name: string | undefined): Figure | undefined => {
+      const figures = name === undefined ? [] : (outcome.result?.figures ?? []);
+      return figures.find((f) => f.name === name) ?? figures.find((f) => name !== undefined && f.name.startsWith(name));
+    };
+    const figure = find(goal.figure);
+    if (figure === undefined) {
+      const skipped = outcome.result?.skipped?.find((s) => s.row === goal.row);
+      const why = skipped !== undefined ? `skipped: ${skipped.why}` : outcome.failure !== null ? `${goal.scenario} crashed` : `not reported by ${goal.scenario}`;
+      rows.push([goal.row, '-', '-', '-', limitOf(goal, goal.unit), why]);
+      continue;
+    }
+    const shown = (f: Figure | undefined): string => (f === undefined ? '-' : formatValue(f.value, f.unit));
+    const isRatio = figure.unit === 'x';
+    const met = isMet(figure.value, goal);
+    rows.push([goal.row, isRatio ? shown(find(goal.measured)) : shown(figure), shown(find(goal.baseline)), isRatio ? shown(figure) : '-', limitOf(goal, goal.unit), met === null ? '' : met ? 'met' : 'NOT MET']);
+  }
+  if (rows.length === 1) return;
+  console.log('\ngoals\n');
+  printRows(rows);
+}
+
+function printRows(rows: readonly (readonly string[])[]): void {
   const widths = (rows[0] as string[]).map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length)));
   const render = (row: readonly string[]): string => row.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join('  ').trimEnd();
   console.log(render(rows[0] as string[]));
@@ -121,14 +170,18 @@ async function main(): Promise<number> {
   console.log(`code: ${codeLine()}`);
   console.log(`date: ${new Date().toISOString().slice(0, 10)}\n`);
   const outcomes: Outcome[] = [];
-  for (const [scenario, file] of Object.entries(SCENARIOS)) {
-    if (wanted !== undefined && scenario !== wanted) continue;
+  const chosen = Object.entries(SCENARIOS).filter(([scenario]) => wanted === undefined || scenario === wanted);
+  const start = performance.now();
+  for (const [index, [scenario, file]] of chosen.entries()) {
+    console.log(`[${index + 1}/${chosen.length}] ${scenario} (${((performance.now() - start) / 1000).toFixed(0)} s into the run)`);
     const outcome = await runScenario(scenario, file);
     if (outcome.failure !== null) console.error(`${scenario}: ${outcome.failure}`);
     outcomes.push(outcome);
     console.log('');
   }
   printTable(outcomes);
+  printGoals(outcomes);
+  console.log(`\nran in ${((performance.now() - start) / 1000).toFixed(0)} s`);
   return outcomes.some((o) => o.failure !== null) ? 1 : 0;
 }
 

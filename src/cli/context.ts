@@ -4,7 +4,6 @@ import * as fs from 'node:fs';
 import { resolveConfig, type AuraConfig } from '../config/config.js';
 import { InvalidOptionError, NotFoundError } from '../errors.js';
 import { KeyRing } from '../spine/signing.js';
-import { FolderSource } from '../store/folder-source.js';
 import type { SessionSource } from '../store/source.js';
 
 /** The global options of `aura`. */
@@ -82,13 +81,16 @@ export async function storeUrlFor(options: StoreOptions, config: AuraConfig): Pr
 }
 
 /**
- * Where the readers read: the fleet store when one is selected, else the sessions folder. The
- * PostgreSQL client is loaded only when a store is used.
+ * Where the readers read: the fleet store when one is selected, else the sessions folder. Each is
+ * loaded only when used (the PostgreSQL client only for a store).
  * @throws InvalidOptionError, StoreError
  */
 export async function sourceFor(options: StoreOptions, config: AuraConfig): Promise<SessionSource> {
   const url = await storeUrlFor(options, config);
-  if (url === null) return new FolderSource(config.paths.sessions, config.paths.sealLog);
+  if (url === null) {
+    const { FolderSource } = await import('../store/folder-source.js');
+    return new FolderSource(config.paths.sessions, config.paths.sealLog);
+  }
   const { PostgresSource } = await import('../store/postgres/pg-source.js');
   return PostgresSource.open(url);
 }

@@ -3,6 +3,9 @@
  * The `aura` command line. Each command lives in its own file and returns a result object; this
  * file wires them to commander, prints results (`--json` or for people) and maps errors to the
  * documented exit codes, in one place (`reportError`). Nothing reaches the user as a stack trace.
+ *
+ * A command's module is imported only when that command runs: a process pays for what it uses
+ * (`verify chain` does not load the MCP SDK, the PostgreSQL client or the report pages).
  */
 
 import { Command, CommanderError, Option } from 'commander';
@@ -10,26 +13,12 @@ import type { AuraConfig } from '../config/config.js';
 import { AuraError, describeCause } from '../errors.js';
 import { VERSION } from '../version.js';
 import { configFor, keysFor, type GlobalOptions, type KeyOptions, type StoreOptions } from './context.js';
-import { compareCommand } from './compare.js';
-import { keysInitCommand, keysListCommand, keysRotateCommand } from './keys.js';
-import { logsCommand, type LogsOptions } from './logs.js';
-import { mcpCommand, type McpOptions } from './mcp.js';
-import { proxyCommand, type ProxyOptions } from './proxy.js';
-import { approveCommand } from './approve.js';
-import { hookInstallCommand, type HookInstallOptions } from './hook-install.js';
-import { reportShowCommand } from './report.js';
-import { reportHtmlCommand } from './report-html.js';
-import { uiCommand } from './ui.js';
-import { verifyStoreCommand } from './verify-store.js';
-import { demoCommand } from './demo.js';
-import { exportCommand, exportOtelCommand } from './export.js';
+import type { LogsOptions } from './logs.js';
+import type { McpOptions } from './mcp.js';
+import type { ProxyOptions } from './proxy.js';
+import type { HookInstallOptions } from './hook-install.js';
 import { EXIT, printResult, type CommandResult } from './output.js';
-import { pathsCommand } from './paths.js';
-import { pullCommand } from './pull.js';
-import { pushCommand, type PushFlags } from './push.js';
-import { storeInitCommand } from './store.js';
-import { sessionsListCommand } from './sessions.js';
-import { verifyChainCommand } from './verify-chain.js';
+import type { PushFlags } from './push.js';
 
 interface JsonFlag {
   readonly json?: boolean;
@@ -64,16 +53,16 @@ function buildProgram(invocation: Invocation): Command {
     invocation.asJson = flags.json === true;
     invocation.outcome = Promise.resolve().then(command);
   };
-  /** A command that takes no arguments, only the configuration. */
-  const configCommand = (parent: Command, name: string, description: string, command: (config: AuraConfig) => CommandResult | Promise<CommandResult>): void => {
+  /** A command that takes no arguments, only the configuration; `load` imports it when it runs. */
+  const configCommand = (parent: Command, name: string, description: string, load: () => Promise<(config: AuraConfig) => CommandResult | Promise<CommandResult>>): void => {
     parent
       .command(name)
       .description(description)
       .addOption(json)
-      .action((flags: JsonFlag) => run(flags, () => command(configFor(global()))));
+      .action((flags: JsonFlag) => run(flags, async () => (await load())(configFor(global()))));
   };
 
-  configCommand(program, 'demo', 'run a scripted session of a small agent (no network), write it to the sessions folder, verify it', demoCommand);
+  configCommand(program, 'demo', 'run a scripted session of a small agent (no network), write it to the sessions folder, verify it', async () => (await import('./demo.js')).demoCommand);
 
   const verify = program.command('verify').description('check trails');
   verify
@@ -85,8 +74,9 @@ function buildProgram(invocation: Invocation): Command {
     .option('--public-key <file>', 'trust this one public key')
     .addOption(json)
     .action((path: string, flags: JsonFlag & KeyOptions & { summary?: string }) =>
-      run(flags, () => {
+      run(flags, async () => {
         const config = configFor(global());
+        const { verifyChainCommand } = await import('./verify-chain.js');
         return verifyChainCommand(path, { ...(flags.summary === undefined ? {} : { summary: flags.summary }), keys: keysFor(flags, config) }, config);
       }),
     );
@@ -99,16 +89,17 @@ function buildProgram(invocation: Invocation): Command {
   )
     .addOption(json)
     .action((flags: JsonFlag & KeyOptions & StoreOptions) =>
-      run(flags, () => {
+      run(flags, async () => {
         const config = configFor(global());
+        const { verifyStoreCommand } = await import('./verify-store.js');
         return verifyStoreCommand(config, { keys: keysFor(flags, config), anchorLog: config.paths.anchorLog, ...storeFlag(flags) });
       }),
     );
 
   const keys = program.command('keys').description('the Ed25519 keys that sign checkpoints and seals');
-  configCommand(keys, 'init', 'make the first signing key under AURA_HOME/keys', keysInitCommand);
-  configCommand(keys, 'rotate', 'make a new signing key; older public keys stay trusted for older records', keysRotateCommand);
-  configCommand(keys, 'list', 'list the keys and which one signs', keysListCommand);
+  configCommand(keys, 'init', 'make the first signing key under AURA_HOME/keys', async () => (await import('./keys.js')).keysInitCommand);
+  configCommand(keys, 'rotate', 'make a new signing key; older public keys stay trusted for older records', async () => (await import('./keys.js')).keysRotateCommand);
+  configCommand(keys, 'list', 'list the keys and which one signs', async () => (await import('./keys.js')).keysListCommand);
 
   program
     .command('export')
@@ -117,7 +108,7 @@ function buildProgram(invocation: Invocation): Command {
     .option('--rebuild', 'build summary and spans again from the trail')
     .addOption(json)
     .action((id: string, flags: JsonFlag & { rebuild?: boolean }) =>
-      run(flags, () => exportCommand(id, flags.rebuild === true ? { rebuild: true } : {}, configFor(global()))),
+      run(flags, async () => (await import('./export.js')).exportCommand(id, flags.rebuild === true ? { rebuild: true } : {}, configFor(global()))),
     );
 
   program
@@ -129,8 +120,8 @@ function buildProgram(invocation: Invocation): Command {
     .option('--header <name=value>', 'a request header (repeatable)', (value: string, previous: string[] = []) => [...previous, value])
     .addOption(json)
     .action((id: string, flags: JsonFlag & { endpoint?: string; protocol?: string; header?: string[] }) =>
-      run(flags, () =>
-        exportOtelCommand(
+      run(flags, async () =>
+        (await import('./export.js')).exportOtelCommand(
           id,
           { ...(flags.endpoint === undefined ? {} : { endpoint: flags.endpoint }), ...(flags.protocol === undefined ? {} : { protocol: flags.protocol }), headers: flags.header ?? [] },
           configFor(global()),
@@ -146,7 +137,7 @@ function buildProgram(invocation: Invocation): Command {
       .argument('<session_id>', 'aura_sess_ + 12 hex'),
   )
     .addOption(json)
-    .action((id: string, flags: JsonFlag & StoreOptions) => run(flags, () => reportShowCommand(id, storeFlag(flags), configFor(global()))));
+    .action((id: string, flags: JsonFlag & StoreOptions) => run(flags, async () => (await import('./report.js')).reportShowCommand(id, storeFlag(flags), configFor(global()))));
   withStore(report.command('html'))
     .description('write the report as one self-contained HTML page (verdict, chain, findings, scorecard, timeline); prints its path')
     .argument('<session_id>', 'aura_sess_ + 12 hex')
@@ -155,8 +146,9 @@ function buildProgram(invocation: Invocation): Command {
     .option('--public-key <file>', 'trust this one public key')
     .addOption(json)
     .action((id: string, flags: JsonFlag & KeyOptions & StoreOptions & { output?: string }) =>
-      run(flags, () => {
+      run(flags, async () => {
         const config = configFor(global());
+        const { reportHtmlCommand } = await import('./report-html.js');
         return reportHtmlCommand(id, { ...(flags.output === undefined ? {} : { output: flags.output }), keys: keysFor(flags, config), ...storeFlag(flags) }, config);
       }),
     );
@@ -168,8 +160,9 @@ function buildProgram(invocation: Invocation): Command {
     .option('--public-key <file>', 'trust this one public key')
     .addOption(json)
     .action((flags: JsonFlag & KeyOptions & StoreOptions & { port?: string }) =>
-      run(flags, () => {
+      run(flags, async () => {
         const config = configFor(global());
+        const { uiCommand } = await import('./ui.js');
         return uiCommand({ ...(flags.port === undefined ? {} : { port: flags.port }), keys: keysFor(flags, config), json: flags.json === true, ...storeFlag(flags) }, config);
       }),
     );
@@ -182,7 +175,7 @@ function buildProgram(invocation: Invocation): Command {
     .option('--since <time>', 'only events at or after this ISO 8601 time')
     .addOption(json)
     .action((id: string, flags: JsonFlag & LogsOptions) =>
-      run(flags, () => logsCommand(id, { ...(flags.kind === undefined ? {} : { kind: flags.kind }), ...(flags.since === undefined ? {} : { since: flags.since }) }, configFor(global()))),
+      run(flags, async () => (await import('./logs.js')).logsCommand(id, { ...(flags.kind === undefined ? {} : { kind: flags.kind }), ...(flags.since === undefined ? {} : { since: flags.since }) }, configFor(global()))),
     );
 
   program
@@ -191,14 +184,14 @@ function buildProgram(invocation: Invocation): Command {
     .argument('<a>', 'a session id')
     .argument('<b>', 'another session id')
     .addOption(json)
-    .action((a: string, b: string, flags: JsonFlag) => run(flags, () => compareCommand(a, b, configFor(global()))));
+    .action((a: string, b: string, flags: JsonFlag) => run(flags, async () => (await import('./compare.js')).compareCommand(a, b, configFor(global()))));
 
   withStore(program.command('mcp'))
     .description('serve the findings channel (get_session_findings, SuperAuditor v1.1) over stdio, or Streamable HTTP on loopback')
     .option('--http <port>', 'serve Streamable HTTP on 127.0.0.1:PORT (0 for any free port) instead of stdio')
     .option('--tokens <file>', 'with --http: the bearer tokens and the sessions folders each may read (required)')
     .option('--silent-after <hours>', 'with a store: a host that has not pushed for this long is reported (HOST_SILENT; default 24)')
-    .action((flags: McpOptions & StoreOptions) => run({}, () => mcpCommand({ ...flags, ...storeFlag(flags) }, configFor(global()))));
+    .action((flags: McpOptions & StoreOptions) => run({}, async () => (await import('./mcp.js')).mcpCommand({ ...flags, ...storeFlag(flags) }, configFor(global()))));
 
   withStore(program.command('push'))
     .description('ship closed sessions (every line, summary, seal) to the fleet store; --follow also ships open sessions as they grow')
@@ -208,7 +201,7 @@ function buildProgram(invocation: Invocation): Command {
     .option('--interval <ms>', 'with --follow: time between rounds (default 1000)')
     .option('--host <name>', 'name this host in the store (default: the machine name)')
     .addOption(json)
-    .action((ids: string[], flags: JsonFlag & PushFlags & StoreOptions) => run(flags, () => pushCommand(ids, { ...flags, ...storeFlag(flags) }, configFor(global()))));
+    .action((ids: string[], flags: JsonFlag & PushFlags & StoreOptions) => run(flags, async () => (await import('./push.js')).pushCommand(ids, { ...flags, ...storeFlag(flags) }, configFor(global()))));
 
   withStore(program.command('pull'))
     .description('write a session of the fleet store back as files, byte for byte as it was pushed')
@@ -216,7 +209,7 @@ function buildProgram(invocation: Invocation): Command {
     .option('-o, --output <dir>', 'write the files into DIR (default: the sessions folder)')
     .addOption(json)
     .action((id: string, flags: JsonFlag & StoreOptions & { output?: string }) =>
-      run(flags, () => pullCommand(id, { ...(flags.output === undefined ? {} : { output: flags.output }), ...storeFlag(flags) }, configFor(global()))),
+      run(flags, async () => (await import('./pull.js')).pullCommand(id, { ...(flags.output === undefined ? {} : { output: flags.output }), ...storeFlag(flags) }, configFor(global()))),
     );
 
   const store = program.command('store').description('the fleet store on PostgreSQL');
@@ -225,7 +218,7 @@ function buildProgram(invocation: Invocation): Command {
     .option('--ingest-role <name>', 'the role that may only insert (default aura_ingest)')
     .option('--reader-role <name>', 'the role that may only read (default aura_reader)')
     .addOption(json)
-    .action((flags: JsonFlag & StoreOptions & { ingestRole?: string; readerRole?: string }) => run(flags, () => storeInitCommand({ ...flags, ...storeFlag(flags) }, configFor(global()))));
+    .action((flags: JsonFlag & StoreOptions & { ingestRole?: string; readerRole?: string }) => run(flags, async () => (await import('./store.js')).storeInitCommand({ ...flags, ...storeFlag(flags) }, configFor(global()))));
 
   program
     .command('proxy')
@@ -240,7 +233,7 @@ function buildProgram(invocation: Invocation): Command {
     .option('--max-sessions <n>', 'with --http: sessions at once, each with its own upstream (default 32)')
     .option('--max-sessions-per-token <n>', 'with --http: sessions at once for one token (default 8)')
     .option('--idle-timeout <seconds>', 'with --http: close a session no request has used for this long (default 900)')
-    .action((command: string[], flags: ProxyOptions) => run({}, () => proxyCommand(command, flags, configFor(global()))));
+    .action((command: string[], flags: ProxyOptions) => run({}, async () => (await import('./proxy.js')).proxyCommand(command, flags, configFor(global()))));
 
   program
     .command('approve')
@@ -249,7 +242,7 @@ function buildProgram(invocation: Invocation): Command {
     .argument('<request_id>', 'the request id the refused call named')
     .requiredOption('--principal <who>', 'who approves (recorded with the approval)')
     .addOption(json)
-    .action((id: string, requestId: string, flags: JsonFlag & { principal: string }) => run(flags, () => approveCommand(id, requestId, flags.principal, configFor(global()))));
+    .action((id: string, requestId: string, flags: JsonFlag & { principal: string }) => run(flags, async () => (await import('./approve.js')).approveCommand(id, requestId, flags.principal, configFor(global()))));
 
   const hook = program.command('hook').description('aura inside an agent host that runs commands for its hooks');
   hook
@@ -272,15 +265,15 @@ function buildProgram(invocation: Invocation): Command {
     .option('--profile <file>', 'the agent profile the hook applies')
     .option('--agent <ref>', 'the agent ref of the sessions')
     .addOption(json)
-    .action((target: string, flags: JsonFlag & HookInstallOptions) => run(flags, () => hookInstallCommand(target, flags, configFor(global()))));
+    .action((target: string, flags: JsonFlag & HookInstallOptions) => run(flags, async () => (await import('./hook-install.js')).hookInstallCommand(target, flags, configFor(global()))));
 
 
   const sessions = program.command('sessions').description('the sessions folder, or the fleet store');
   withStore(sessions.command('list'))
     .description('list sessions: agent, opened, events, verdict, chain, state')
     .addOption(json)
-    .action((flags: JsonFlag & StoreOptions) => run(flags, () => sessionsListCommand(storeFlag(flags), configFor(global()))));
-  configCommand(program, 'paths', 'show AURA_HOME, storage, the sessions folder and the config files found', pathsCommand);
+    .action((flags: JsonFlag & StoreOptions) => run(flags, async () => (await import('./sessions.js')).sessionsListCommand(storeFlag(flags), configFor(global()))));
+  configCommand(program, 'paths', 'show AURA_HOME, storage, the sessions folder and the config files found', async () => (await import('./paths.js')).pathsCommand);
 
   return program;
 }

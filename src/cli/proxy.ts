@@ -5,7 +5,6 @@
  * carries the protocol.
  */
 
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { AuraConfig } from '../config/config.js';
 import { InvalidOptionError } from '../errors.js';
 import { portOption, positiveOption } from './context.js';
@@ -13,6 +12,7 @@ import { readTokens } from '../mcp/http.js';
 import { listeningPort } from '../mcp/loopback.js';
 import { ProxyConnection, readProxyProfile, type ProxySettings } from '../mcp/proxy.js';
 import { DEFAULT_HTTP_PROXY_LIMITS, serveProxyHttp, type HttpProxyLimits } from '../mcp/proxy-http.js';
+import { BatchedStdioServerTransport } from '../mcp/stdio-batch.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, type UpstreamSpec } from '../mcp/upstream.js';
 import { parseAgentRef } from '../session/agent.js';
 import { EXIT, type CommandResult } from './output.js';
@@ -39,7 +39,7 @@ export async function proxyCommand(command: readonly string[], options: ProxyOpt
   const settings = proxySettings(command, options, config);
   const limits = httpLimits(options);
   if (options.http === undefined) {
-    const connection = new ProxyConnection(new StdioServerTransport(), settings, 'stdio');
+    const connection = new ProxyConnection(new BatchedStdioServerTransport(), settings, 'stdio');
     process.stdin.once('end', () => void connection.end('client_disconnected'));
     const stop = (): void => void connection.end('proxy_stopped');
     process.once('SIGTERM', stop);

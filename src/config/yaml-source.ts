@@ -3,7 +3,8 @@
  * names the file, the line and the key.
  */
 
-import { LineCounter, parseDocument, isMap, isNode, isScalar, type Document } from 'yaml';
+import type * as Yaml from 'yaml';
+import { yamlModule as yaml } from './yaml-module.js';
 
 /** A key path inside a document: `['rules', 2, 'tools']`. */
 export type KeyPath = readonly (string | number)[];
@@ -20,6 +21,7 @@ export interface YamlSource {
  * @param problem makes the error thrown for the first syntax error, from its message and line
  */
 export function parseYamlSource(text: string, problem: (message: string, line: number | null) => Error): YamlSource {
+  const { LineCounter, parseDocument } = yaml();
   const lineCounter = new LineCounter();
   const document = parseDocument(text, { lineCounter, uniqueKeys: true });
   const [first] = document.errors;
@@ -27,7 +29,8 @@ export function parseYamlSource(text: string, problem: (message: string, line: n
   return { value: document.toJS() as unknown, lineOf: (keys) => lineIn(document, lineCounter, keys) };
 }
 
-function lineIn(document: Document, lineCounter: LineCounter, keys: KeyPath): number | null {
+function lineIn(document: Yaml.Document, lineCounter: Yaml.LineCounter, keys: KeyPath): number | null {
+  const { isMap, isNode, isScalar } = yaml();
   // The deepest node that exists on the path (a missing key is reported where its parent is);
   // for a mapping entry, the line of its key, which is where a reader looks.
   for (let depth = keys.length; depth >= 0; depth--) {

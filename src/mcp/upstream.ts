@@ -6,14 +6,16 @@
  * frames the upstream's output itself: the SDK's `ReadBuffer` throws, uncaught, on a message over
  * its limit, which ended the proxy and every session with it; here a message over the limit is
  * skipped as it streams in (never held whole), and an answer that was too large fails that one
- * request. Messages are the SDK's (`deserializeMessage`, `serializeMessage`).
+ * request. Messages are the SDK's (`deserializeMessage`, `serializeMessage`), written in batches
+ * (stdio-batch.ts).
  */
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import { deserializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { writeMessage } from './stdio-batch.js';
 
 /**
  * The largest message a stdio upstream may send, in bytes, unless `--max-message-bytes` says
@@ -85,10 +87,7 @@ export class UpstreamProcess implements Transport {
   send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.child?.stdin;
     if (stdin === null || stdin === undefined || this.exit !== null) return Promise.reject(new Error('the upstream process is not running'));
-    return new Promise((resolve) => {
-      if (stdin.write(serializeMessage(message))) resolve();
-      else stdin.once('drain', resolve);
-    });
+    return writeMessage(stdin, message);
   }
 
   /** Closes stdin, then signals the process if it lingers; resolves when it has exited. */

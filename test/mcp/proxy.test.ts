@@ -572,6 +572,28 @@ describe('aura proxy faults', () => {
   });
 });
 
+describe('aura proxy with calls in flight at once', () => {
+  it('runs them side by side: 8 slow calls finish in about one call\'s time, each with its own answer, all recorded', async () => {
+    const home = tempDir();
+    const { client } = await connect(proxyArgs(home, null, [process.execPath, ...FAULT_UPSTREAM]));
+    try {
+      const ms = 500;
+      await client.callTool({ name: 'echo', arguments: { text: 'warm' } });
+      const started = performance.now();
+      const results = (await Promise.all(Array.from({ length: 8 }, (_, i) => client.callTool({ name: 'slow', arguments: { ms: ms + i } })))) as CallToolResult[];
+      const elapsed = performance.now() - started;
+      expect(results.map(textOf)).toEqual(Array.from({ length: 8 }, (_, i) => `waited ${ms + i} ms`));
+      // One after another would take 8 x 500 ms; side by side, one call's time plus the proxy's share.
+      expect(elapsed).toBeGreaterThanOrEqual(ms);
+      expect(elapsed).toBeLessThan(3 * ms);
+      const recorded = events(home, onlySession(home)).filter((e) => e.kind === 'tool.result' && e.payload['tool'] === 'slow');
+      expect(recorded.map((e) => textOf(e.payload['result'] as CallToolResult)).sort()).toEqual(results.map(textOf).sort());
+    } finally {
+      await client.close();
+    }
+  });
+});
+
 describe('aura proxy refusals and failures', () => {
   it('maps any AuraError to a tool error by what it carries, not by its class', () => {
     const result = refusal(new SecretNotFoundError('env:PAY_KEY', 'pay-vendor-a'), 'aura_sess_000000000001');

@@ -1,0 +1,8 @@
+/** yaml, imported statically: what src/config/yaml-module.ts gives, in the hook's bundle (build-hook.mjs). */
+
+import * as yaml from 'yaml';
+
+/** The yaml package. */
+export function yamlModule() {
+  return yaml;
+}
