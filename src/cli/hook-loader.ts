@@ -33,9 +33,11 @@ export interface LoadedHook {
 
 /** Loads the hook's bundle; `argv` is the hook's own arguments (its `--home` says where the cache is). */
 export function loadClaudeCodeHook(argv: readonly string[]): LoadedHook {
-  const source = fs.readFileSync(BUNDLE, 'utf8');
+  const bytes = fs.readFileSync(BUNDLE);
+  const source = bytes.toString('utf8');
   const cacheDir = path.join(auraHome(homeArg(argv)), 'cache');
-  const cacheFile = path.join(cacheDir, `${CACHE_PREFIX}${createHash('sha256').update(`${process.version}\u0000${process.arch}\u0000${source}`).digest('hex').slice(0, 16)}${CACHE_SUFFIX}`);
+  const key = createHash('sha256').update(`${process.version}\u0000${process.arch}\u0000`).update(bytes).digest('hex').slice(0, 16);
+  const cacheFile = path.join(cacheDir, `${CACHE_PREFIX}${key}${CACHE_SUFFIX}`);
   const cachedData = readOrNull(cacheFile);
   // The wrapper Node puts around a CommonJS module.
   const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, { filename: BUNDLE, ...(cachedData === null ? {} : { cachedData }) });
