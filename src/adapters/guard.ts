@@ -38,10 +38,18 @@ export interface CallFacts {
 
 /** The guarded path of one session, for one adapter. */
 export class CallGuard {
+  /**
+   * False when no rule of the policy asks for approval (`confirm_before`): no call is ever held,
+   * and an adapter leaves the framework's own approval step as it was, with nothing to ask aura.
+   */
+  readonly mayHold: boolean;
+
   constructor(
     readonly session: Session,
     private readonly options: AdapterOptions = {},
-  ) {}
+  ) {
+    this.mayHold = session.agent.policy.rules.some((rule) => rule.type === 'confirm_before');
+  }
 
   /**
    * True when aura's policy holds this call for approval and nothing denies it: what a

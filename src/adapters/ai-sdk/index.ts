@@ -68,7 +68,7 @@ export function auraTools<T extends Readonly<Record<string, object>>>(session: S
         if (outcome.ran) return outcome.value;
         return { aura_refused: { code: outcome.refusal.code, message: outcome.refusal.text, request_id: outcome.refusal.request_id } } satisfies AuraRefusalOutput;
       },
-      ...(native
+      ...(native && guard.mayHold
         ? {
             needsApproval: async (input: unknown, callOptions: ExecuteOptions): Promise<boolean> => {
               const own = typeof needsApproval === 'function' ? await needsApproval(input as never, callOptions) : needsApproval === true;

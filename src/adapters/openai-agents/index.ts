@@ -46,10 +46,15 @@ export function auraTools<T extends { readonly type: string }>(session: Session,
 function guardTool(guard: CallGuard, tool: FunctionToolLike): FunctionToolLike {
   return {
     ...tool,
-    needsApproval: async (runContext, input, callId) => {
-      const own = tool.needsApproval === undefined ? false : await tool.needsApproval(runContext, input, callId);
-      return own || guard.holds(tool.name, argsObject(input));
-    },
+    // The SDK takes a shorter path for a tool whose approval policy is its own static one.
+    ...(guard.mayHold
+      ? {
+          needsApproval: async (runContext: RunContextLike, input: never, callId?: string): Promise<boolean> => {
+            const own = tool.needsApproval === undefined ? false : await tool.needsApproval(runContext, input, callId);
+            return own || guard.holds(tool.name, argsObject(input));
+          },
+        }
+      : {}),
     invoke: async (runContext, input, details) => {
       const parsed = parseInput(input);
       const callId = details?.toolCall?.callId;
