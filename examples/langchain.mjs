@@ -18,10 +18,10 @@ class ScriptedModel extends FakeListChatModel {
   async _generate() { return { generations: [{ text: '', message: this.replies.shift() }] }; }
   bindTools() { return this; }
 }
-const model = new ScriptedModel({ responses: [] });
 const refund = tool(async ({ order }) => `refund of order ${order} sent`, { name: 'refund', description: 'Refunds an order', schema: z.object({ order: z.number() }) });
 
 const run = agent('examples/langchain', { rules: [{ type: 'confirm_before', tools: ['refund'] }] }).session();
+const model = new ScriptedModel({ responses: [], callbacks: [new AuraCallbackHandler(run)] });
 const tools = auraTools(run, [refund]);
 const graph = new StateGraph(MessagesAnnotation)
   .addNode('agent', async (state) => ({ messages: [await model.invoke(state.messages)] }))
@@ -30,7 +30,7 @@ const graph = new StateGraph(MessagesAnnotation)
   .addConditionalEdges('agent', toolsCondition, ['tools', END])
   .addEdge('tools', 'agent')
   .compile({ checkpointer: new MemorySaver() });
-const config = { configurable: { thread_id: 'example' }, callbacks: [new AuraCallbackHandler(run)] };
+const config = { configurable: { thread_id: 'example' } };
 
 const paused = await graph.invoke({ messages: [{ role: 'user', content: 'Refund order 42' }] }, config);
 console.log(`interrupt: ${paused.__interrupt__[0].value.message}`);

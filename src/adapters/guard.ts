@@ -28,16 +28,28 @@ export type GuardedOutcome<R> = { readonly ran: true; readonly value: R } | { re
 export interface CallFacts {
   /** The framework's tool-call id. */
   readonly callId?: string | undefined;
-  /** The framework's own approval step released this call (a person approved it there). */
-  readonly approved?: boolean;
+  /**
+   * The framework's own approval step released this call (a person approved it there). A function
+   * is asked only when aura holds the call: most calls never need the answer, and finding it may
+   * mean searching the conversation.
+   */
+  readonly approved?: boolean | (() => boolean);
 }
 
 /** The guarded path of one session, for one adapter. */
 export class CallGuard {
+  /**
+   * False when no rule of the policy asks for approval (`confirm_before`): no call is ever held,
+   * and an adapter leaves the framework's own approval step as it was, with nothing to ask aura.
+   */
+  readonly mayHold: boolean;
+
   constructor(
     readonly session: Session,
     private readonly options: AdapterOptions = {},
-  ) {}
+  ) {
+    this.mayHold = session.agent.policy.rules.some((rule) => rule.type === 'confirm_before');
+  }
 
   /**
    * True when aura's policy holds this call for approval and nothing denies it: what a
@@ -61,7 +73,7 @@ export class CallGuard {
       return { ran: true, value: await this.session.tool(tool, args, fn, options) };
     } catch (error) {
       if (!(error instanceof AuraError)) throw error;
-      if (facts.approved !== true || !(error instanceof ApprovalRequiredError) || error.data === undefined) return this.refused(error);
+      if (!(error instanceof ApprovalRequiredError) || error.data === undefined || !released(facts.approved)) return this.refused(error);
       this.session.approve(error.data.request_id, this.options.principal === undefined ? {} : { principal: this.options.principal });
     }
     try {
@@ -75,6 +87,10 @@ export class CallGuard {
   private refused(error: AuraError): GuardedOutcome<never> {
     return { ran: false, error, refusal: refusalOf(error, (requestId) => `the app approves request ${requestId} of aura session ${this.session.id}`) };
   }
+}
+
+function released(approved: CallFacts['approved']): boolean {
+  return typeof approved === 'function' ? approved() : approved === true;
 }
 
 /** The arguments a framework hands a tool, as the object `session.tool()` records (a non-object goes under `input`). */

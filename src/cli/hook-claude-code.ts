@@ -47,13 +47,15 @@ export interface HookOptions {
 
 /** Where the hook reads and writes (injected in tests). */
 export interface HookIo {
-  readonly stdin: NodeJS.ReadableStream;
+  /** The whole input. */
+  read(): Buffer | Promise<Buffer>;
   write(text: string): void;
   error(text: string): void;
 }
 
 // Claude Code passes tool output whole; a Read of a large file is megabytes.
 const MAX_INPUT_BYTES = 64 * 1024 * 1024;
+const STDIN_CHUNK_BYTES = 64 * 1024;
 // Sessions a resumed Claude session may have gone through (each SessionEnd closes one).
 const MAX_GENERATIONS = 1000;
 const DEFAULT_PRINCIPAL = 'the person at the Claude Code permission prompt';
@@ -70,7 +72,7 @@ export async function claudeCodeHook(argv: readonly string[], io: HookIo = proce
   let input: Record<string, unknown>;
   try {
     options = parseHookArgs(argv);
-    input = await readInput(io.stdin);
+    input = parseInput(await io.read());
   } catch (error) {
     io.error(`aura hook claude-code: ${error instanceof Error ? error.message : String(error)}\n`);
     // A non-blocking error: Claude Code shows it and goes on.
@@ -109,7 +111,7 @@ export async function claudeCodeHook(argv: readonly string[], io: HookIo = proce
 }
 
 function processIo(): HookIo {
-  return { stdin: process.stdin, write: (text) => process.stdout.write(text), error: (text) => process.stderr.write(text) };
+  return { read: readStdin, write: (text) => process.stdout.write(text), error: (text) => process.stderr.write(text) };
 }
 
 /** `--flag value` pairs (this path skips the full CLI's parser: it must start fast). */
@@ -126,18 +128,42 @@ export function parseHookArgs(argv: readonly string[]): HookOptions {
   return options;
 }
 
-async function readInput(stdin: NodeJS.ReadableStream): Promise<Record<string, unknown>> {
+/**
+ * Reads stdin to its end. Straight from file descriptor 0 while it blocks (the pipe Claude Code
+ * gives): no stream, and no wait on the event loop, in a process that must start fast. A
+ * non-blocking descriptor is read as a stream.
+ */
+async function readStdin(): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of stdin) {
-    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+  const add = (bytes: Buffer): void => {
     size += bytes.length;
     if (size > MAX_INPUT_BYTES) throw new InvalidOptionError('stdin', `${size} bytes`, `a hook input of at most ${MAX_INPUT_BYTES} bytes`);
     chunks.push(bytes);
+  };
+  const buffer = Buffer.allocUnsafe(STDIN_CHUNK_BYTES);
+  for (;;) {
+    let read: number;
+    try {
+      read = fs.readSync(0, buffer, 0, buffer.length, null);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      // Windows reports a pipe's end as an error.
+      if (code === 'EOF') break;
+      if (code !== 'EAGAIN') throw error;
+      for await (const chunk of process.stdin) add(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
+      break;
+    }
+    if (read === 0) break;
+    add(Buffer.from(buffer.subarray(0, read)));
   }
+  return Buffer.concat(chunks);
+}
+
+function parseInput(bytes: Buffer): Record<string, unknown> {
   let value: unknown;
   try {
-    value = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    value = JSON.parse(bytes.toString('utf8'));
   } catch {
     throw new InvalidOptionError('stdin', 'text that is not JSON', "Claude Code's hook input, one JSON object");
   }

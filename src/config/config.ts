@@ -8,10 +8,10 @@
  */
 
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { ConfigError, describeCause, InvalidOptionError, OtlpConfigError } from '../errors.js';
 import { parseFsyncPolicy, type FsyncPolicy } from '../spine/writer.js';
+import { auraHome } from './home.js';
 import { parseOtelSettings, type OtelSettings } from './otel.js';
 import { parseYamlSource, type KeyPath } from './yaml-source.js';
 
@@ -125,7 +125,7 @@ const DEFAULTS: AuraSettings = {
 /** Resolves the configuration and paths; reads config files, writes nothing. */
 export function resolveConfig(options: ConfigOptions = {}): AuraConfig {
   const env = options.env ?? process.env;
-  const home = path.resolve(options.home ?? nonEmpty(env['AURA_HOME']) ?? path.join(os.homedir(), '.aura'));
+  const home = auraHome(options.home, env);
   const globalConfig = path.join(home, 'config.yaml');
   const files: ConfigFile[] = [];
   let values: Record<string, unknown> = { ...DEFAULTS };
@@ -194,10 +194,6 @@ export function withConfigOrigin<T>(config: Pick<AuraConfig, 'origins'>, read: (
 
 function isConfigKey(key: string): boolean {
   return (CONFIG_KEYS as readonly string[]).includes(key);
-}
-
-function nonEmpty(value: string | undefined): string | undefined {
-  return value === undefined || value === '' ? undefined : value;
 }
 
 function checkSettings(values: Record<string, unknown>, projectDir: string | null): AuraSettings {

@@ -2,7 +2,9 @@ import * as ai from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import * as adapter from '../../src/adapters/ai-sdk/index.js';
+import { agent } from '../../src/index.js';
 import { APPROVER, expectScenarioTrail, scenarioSession } from '../helpers/adapter-scenario.js';
+import { tempDir } from '../helpers/temp.js';
 import { aiSdkScenario } from '../fixtures/ai-sdk-scenario.js';
 
 describe('aura-harness/ai-sdk with AI SDK 6', () => {
@@ -22,5 +24,20 @@ describe('aura-harness/ai-sdk with AI SDK 6', () => {
 
     const result = await session.close();
     expectScenarioTrail(result, { allowed: 'call_w1', denied: 'call_d1', approved: 'call_p1', otherPay: 'call_p2' });
+  });
+
+  it("leaves the SDK's tool approval as the tool had it when no rule of the profile asks for approval, and guards the call all the same", async () => {
+    const session = agent('acme/ai-sdk-plain', { home: tempDir(), rules: [{ type: 'deny_tools', tools: ['delete_account'] }] }).session({ traceParent: null });
+    const ran: string[] = [];
+    const tools = adapter.auraTools(session, {
+      weather: ai.tool({ inputSchema: ai.jsonSchema({ type: 'object' }), execute: async () => (ran.push('weather'), 'sunny') }),
+      delete_account: ai.tool({ inputSchema: ai.jsonSchema({ type: 'object' }), needsApproval: false, execute: async () => (ran.push('delete_account'), 'deleted') }),
+    });
+    expect(tools.weather).not.toHaveProperty('needsApproval');
+    expect(tools.delete_account.needsApproval).toBe(false);
+    const refused = await tools.delete_account.execute?.({}, { toolCallId: 'call_x', messages: [] });
+    expect(refused).toMatchObject({ aura_refused: { code: 'POLICY_DENIED' } });
+    expect(ran).toEqual([]);
+    await session.close();
   });
 });

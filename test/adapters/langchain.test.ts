@@ -1,3 +1,4 @@
+import type { BaseCallbackHandler } from '@langchain/core/callbacks/base';
 import { AIMessage, type BaseMessage } from '@langchain/core/messages';
 import type { ChatResult } from '@langchain/core/outputs';
 import { tool } from '@langchain/core/tools';
@@ -16,8 +17,11 @@ class ScriptedChatModel extends FakeListChatModel {
   readonly seen: BaseMessage[][] = [];
   private next = 0;
 
-  constructor(private readonly script: readonly ScriptStep[]) {
-    super({ responses: [] });
+  constructor(
+    private readonly script: readonly ScriptStep[],
+    callbacks?: BaseCallbackHandler[],
+  ) {
+    super({ responses: [], ...(callbacks === undefined ? {} : { callbacks }) });
   }
 
   override async _generate(messages: BaseMessage[]): Promise<ChatResult> {
@@ -49,10 +53,12 @@ function appTools(ran: string[]) {
 }
 
 describe('aura-harness/langchain with LangGraph', () => {
-  it('guards every tool call of a graph: denied and recovered, approved through interrupt for exactly that call, stopped by break', async () => {
+  // The handler on the run records every model run (and unwrapped tools' runs); on the model, only its own runs, at less cost.
+  it.each(['the run', 'the model'])('guards every tool call of a graph: denied and recovered, approved through interrupt for exactly that call, stopped by break (handler on %s)', async (where) => {
     const session = scenarioSession('acme/langgraph');
     const ran: string[] = [];
-    const model = new ScriptedChatModel(SCENARIO_SCRIPT);
+    const handler = new AuraCallbackHandler(session);
+    const model = new ScriptedChatModel(SCENARIO_SCRIPT, where === 'the model' ? [handler] : undefined);
     const tools = auraTools(session, appTools(ran), { principal: 'nobody' });
     const graph = new StateGraph(MessagesAnnotation)
       .addNode('agent', async (state) => ({ messages: [await model.invoke(state.messages)] }))
@@ -61,7 +67,7 @@ describe('aura-harness/langchain with LangGraph', () => {
       .addConditionalEdges('agent', toolsCondition, ['tools', END])
       .addEdge('tools', 'agent')
       .compile({ checkpointer: new MemorySaver() });
-    const config = { configurable: { thread_id: 'thread-1' }, callbacks: [new AuraCallbackHandler(session)], recursionLimit: 50 };
+    const config = { configurable: { thread_id: 'thread-1' }, ...(where === 'the run' ? { callbacks: [handler] } : {}), recursionLimit: 50 };
 
     // Run 1 pauses at aura's interrupt for pay.
     const first = (await graph.invoke({ messages: [{ role: 'user', content: 'Plan and pay' }] }, config)) as { __interrupt__?: { value: AuraInterrupt }[] };

@@ -187,6 +187,31 @@ describe('aura hook claude-code', () => {
     expect(trailOf(open.home).events.at(-1)).toMatchObject({ kind: 'hook.error', payload: { fail: 'open', decision: 'none' } });
   });
 
+  it('keeps its compiled code in a cache in the aura home, uses it, and compiles again when the cache is not one V8 takes', async () => {
+    const { home, profile } = setup();
+    const c = claude('sess-cache');
+    const cacheDir = path.join(home, 'cache');
+    const caches = (): string[] => fs.readdirSync(cacheDir).filter((name) => name.endsWith('.v8cache'));
+    expect(decision(await hook(home, profile, c.pre('toolu_c1', 'delete_account', { id: 1 })))).toBe('deny');
+    expect(caches()).toHaveLength(1);
+    const cache = path.join(cacheDir, caches()[0] as string);
+    const written = fs.readFileSync(cache);
+    expect(written.length).toBeGreaterThan(10_000);
+
+    // Taken as it is: the next process does not write it again.
+    expect(decision(await hook(home, profile, c.pre('toolu_c2', 'delete_account', { id: 2 })))).toBe('deny');
+    expect(fs.readFileSync(cache).equals(written)).toBe(true);
+
+    // A cache V8 refuses (here, not a cache at all) is written again; one of another build is dropped.
+    fs.writeFileSync(cache, 'not a code cache');
+    const stale = path.join(cacheDir, 'claude-code-hook-0000000000000000.v8cache');
+    fs.writeFileSync(stale, 'an older build');
+    expect(decision(await hook(home, profile, c.pre('toolu_c3', 'delete_account', { id: 3 })))).toBe('deny');
+    expect(fs.readFileSync(cache).length).toBeGreaterThan(10_000);
+    expect(fs.existsSync(stale)).toBe(false);
+    expect(trailOf(home).events.filter((event) => event.kind === 'constraint.violated')).toHaveLength(3);
+  });
+
   it('refuses input that is not a hook input, with a message and a non-blocking exit', async () => {
     const { home, profile } = setup();
     const run = await new Promise<HookRun>((resolve) => {

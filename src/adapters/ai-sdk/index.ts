@@ -63,12 +63,12 @@ export function auraTools<T extends Readonly<Record<string, object>>>(session: S
       ...tool,
       execute: async (input: unknown, callOptions: ExecuteOptions): Promise<unknown> => {
         const args = argsObject(input);
-        const approved = native && approvedInMessages(callOptions.messages, callOptions.toolCallId);
+        const approved = native && ((): boolean => approvedInMessages(callOptions.messages, callOptions.toolCallId));
         const outcome = await guard.call(name, args, (live) => execute(liveInput(input, live) as never, callOptions), { callId: callOptions.toolCallId, approved });
         if (outcome.ran) return outcome.value;
         return { aura_refused: { code: outcome.refusal.code, message: outcome.refusal.text, request_id: outcome.refusal.request_id } } satisfies AuraRefusalOutput;
       },
-      ...(native
+      ...(native && guard.mayHold
         ? {
             needsApproval: async (input: unknown, callOptions: ExecuteOptions): Promise<boolean> => {
               const own = typeof needsApproval === 'function' ? await needsApproval(input as never, callOptions) : needsApproval === true;

@@ -3,8 +3,8 @@
  *
  * ```ts
  * const run = assistant.session();
- * const tools = auraTools(run, [search, pay]);                       // guarded
- * await graph.invoke(input, { callbacks: [new AuraCallbackHandler(run)] });   // recorded
+ * const model = new ChatOpenAI({ model, callbacks: [new AuraCallbackHandler(run)] });   // recorded
+ * const tools = auraTools(run, [search, pay]);                                          // guarded
  * ```
  *
  * - `auraTools` wraps each tool so its call goes through the session's guarded path with the
@@ -15,8 +15,10 @@
  *   (or the session goes on); `approved: false` tells the model a person declined. Without a
  *   checkpointer they are refusals, released by `session.approve()`.
  * - `AuraCallbackHandler` records each chat-model run as `model.call`/`model.result` (token usage
- *   from `usage_metadata`), and tool runs of tools `auraTools` did not wrap. Once `break` has
- *   stopped the session, it ends the run at the next model call with `LoopBrokenError`.
+ *   from `usage_metadata`). Once `break` has stopped the session, it ends the run at the next
+ *   model call with `LoopBrokenError`. On the model it sees the model's runs only; on a run
+ *   (`invoke(input, { callbacks })`) it also records tool runs of tools `auraTools` did not wrap,
+ *   at LangChain's cost of a callback run for every runnable of the run.
  */
 
 import { BaseCallbackHandler } from '@langchain/core/callbacks/base';

@@ -46,17 +46,23 @@ export function auraTools<T extends { readonly type: string }>(session: Session,
 function guardTool(guard: CallGuard, tool: FunctionToolLike): FunctionToolLike {
   return {
     ...tool,
-    needsApproval: async (runContext, input, callId) => {
-      const own = tool.needsApproval === undefined ? false : await tool.needsApproval(runContext, input, callId);
-      return own || guard.holds(tool.name, argsObject(input));
-    },
+    // The SDK takes a shorter path for a tool whose approval policy is its own static one.
+    ...(guard.mayHold
+      ? {
+          needsApproval: async (runContext: RunContextLike, input: never, callId?: string): Promise<boolean> => {
+            const own = tool.needsApproval === undefined ? false : await tool.needsApproval(runContext, input, callId);
+            return own || guard.holds(tool.name, argsObject(input));
+          },
+        }
+      : {}),
     invoke: async (runContext, input, details) => {
       const parsed = parseInput(input);
       const callId = details?.toolCall?.callId;
       // The SDK runs a call that needs approval only once the app approved it in the run state.
-      const approved = callId !== undefined && runContext.isToolApproved?.({ toolName: tool.name, callId }) === true;
-      // Input that is not JSON goes to the tool as it came (the SDK reports it to the model).
-      const liveText = (live: Record<string, unknown>): string => (parsed === input ? input : JSON.stringify(liveInput(parsed, live)));
+      const approved = (): boolean => callId !== undefined && runContext.isToolApproved?.({ toolName: tool.name, callId }) === true;
+      // Input that is not JSON, and arguments the guarded path left as they were (no secret
+      // injected, none dropped), go to the tool as they came: not written out again for the SDK to parse.
+      const liveText = (live: Record<string, unknown>): string => (parsed === input || sameArgs(parsed, live) ? input : JSON.stringify(liveInput(parsed, live)));
       const outcome = await guard.call(tool.name, argsObject(parsed), (live) => tool.invoke(runContext, liveText(live), details), { callId, approved });
       return outcome.ran ? outcome.value : outcome.refusal.text;
     },
@@ -121,6 +127,14 @@ async function* streamed(session: Session, model: ModelLike, request: ModelReque
     call.failed(error);
     throw error;
   }
+}
+
+/** True when `live` holds the same values as the parsed input, key for key (nested values by identity). */
+function sameArgs(parsed: unknown, live: Record<string, unknown>): boolean {
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return false;
+  const keys = Object.keys(parsed);
+  if (keys.length !== Object.keys(live).length) return false;
+  return keys.every((key) => Object.hasOwn(live, key) && live[key] === (parsed as Record<string, unknown>)[key]);
 }
 
 function parseInput(input: string): unknown {

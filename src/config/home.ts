@@ -1,0 +1,13 @@
+/**
+ * Where aura's home is: its own module, so that the Claude Code hook's loader finds it before it
+ * loads anything else.
+ */
+
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+/** The aura home: `explicit`, else `AURA_HOME`, else `~/.aura`, as an absolute path. */
+export function auraHome(explicit: string | undefined, env: Readonly<Record<string, string | undefined>> = process.env): string {
+  const fromEnv = env['AURA_HOME'];
+  return path.resolve(explicit ?? (fromEnv === undefined || fromEnv === '' ? path.join(os.homedir(), '.aura') : fromEnv));
+}
