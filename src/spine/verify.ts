@@ -183,7 +183,7 @@ class ChainWalk {
   /** 7. Checkpoints: where the cadence says, over the events before them, signed by a trusted key. */
   private checkSigning(record: CheckedRecord, payload: () => Readonly<Record<string, unknown>>, line: number): void {
     if (record.kind === 'session.open') this.checkOpening(payload(), record.event_id, line);
-    else if (record.kind !== 'membrane.ingress') this.opened = true;
+    else if (!this.opened && record.kind !== 'membrane.ingress') this.opened = true;
     if (record.kind !== 'chain.checkpoint') {
       if (this.signing !== null && this.sinceCheckpoint >= this.signing.every) {
         fail('signature_invalid', `line ${line}: a checkpoint was due after ${this.signing.every} events and is missing (removed, or the trail rewritten)`, record.event_id, line);

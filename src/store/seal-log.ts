@@ -55,6 +55,8 @@ export interface SealLogPlace {
    * against trusted keys (null: nothing); absent when they were not checked here.
    */
   readonly signatureProblem?: string | null;
+  /** The entry's hash was checked against its seal when the log was read. */
+  readonly hashChecked?: boolean;
 }
 
 /** True when the entry, or the seal it holds, carries a signature. */

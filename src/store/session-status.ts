@@ -219,7 +219,7 @@ function summarySeal(material: StatusMaterial, problems: { reason: StatusReason;
 function checkEntry(id: string, place: SealLogPlace, fromSummary: ChainSeal | null, keys: KeyRing | null, problems: { reason: StatusReason; message: string }[]): void {
   const entry = place.entry;
   if (entry.seal.session_id !== id) problems.push({ reason: 'seal_mismatch', message: `its seal-log entry seals session ${String(entry.seal.session_id)}, not ${id}` });
-  if (sealEntryHash(entry.prev_hash, entry.seal) !== entry.hash) problems.push({ reason: 'seal_mismatch', message: 'its seal-log entry does not match its hash (edited)' });
+  if (place.hashChecked !== true && sealEntryHash(entry.prev_hash, entry.seal) !== entry.hash) problems.push({ reason: 'seal_mismatch', message: 'its seal-log entry does not match its hash (edited)' });
   if (fromSummary !== null && (fromSummary.events !== entry.seal.events || (fromSummary.head_hash !== undefined && fromSummary.head_hash !== entry.seal.head_hash) || (typeof fromSummary.signature === 'string' && fromSummary.signature !== entry.seal.signature))) {
     problems.push({ reason: 'seal_mismatch', message: "its summary's seal differs from its seal-log entry" });
   }
@@ -243,22 +243,33 @@ export function statusLabel(status: Pick<SessionStatus, 'status' | 'reason' | 's
 }
 
 /**
- * Reads a seal log for status checks; with trusted keys, checks every entry's signature once (a
- * store of ten thousand sessions would otherwise check each one again for the session before it).
+ * Reads a seal log for status checks. With trusted keys, the newest signed entry whose signature
+ * verifies vouches for every entry before it (each hash chains over those before, and the read
+ * checked every hash and link), so one signature check usually covers the log; a signed entry after
+ * it that fails is named, and so are the entries it alone would vouch for.
  * @throws ReadError when it is there but cannot be read
  */
 export function sealLogView(logPath: string, keys: KeyRing | null = null): SealLogView {
   const read = readSealLog(logPath);
-  const places = sealLogPlaces(read.entries);
+  const places = new Map([...sealLogPlaces(read.entries)].map(([id, place]) => [id, { ...place, hashChecked: true }]));
   if (keys === null) return { read, places, signatureProblem: null };
-  const problems = new Map(read.entries.map((entry) => [entry.hash, entrySignatureProblem(entry, keys, 'its seal-log entry')]));
-  const first = read.entries.findIndex((entry) => problems.get(entry.hash) !== null);
+  const failed = new Map<string, string>();
+  let vouched = -1;
+  for (let i = read.entries.length - 1; i >= 0 && vouched < 0; i--) {
+    const entry = read.entries[i] as SealLogEntry;
+    if (typeof entry.signature !== 'string') continue;
+    const problem = entrySignatureProblem(entry, keys, `entry ${i + 1}`);
+    if (problem === null) vouched = i;
+    else failed.set(entry.hash, problem);
+  }
+  const index = new Map(read.entries.map((entry, i) => [entry.hash, i]));
   const checked = new Map<string, SealLogPlace>();
   for (const [id, place] of places) {
-    const voucher = place.voucher === null ? null : (problems.get(place.voucher.hash) ?? null);
-    checked.set(id, { ...place, signatureProblem: problems.get(place.entry.hash) ?? (voucher === null ? null : `the signed seal-log entry after it: ${voucher}`) });
+    const own = (index.get(place.entry.hash) ?? -1) <= vouched ? null : (failed.get(place.entry.hash) ?? (place.voucher === null ? null : (failed.get(place.voucher.hash) ?? null)));
+    checked.set(id, { ...place, signatureProblem: own });
   }
-  return { read, places: checked, signatureProblem: first < 0 ? null : `entry ${first + 1}: ${problems.get((read.entries[first] as SealLogEntry).hash) ?? ''}` };
+  const first = read.entries.find((entry) => failed.has(entry.hash));
+  return { read, places: checked, signatureProblem: first === undefined ? null : (failed.get(first.hash) ?? null) };
 }
 
 /** How a folder session's status is read. */
@@ -280,7 +291,9 @@ export interface FolderStatusOptions {
 export function folderSessionStatus(sessionsDir: string, id: string, options: FolderStatusOptions): SessionStatusRead {
   const files = sessionFiles(sessionsDir, id);
   const trail = options.trail ?? files.trail;
-  const writer = trailWriter(trail);
+  const sealPlace = options.log === null ? null : (options.log.places.get(id) ?? 'absent');
+  // A session with a seal-log entry was closed: whether a writer lives matters only without one.
+  const writer = sealPlace !== null && sealPlace !== 'absent' ? null : trailWriter(trail);
   let summaryText: string | null = null;
   if (typeof options.summary === 'string') summaryText = readTextFile(options.summary, 'summary');
   else if (options.summary === undefined && isFile(files.summary)) {
@@ -295,7 +308,7 @@ export function folderSessionStatus(sessionsDir: string, id: string, options: Fo
     sessionId: id,
     lines: exists(trail) ? () => trailLines(trail) : null,
     summaryText,
-    sealPlace: options.log === null ? null : (options.log.places.get(id) ?? 'absent'),
+    sealPlace,
     keys: options.keys,
     writer: writer === null ? 'none' : writer.alive ? 'alive' : 'gone',
     ...(options.collectEvents === true ? { collectEvents: true } : {}),
