@@ -226,10 +226,11 @@ describe('a push the store stops in the middle', () => {
       let waiting: { pid: number }[] = [];
       for (let i = 0; i < 400 && waiting.length === 0; i++) {
         await sleep(25);
-        waiting = await sql<{ pid: number }[]>`SELECT pid FROM pg_stat_activity WHERE application_name = 'aura push' AND wait_event_type = 'Lock'`;
+        waiting = await sql<{ pid: number }[]>`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'aura push' AND wait_event_type = 'Lock'`;
       }
       expect(waiting.length).toBeGreaterThan(0);
-      await sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'aura push'`;
+      // Only this test's database: other pushes on the server are none of its business.
+      await sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'aura push'`;
       return push;
     });
     const run = await release;

@@ -267,9 +267,10 @@ describe('the same status on every surface', () => {
     }
   });
 
-  it('verify store and sessions list --json', () => {
-    const store = auraJson(['verify', 'store'], { home }).json['sessions'] as Record<string, unknown>[];
-    const listed = auraJson(['sessions', 'list'], { home }).json['sessions'] as Record<string, unknown>[];
+  /** Each session's status and reason in `verify store --json` and `sessions list --json` are the expected ones. */
+  function expectStoreAndList(verified: Record<string, unknown>, list: Record<string, unknown>): void {
+    const store = verified['sessions'] as Record<string, unknown>[];
+    const listed = list['sessions'] as Record<string, unknown>[];
     for (const name of names) {
       const want = expected[name] as { status: string; reason: string | null };
       const fromStore = store.find((s) => s['session_id'] === ids[name]);
@@ -277,6 +278,10 @@ describe('the same status on every surface', () => {
       expect([name, fromStore?.['status'], fromStore?.['reason'] ?? null]).toEqual([name, want.status, want.reason]);
       expect([name, fromList?.['status'], fromList?.['reason']]).toEqual([name, want.status, want.reason]);
     }
+  }
+
+  it('verify store and sessions list --json', () => {
+    expectStoreAndList(auraJson(['verify', 'store'], { home }).json, auraJson(['sessions', 'list'], { home }).json);
   });
 
   it('report show, report html and the ui list and page', () => {
@@ -322,15 +327,7 @@ describe('the same status on every surface', () => {
     expect(aura(['store', 'init', '--store', url]).status).toBe(0);
     const pushed = auraJson(['push', '--all', '--host', 'status', '--store', url], { home });
     expect(pushed.status).toBe(0);
-    const store = auraJson(['verify', 'store', '--store', url]).json['sessions'] as Record<string, unknown>[];
-    const listed = auraJson(['sessions', 'list', '--store', url]).json['sessions'] as Record<string, unknown>[];
-    for (const name of names) {
-      const want = expected[name] as { status: string; reason: string | null };
-      const fromStore = store.find((s) => s['session_id'] === ids[name]);
-      const fromList = listed.find((s) => s['session_id'] === ids[name]);
-      expect([name, fromStore?.['status'], fromStore?.['reason'] ?? null]).toEqual([name, want.status, want.reason]);
-      expect([name, fromList?.['status'], fromList?.['reason']]).toEqual([name, want.status, want.reason]);
-    }
+    expectStoreAndList(auraJson(['verify', 'store', '--store', url]).json, auraJson(['sessions', 'list', '--store', url]).json);
   }, 120_000);
 
   afterAll(() => undefined);
