@@ -27,6 +27,6 @@ describe('examples', () => {
     const run = runExample('bash', 'claude-code.sh');
     expect(run.status).toBe(0);
     expect(run.stdout).toContain('"permissionDecision":"ask"');
-    expect(run.stdout).toMatch(/examples\/claude-code +\S+ \S+ +\d+ +\w+ +valid +closed/);
+    expect(run.stdout).toMatch(/examples\/claude-code +\S+ \S+ +\d+ +\w+ +intact +closed/);
   });
 });

@@ -86,6 +86,8 @@ export interface SessionStatus {
 /** A status with the trail read on the same pass (when asked for): the detector's input. */
 export interface SessionStatusRead extends SessionStatus {
   readonly trail: TrailRead | null;
+  /** Why the trail could not be read, when `unreadable`. */
+  readonly error?: AuraError;
 }
 
 /** What a status is decided from. */
@@ -137,7 +139,7 @@ export function sessionStatus(material: StatusMaterial): SessionStatusRead {
     }
   } catch (error) {
     if (!(error instanceof AuraError) || error instanceof ChainVerificationError) throw error;
-    return { ...base, status: 'unreadable', signatures: 'unsigned', reason: 'unreadable', message: error.message, chain: null, trail: null };
+    return { ...base, status: 'unreadable', signatures: 'unsigned', reason: 'unreadable', message: error.message, chain: null, trail: null, error };
   }
   if (chain.session_id !== null && chain.session_id !== id) problems.push({ reason: 'malformed_record', message: `its events name session ${chain.session_id}, not ${id}` });
   const decided = decide(material, chain, seal, entry, unlogged ? null : fromSummary, problems);
