@@ -49,7 +49,7 @@ export function verifyChainCommand(target: string, options: VerifyChainOptions, 
   });
   if (status.status === 'missing_trail' && status.seal === null) throw new NotFoundError('trail', trail);
   // A file that cannot be read is an input error here, as for every command given a path.
-  if (status.status === 'unreadable') throw new ReadError(trail, new Error(status.message ?? 'unreadable'));
+  if (status.status === 'unreadable') throw status.error ?? new ReadError(trail, new Error(status.message ?? 'unreadable'));
   const chain = status.chain;
   const ok = passes(status, inStore);
   const json = { path: trail, ...(chain ?? {}), session_id: id, status: status.status, status_reason: status.reason, status_message: status.message, signature_status: status.signatures, seal_from: status.seal_from, ...(ok || status.reason === null ? {} : { reason: status.reason, message: status.message }) };

@@ -16,7 +16,7 @@
  */
 
 import * as fs from 'node:fs';
-import { AuraError, ChainVerificationError, type ChainFailureReason } from '../errors.js';
+import { AuraError, ChainVerificationError, NotFoundError, type ChainFailureReason } from '../errors.js';
 import type { AuraEvent } from '../spine/record.js';
 import { sealLogText, verifySignature, type KeyRing } from '../spine/signing.js';
 import { parseJsonStrict } from '../spine/fast-record.js';
@@ -87,6 +87,8 @@ export interface SessionStatus {
 /** A status with the trail read on the same pass (when asked for): the detector's input. */
 export interface SessionStatusRead extends SessionStatus {
   readonly trail: TrailRead | null;
+  /** Why the trail could not be read, when `unreadable`. */
+  readonly error?: AuraError;
 }
 
 /** What a status is decided from. */
@@ -121,10 +123,11 @@ export function sessionStatus(material: StatusMaterial): SessionStatusRead {
   const seal: ChainSeal | null = entry !== null ? { ...entry.seal } : unlogged ? null : fromSummary;
   const sealFrom = entry !== null ? 'seal_log' : fromSummary !== null ? 'summary' : null;
   const base = { session_id: id, seal, seal_from: sealFrom } as const;
-  if (material.lines === null) {
+  const missing = (): SessionStatusRead => {
     const message = seal === null ? 'there is no trail and no seal' : 'its seal names a trail that is gone (the session was deleted)';
     return { ...base, status: 'missing_trail', signatures: seal?.signature ? 'unchecked' : 'unsigned', reason: 'missing_trail', message, chain: null, trail: null };
-  }
+  };
+  if (material.lines === null) return missing();
   let trail: TrailRead | null = null;
   let chain: ChainReport;
   const options = material.keys === null ? {} : { keys: material.keys };
@@ -138,7 +141,9 @@ export function sessionStatus(material: StatusMaterial): SessionStatusRead {
     }
   } catch (error) {
     if (!(error instanceof AuraError) || error instanceof ChainVerificationError) throw error;
-    return { ...base, status: 'unreadable', signatures: 'unsigned', reason: 'unreadable', message: error.message, chain: null, trail: null };
+    // Gone between the listing and the read, or never there: one open instead of a stat first.
+    if (error instanceof NotFoundError) return missing();
+    return { ...base, status: 'unreadable', signatures: 'unsigned', reason: 'unreadable', message: error.message, chain: null, trail: null, error };
   }
   if (chain.session_id !== null && chain.session_id !== id) problems.push({ reason: 'malformed_record', message: `its events name session ${chain.session_id}, not ${id}` });
   const decided = decide(material, chain, seal, entry, unlogged ? null : fromSummary, problems);
@@ -306,17 +311,13 @@ export function folderSessionStatus(sessionsDir: string, id: string, options: Fo
   }
   return sessionStatus({
     sessionId: id,
-    lines: exists(trail) ? () => trailLines(trail) : null,
+    lines: () => trailLines(trail),
     summaryText,
     sealPlace,
     keys: options.keys,
     writer: writer === null ? 'none' : writer.alive ? 'alive' : 'gone',
     ...(options.collectEvents === true ? { collectEvents: true } : {}),
   });
-}
-
-function exists(file: string): boolean {
-  return fs.statSync(file, { throwIfNoEntry: false }) !== undefined;
 }
 
 function isFile(file: string): boolean {
