@@ -260,17 +260,7 @@ function acquireLock(trailPath: string, sessionId: string): void {
 export function tryLock(lockPath: string, label: string, forPath: string): { pid: number | null } | null {
   const body: LockBody = { pid: process.pid, host: os.hostname(), session_id: label };
   for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      fs.writeFileSync(lockPath, JSON.stringify(body), { flag: 'wx', mode: 0o644 });
-      return null;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
-        // With 'wx', any other failure (a full disk) may have left the file we created empty:
-        // an empty lock names no writer and could never be found stale, so take it away.
-        fs.rmSync(lockPath, { force: true });
-        throw new TrailWriteError(forPath, error);
-      }
-    }
+    if (placeLock(lockPath, JSON.stringify(body), forPath)) return null;
     const holder = readLock(lockPath);
     if (holder !== null && !holderAlive(holder)) {
       // The process that held it is gone (killed): the lock is stale.
@@ -280,6 +270,37 @@ export function tryLock(lockPath: string, label: string, forPath: string): { pid
     return { pid: holder?.pid ?? null };
   }
   return { pid: null };
+}
+
+/** Codes of a filesystem that cannot make hard links. */
+const NO_LINKS: ReadonlySet<string> = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
+
+/**
+ * Creates the lock whole or not at all: its body is written to a file of this process's own, then
+ * linked into place, which fails when a lock is there. A lock created empty and filled after (a
+ * kill between the two) would name no writer and could never be found stale: every later writer
+ * would wait on it for good.
+ * @returns false when a lock is already there
+ * @throws TrailWriteError when the body cannot be written (a full disk)
+ */
+function placeLock(lockPath: string, body: string, forPath: string): boolean {
+  const staged = `${lockPath}.${process.pid}`;
+  try {
+    fs.writeFileSync(staged, body, { mode: 0o644 });
+    try {
+      fs.linkSync(staged, lockPath);
+    } catch (error) {
+      // A filesystem without hard links: created in place, the narrow window of an empty lock kept.
+      if (!NO_LINKS.has(String((error as NodeJS.ErrnoException).code))) throw error;
+      fs.writeFileSync(lockPath, body, { flag: 'wx', mode: 0o644 });
+    }
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw new TrailWriteError(forPath, error);
+  } finally {
+    fs.rmSync(staged, { force: true });
+  }
 }
 
 function releaseLock(trailPath: string): void {

@@ -112,7 +112,7 @@ describe('a writer SIGKILLed while it opens and closes sessions', () => {
       // Kill once a few sessions have closed, at a point that differs from round to round.
       const wanted = 5 + round * 7;
       let closed = 0;
-      await new Promise<void>((resolve) => {
+      const enough = new Promise<void>((resolve) => {
         child.stdout?.on('data', (chunk: Buffer) => {
           closed += chunk.toString('utf8').split('\n').length - 1;
           if (closed >= wanted) {
@@ -121,6 +121,12 @@ describe('a writer SIGKILLed while it opens and closes sessions', () => {
           }
         });
       });
+      // A writer that stops on its own (a close refused after the last kill) fails here, with its error.
+      const early = exit.then((e) => {
+        throw new Error(`round ${round}: the writer exited after ${closed} closes (${String(e.signal ?? e.code)}): ${e.stderr}`);
+      });
+      await Promise.race([enough, early]);
+      early.catch(() => undefined);
       const ended = await exit;
       expect(ended.signal, ended.stderr).toBe('SIGKILL');
     }
