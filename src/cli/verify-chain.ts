@@ -7,7 +7,7 @@ import { NotFoundError, ReadError } from '../errors.js';
 import { summarySeal } from '../store/summary-seal.js';
 import type { KeyRing } from '../spine/signing.js';
 import { trailLines } from '../spine/trail-lines.js';
-import { assertReadable, SESSION_ID_PATTERN } from '../store/session-files.js';
+import { SESSION_ID_PATTERN } from '../store/session-files.js';
 import { folderSessionStatus, PASSING_STATUSES, sealLogView, statusLabel, type SessionStatus } from '../store/session-status.js';
 import type { ChainReport } from '../spine/verify.js';
 import { colors, EXIT, short, type CommandResult } from './output.js';
@@ -30,8 +30,6 @@ export function verifyChainCommand(target: string, options: VerifyChainOptions, 
   const sessionsDir = config.paths.sessions;
   const byId = fs.lstatSync(target, { throwIfNoEntry: false }) === undefined && SESSION_ID_PATTERN.test(target);
   const trail = byId ? path.join(sessionsDir, `${target}.jsonl`) : target;
-  // A session id names a file of the sessions folder: one that may not be read there is refused.
-  if (byId) assertReadable(trail);
   if (!byId && !fs.existsSync(trail)) throw new NotFoundError('trail', trail);
   // A summary named on the command line must be one: refused with its reason, not judged.
   if (options.summary !== undefined) summarySeal(options.summary);

@@ -15,7 +15,7 @@
  * unsigned at all, unless a later signed entry proves it was logged before signing began.
  */
 
-import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { AuraError, ChainVerificationError, NotFoundError, type ChainFailureReason } from '../errors.js';
 import type { AuraEvent } from '../spine/record.js';
 import { sealLogText, verifySignature, type KeyRing } from '../spine/signing.js';
@@ -26,7 +26,7 @@ import { verifyLines, type ChainReport, type ChainSeal } from '../spine/verify.j
 import { trailWriter } from '../spine/writer.js';
 import { readTextFile } from './json-file.js';
 import { entrySigned, readSealLog, sealEntryHash, sealLogPlaces, type SealLogEntry, type SealLogPlace, type SealLogView } from './seal-log.js';
-import { sessionFiles } from './session-files.js';
+import { assertReadable, sessionFiles } from './session-files.js';
 import type { SessionMaterial } from './material.js';
 import { sealOfSummary } from './summary-seal.js';
 
@@ -114,12 +114,12 @@ export interface StatusMaterial {
 export function sessionStatus(material: StatusMaterial): SessionStatusRead {
   const id = material.sessionId;
   const problems: { reason: StatusReason; message: string }[] = [];
-  const fromSummary = summarySeal(material, problems);
+  const { seal: fromSummary, sealed: summarySealed } = summarySeal(material, problems);
   const place = material.sealPlace === 'absent' ? null : material.sealPlace;
   const entry = place?.entry ?? null;
   if (place !== null) checkEntry(id, place, fromSummary, material.keys, problems);
   // aura logs every seal before it writes the summary: a sealed summary the log lacks lost its entry.
-  const unlogged = material.sealPlace === 'absent' && fromSummary !== null && summaryHasSeal(material.summaryText);
+  const unlogged = material.sealPlace === 'absent' && fromSummary !== null && summarySealed;
   const seal: ChainSeal | null = entry !== null ? { ...entry.seal } : unlogged ? null : fromSummary;
   const sealFrom = entry !== null ? 'seal_log' : fromSummary !== null ? 'summary' : null;
   const base = { session_id: id, seal, seal_from: sealFrom } as const;
@@ -191,31 +191,29 @@ function decide(material: StatusMaterial, chain: ChainReport, seal: ChainSeal | 
   return { status: 'intact', signatures: 'unsigned', reason: null, message: null };
 }
 
-function summaryHasSeal(text: string | null): boolean {
-  try {
-    const seal = (parseJsonStrict(text ?? 'null') as Record<string, unknown> | null)?.['seal'];
-    return seal !== null && typeof seal === 'object';
-  } catch {
-    return false;
-  }
-}
-
-function summarySeal(material: StatusMaterial, problems: { reason: StatusReason; message: string }[]): ChainSeal | null {
-  if (material.summaryText === null) return null;
+/**
+ * The seal the summary stands for (its `seal`, or Python Aura's `event_count`), and whether it
+ * holds a `seal` of aura's own, from one parse of it.
+ */
+function summarySeal(material: StatusMaterial, problems: { reason: StatusReason; message: string }[]): { readonly seal: ChainSeal | null; readonly sealed: boolean } {
+  if (material.summaryText === null) return { seal: null, sealed: false };
   let value: unknown;
   try {
     value = parseJsonStrict(material.summaryText);
   } catch {
     problems.push({ reason: 'seal_mismatch', message: 'its summary is not JSON' });
-    return null;
+    return { seal: null, sealed: false };
   }
-  const named = (value as Record<string, unknown> | null)?.['session_id'];
+  const summary = value as Record<string, unknown> | null;
+  const named = summary?.['session_id'];
   if (typeof named === 'string' && named !== material.sessionId) problems.push({ reason: 'seal_mismatch', message: `its summary names session ${named}, not ${material.sessionId}` });
+  const own = summary?.['seal'];
+  const sealed = own !== null && typeof own === 'object';
   try {
-    return sealOfSummary(value, `${material.sessionId}.summary.json`);
+    return { seal: sealOfSummary(value, `${material.sessionId}.summary.json`), sealed };
   } catch (error) {
     // A summary without a seal (Python Aura's carries event_count; a bare one nothing): no seal.
-    if (error instanceof AuraError && !(error instanceof ChainVerificationError)) return null;
+    if (error instanceof AuraError && !(error instanceof ChainVerificationError)) return { seal: null, sealed };
     throw error;
   }
 }
@@ -299,29 +297,31 @@ export function folderSessionStatus(sessionsDir: string, id: string, options: Fo
   const sealPlace = options.log === null ? null : (options.log.places.get(id) ?? 'absent');
   // A session with a seal-log entry was closed: whether a writer lives matters only without one.
   const writer = sealPlace !== null && sealPlace !== 'absent' ? null : trailWriter(trail);
+  // The folder's own files are read only as its readers read them: no FIFO, no symlink out of it.
+  const ownTrail = options.trail === undefined || path.resolve(options.trail) === path.resolve(files.trail);
   let summaryText: string | null = null;
   if (typeof options.summary === 'string') summaryText = readTextFile(options.summary, 'summary');
-  else if (options.summary === undefined && isFile(files.summary)) {
+  else if (options.summary === undefined) {
     try {
+      assertReadable(files.summary);
       summaryText = readTextFile(files.summary, 'summary');
     } catch {
-      // Unreadable now (removed, no permission): the session is judged without it.
+      // None, or unreadable now (removed, no permission, not a file): the session is judged without it.
       summaryText = null;
     }
   }
   return sessionStatus({
     sessionId: id,
-    lines: () => trailLines(trail),
+    lines: () => {
+      if (ownTrail) assertReadable(trail);
+      return trailLines(trail);
+    },
     summaryText,
     sealPlace,
     keys: options.keys,
     writer: writer === null ? 'none' : writer.alive ? 'alive' : 'gone',
     ...(options.collectEvents === true ? { collectEvents: true } : {}),
   });
-}
-
-function isFile(file: string): boolean {
-  return fs.statSync(file, { throwIfNoEntry: false })?.isFile() === true;
 }
 
 /** The status of a reader's session material (a folder's files, or the fleet store's bytes). */

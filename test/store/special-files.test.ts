@@ -124,6 +124,28 @@ describe('a sessions folder holding special files named like trails', () => {
   });
 });
 
+describe('a sealed session whose trail was swapped for a symlink out of the sessions folder', () => {
+  it('verify store and verify chain name it unreadable, and never verify the file it leads to', async () => {
+    const home = tempDir();
+    const id = await demoSession(home);
+    const trail = path.join(home, 'sessions', `${id}.jsonl`);
+    // The same bytes outside: following the link would find them whole and matching the seal.
+    const outside = path.join(tempDir(), 'outside.jsonl');
+    fs.renameSync(trail, outside);
+    fs.symlinkSync(outside, trail);
+
+    const verify = run(home, ['verify', 'store', '--json']);
+    expect(verify.status).toBe(1);
+    const report = JSON.parse(verify.stdout) as { sessions: { session_id: string; status: string; message?: string }[] };
+    expect(report.sessions).toEqual([expect.objectContaining({ session_id: id, status: 'unreadable' })]);
+    expect(report.sessions[0]?.message).toMatch(/outside the sessions folder: not followed/);
+
+    const chain = run(home, ['verify', 'chain', id]);
+    expect(chain.status).toBe(2);
+    expect(chain.stderr).toMatch(/outside the sessions folder: not followed/);
+  });
+});
+
 describe('aura ui and aura mcp --http, while a FIFO is named like a trail and a summary', () => {
   let home: string;
   let goodId: string;
