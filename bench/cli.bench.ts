@@ -76,6 +76,11 @@ async function main(): Promise<void> {
       for (let n = 0; n < 20; n++) session.emit('tool.call', toolCallPayload(n));
       trail = (await session.close()).log_path;
     }
+    // Verified as a file handed over, outside any sessions folder: a session's own trail without its
+    // summary (export off) is unsealed there, and verify chain rightly exits 1.
+    const handed = path.join(home, 'handed-over.jsonl');
+    fs.copyFileSync(trail, handed);
+    trail = handed;
     const lines = fs.readFileSync(trail, 'utf8').split('\n').filter((line) => line !== '').length;
     console.log(`cli: verify chain on a ${lines}-event trail${python === null ? '' : ' written by Python Aura'}, ${ROUNDS} interleaved rounds, wall time of each fresh process`);
 
