@@ -105,6 +105,21 @@ export class TrailWriter {
     }
   }
 
+  /** The trail's size in bytes: where the next line goes. */
+  get length(): number {
+    return this.size;
+  }
+
+  /**
+   * Bytes the trail already holds (a shared trail's last line, read back to check what an earlier
+   * process saved beside it).
+   */
+  readBack(position: number, length: number): Buffer {
+    const bytes = Buffer.allocUnsafe(length);
+    const read = fs.readSync(this.fd, bytes, 0, length, position);
+    return bytes.subarray(0, read);
+  }
+
   /**
    * Appends one line (which ends with a newline). On a failed or short write the file is cut back
    * to its last whole line and a {@link TrailWriteError} is thrown: the event is not recorded, and
