@@ -95,7 +95,9 @@ export class TrailWriter {
     try {
       const lease = readLock(lockPathOf(path));
       if (lease !== null && lease.shared !== true && holderAlive(lease)) throw new SessionLockedError(sessionId, lease.pid);
-      writeLease(path, { pid: options.ownerPid, host: os.hostname(), session_id: sessionId, shared: true });
+      const body: LockBody = { pid: options.ownerPid, host: os.hostname(), session_id: sessionId, shared: true };
+      // Every hook of one Claude Code session names the same owner: its lease is written once, not once a hook.
+      if (lease?.shared !== true || lease.pid !== body.pid || lease.host !== body.host || lease.session_id !== body.session_id) writeLease(path, body);
       const fd = fs.openSync(path, 'a+', 0o644);
       const existed = cutTornTail(fd) > 0;
       return new TrailWriter(path, sessionId, fsync, fd, { existed });
