@@ -27,6 +27,7 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { auraHome } from '../config/home.js';
 import { ApprovalRequiredError, AuraError, InvalidOptionError, LoopBrokenError, PolicyDeniedError, SessionClosedError } from '../errors.js';
 import { approveCommand, refusalOf } from '../policy/refusal.js';
 import { agent, type Agent } from '../session/agent.js';
@@ -82,7 +83,7 @@ export async function claudeCodeHook(argv: readonly string[], io: HookIo = proce
   let failClosed = false;
   let session: Session | null = null;
   try {
-    failClosed = onError(options.profile) === 'deny';
+    failClosed = onError(options.profile, options.home) === 'deny';
     const ag = hookAgent(options, input);
     session = attach(ag, claudeSessionId(input));
     takeHandedApprovals(session);
@@ -173,9 +174,10 @@ function parseInput(bytes: Buffer): Record<string, unknown> {
 }
 
 /** The profile's `claude_code.on_error` (default `allow`: Claude Code's own permissions decide). */
-function onError(profile: string | undefined): 'allow' | 'deny' {
+function onError(profile: string | undefined, home: string | undefined): 'allow' | 'deny' {
   if (profile === undefined) return 'allow';
-  const settings = objectOf(readProfileFile(profile).values.claude_code);
+  // Read first here, from the parsed profile kept in the aura home's cache; the agent reads it again from this process's memory.
+  const settings = objectOf(readProfileFile(profile, { cacheDir: path.join(auraHome(home), 'cache') }).values.claude_code);
   const value = settings['on_error'] ?? 'allow';
   if (value !== 'allow' && value !== 'deny') throw new InvalidOptionError('claude_code.on_error', value, "'allow' or 'deny'");
   return value;
