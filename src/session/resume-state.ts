@@ -94,7 +94,9 @@ export function saveResumeState(writer: TrailWriter, lastLine: string, session: 
   const file = resumePathOf(writer.path);
   const staging = `${file}.${process.pid}.tmp`;
   try {
-    fs.writeFileSync(staging, JSON.stringify(body), { mode: 0o600 });
+    // Created anew ('wx'): whatever is at the staging name, a symlink included, is never written through.
+    fs.rmSync(staging, { force: true });
+    fs.writeFileSync(staging, JSON.stringify(body), { mode: 0o600, flag: 'wx' });
     fs.renameSync(staging, file);
   } catch {
     try {
@@ -106,9 +108,16 @@ export function saveResumeState(writer: TrailWriter, lastLine: string, session: 
   }
 }
 
-/** Removes the resume state (the session has ended). */
+/**
+ * Removes the resume state (the session has ended). One that cannot be removed (a folder put in
+ * its place) never matches the trail again, which now ends with the close: it must not fail the close.
+ */
 export function removeResumeState(trailPath: string): void {
-  fs.rmSync(resumePathOf(trailPath), { force: true });
+  try {
+    fs.rmSync(resumePathOf(trailPath), { force: true });
+  } catch {
+    // Left behind, and never taken up.
+  }
 }
 
 /** Puts saved approval requests back into an empty book, each in the state it was in. */

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ApprovalRequiredError, LoopBrokenError, ReadError, SessionClosedError, SessionLockedError } from '../../src/errors.js';
@@ -112,5 +113,19 @@ describe('Session.attach', () => {
     share(home, (s) => expect(s.emit('tool.call', { tool: 'pay', args: { amount: 5 } }).kind).toBe('tool.call'));
     const events = readTrail(`${home}/sessions/${ID}.jsonl`).events;
     expect(events.filter((e) => e.kind === 'tool.call').map((e) => e.payload['approval'])).toEqual([{ request_id: expect.any(String), principal: 'alice' }]);
+  });
+
+  it('goes on when something else is where its state is saved: a FIFO is not read, a folder fails neither a hook nor the close', async () => {
+    const home = tempDir();
+    const resume = `${home}/sessions/${ID}.jsonl.resume`;
+    share(home, (s) => s.emit('turn.start', { input: 'go' }));
+    fs.rmSync(resume);
+    execFileSync('mkfifo', [resume]);
+    share(home, (s) => s.emit('turn.end', {}));
+    fs.rmSync(resume);
+    fs.mkdirSync(resume);
+    share(home, (s) => s.emit('turn.start', { input: 'again' }));
+    const result = await Session.attach(sharedAgent(home), { sessionId: ID, ownerPid: process.pid }).close();
+    expect(verifyTrail(result.log_path)).toMatchObject({ hash_chain_valid: true, complete: true, events: 6 });
   });
 });
