@@ -112,7 +112,23 @@ export async function claudeCodeHook(argv: readonly string[], io: HookIo = proce
 }
 
 function processIo(): HookIo {
-  return { read: readStdin, write: (text) => process.stdout.write(text), error: (text) => process.stderr.write(text) };
+  return { read: readStdin, write: writeStdout, error: (text) => process.stderr.write(text) };
+}
+
+/**
+ * Writes the answer straight to file descriptor 1 (the pipe Claude Code reads): making
+ * `process.stdout` builds a socket stream, a millisecond of a process that must start fast. What a
+ * non-blocking descriptor does not take at once goes through the stream.
+ */
+function writeStdout(text: string): void {
+  const bytes = Buffer.from(text, 'utf8');
+  let written = 0;
+  try {
+    while (written < bytes.length) written += fs.writeSync(1, bytes, written);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
+    process.stdout.write(bytes.subarray(written));
+  }
 }
 
 /** `--flag value` pairs (this path skips the full CLI's parser: it must start fast). */
