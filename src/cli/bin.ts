@@ -5,9 +5,13 @@
  * ./hook-loader.ts) and loads nothing else; every other command goes to the full CLI.
  */
 
+import type { loadClaudeCodeHook as LoadHook } from './hook-loader.js';
+
 const argv = process.argv.slice(2);
 if (argv[0] === 'hook' && argv[1] === 'claude-code') {
-  const { loadClaudeCodeHook } = await import('./hook-loader.js');
+  // Its CommonJS bundle (scripts/build-hook.mjs): required, the built-ins it uses load lazily as they do for CommonJS.
+  const { createRequire } = await import('node:module');
+  const { loadClaudeCodeHook } = createRequire(import.meta.url)('./hook-loader.cjs') as { loadClaudeCodeHook: typeof LoadHook };
   const hook = loadClaudeCodeHook(argv.slice(2));
   process.exitCode = await hook.claudeCodeHook(argv.slice(2));
   hook.saveCache();

@@ -27,6 +27,7 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { auraHome } from '../config/home.js';
 import { ApprovalRequiredError, AuraError, InvalidOptionError, LoopBrokenError, PolicyDeniedError, SessionClosedError } from '../errors.js';
 import { approveCommand, refusalOf } from '../policy/refusal.js';
 import { agent, type Agent } from '../session/agent.js';
@@ -82,7 +83,7 @@ export async function claudeCodeHook(argv: readonly string[], io: HookIo = proce
   let failClosed = false;
   let session: Session | null = null;
   try {
-    failClosed = onError(options.profile) === 'deny';
+    failClosed = onError(options.profile, options.home) === 'deny';
     const ag = hookAgent(options, input);
     session = attach(ag, claudeSessionId(input));
     takeHandedApprovals(session);
@@ -111,7 +112,23 @@ export async function claudeCodeHook(argv: readonly string[], io: HookIo = proce
 }
 
 function processIo(): HookIo {
-  return { read: readStdin, write: (text) => process.stdout.write(text), error: (text) => process.stderr.write(text) };
+  return { read: readStdin, write: writeStdout, error: (text) => process.stderr.write(text) };
+}
+
+/**
+ * Writes the answer straight to file descriptor 1 (the pipe Claude Code reads): making
+ * `process.stdout` builds a socket stream, a millisecond of a process that must start fast. What a
+ * non-blocking descriptor does not take at once goes through the stream.
+ */
+function writeStdout(text: string): void {
+  const bytes = Buffer.from(text, 'utf8');
+  let written = 0;
+  try {
+    while (written < bytes.length) written += fs.writeSync(1, bytes, written);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
+    process.stdout.write(bytes.subarray(written));
+  }
 }
 
 /** `--flag value` pairs (this path skips the full CLI's parser: it must start fast). */
@@ -173,9 +190,10 @@ function parseInput(bytes: Buffer): Record<string, unknown> {
 }
 
 /** The profile's `claude_code.on_error` (default `allow`: Claude Code's own permissions decide). */
-function onError(profile: string | undefined): 'allow' | 'deny' {
+function onError(profile: string | undefined, home: string | undefined): 'allow' | 'deny' {
   if (profile === undefined) return 'allow';
-  const settings = objectOf(readProfileFile(profile).values.claude_code);
+  // Read first here, from the parsed profile kept in the aura home's cache; the agent reads it again from this process's memory.
+  const settings = objectOf(readProfileFile(profile, { cacheDir: path.join(auraHome(home), 'cache') }).values.claude_code);
   const value = settings['on_error'] ?? 'allow';
   if (value !== 'allow' && value !== 'deny') throw new InvalidOptionError('claude_code.on_error', value, "'allow' or 'deny'");
   return value;

@@ -176,7 +176,7 @@ export class BreakObserver implements Observer {
   private open: OpenStep | null = null;
   private cycleRun: Run | null = null;
   private churn: { first: Step; flips: number; last: string; statuses: string[]; run: Run } | null = null;
-  private inertia: { tokens: ReadonlySet<string>; count: number; first: ObservedEvent; run: Run } | null = null;
+  private inertia: { tokens: ReadonlySet<string>; count: number; first: { readonly hash: string; readonly eventId: string }; run: Run } | null = null;
   private stopRequest: string | null = null;
 
   constructor(
@@ -240,6 +240,53 @@ export class BreakObserver implements Observer {
     this.churn = null;
     this.inertia = null;
     this.stopRequest = null;
+  }
+
+  saveState(): JsonValue {
+    const { churn, inertia } = this;
+    return {
+      settings: settingsJson(this.settings),
+      ring: this.ring.map((step) => (step === undefined ? null : { ...step })),
+      same_as_before: [...this.sameAsBefore],
+      count: this.count,
+      open: this.open === null ? null : { ...this.open },
+      cycle_run: this.cycleRun === null ? null : { ...this.cycleRun },
+      churn: churn === null ? null : { first: { ...churn.first }, flips: churn.flips, last: churn.last, statuses: [...churn.statuses], run: { ...churn.run } },
+      inertia: inertia === null ? null : { tokens: [...inertia.tokens], count: inertia.count, first: { ...inertia.first }, run: { ...inertia.run } },
+      stop_request: this.stopRequest,
+    };
+  }
+
+  restoreState(state: unknown): boolean {
+    const s = state as Partial<Record<string, unknown>> | null;
+    const { window, maxCycle } = this.settings;
+    if (typeof s !== 'object' || s === null || canonicalJson(s['settings'] ?? null, 'settings') !== canonicalJson(settingsJson(this.settings), 'settings')) return false;
+    const ring = s['ring'];
+    const same = s['same_as_before'];
+    const churn = s['churn'] as Partial<Record<string, unknown>> | null | undefined;
+    const inertia = s['inertia'] as Partial<Record<string, unknown>> | null | undefined;
+    const open = s['open'] as Partial<Record<string, unknown>> | null | undefined;
+    if (!Array.isArray(ring) || ring.length !== window || !ring.every((step) => step === null || isStep(step))) return false;
+    if (!Array.isArray(same) || same.length !== maxCycle + 1 || !same.every(isCount) || !isCount(s['count'])) return false;
+    if (open !== null && !(isStepStart(open) && typeof open['called'] === 'boolean')) return false;
+    if (!(s['cycle_run'] === null || isRun(s['cycle_run']))) return false;
+    if (churn !== null && !(typeof churn === 'object' && isStep(churn['first']) && isCount(churn['flips']) && typeof churn['last'] === 'string' && isStrings(churn['statuses']) && isRun(churn['run']))) return false;
+    if (inertia !== null && !(typeof inertia === 'object' && isStrings(inertia['tokens']) && isCount(inertia['count']) && isMark(inertia['first']) && isRun(inertia['run']))) return false;
+    if (!(s['stop_request'] === null || typeof s['stop_request'] === 'string')) return false;
+    this.reset();
+    ring.forEach((step: Step | null, at) => {
+      if (step === null) return;
+      this.ring[at] = step;
+      this.calls.set(step.call, (this.calls.get(step.call) ?? 0) + 1);
+    });
+    same.forEach((value: number, at) => (this.sameAsBefore[at] = value));
+    this.count = s['count'] as number;
+    this.open = (open ?? null) as OpenStep | null;
+    this.cycleRun = s['cycle_run'] as Run | null;
+    this.churn = (churn ?? null) as BreakObserver['churn'];
+    this.inertia = inertia === null || inertia === undefined ? null : { ...(inertia as NonNullable<BreakObserver['inertia']>), tokens: new Set(inertia['tokens'] as string[]) };
+    this.stopRequest = s['stop_request'] as string | null;
+    return true;
   }
 
   /** Ends the open step with its outcome, remembers it, and looks for the patterns. */
@@ -339,7 +386,7 @@ export class BreakObserver implements Observer {
     const tokens = tokenSet(text);
     const current = this.inertia;
     if (current === null || jaccard(current.tokens, tokens) < this.settings.similarity) {
-      this.inertia = { tokens, count: 1, first: event, run: { key: `REASONING_INERTIA:${event.event_id}`, soft: false, hard: false } };
+      this.inertia = { tokens, count: 1, first: { hash: event.content_hash, eventId: event.event_id }, run: { key: `REASONING_INERTIA:${event.event_id}`, soft: false, hard: false } };
       return;
     }
     current.count++;
@@ -348,7 +395,7 @@ export class BreakObserver implements Observer {
         pattern: 'REASONING_INERTIA',
         run: current.run.key,
         occurrences: current.count,
-        entry: { hash: current.first.content_hash, eventId: current.first.event_id },
+        entry: current.first,
         recurrence: { hash: event.content_hash, eventId: event.event_id },
         steps: [],
         detail: `the reasoning repeated ${current.count} times without a new action`,
@@ -394,6 +441,35 @@ export class BreakObserver implements Observer {
     if (this.cycleRun?.key !== sighting.run) this.cycleRun = { key: sighting.run, soft: false, hard: false };
     return this.cycleRun;
   }
+}
+
+/** The settings as JSON (a disabled pattern is absent). */
+function settingsJson(settings: BreakSettings): JsonValue {
+  return { ...settings, thresholds: { ...settings.thresholds } as Record<string, JsonValue>, reasoningKinds: [...settings.reasoningKinds] };
+}
+
+// Shapes of a saved state, read back from a file.
+function isCount(value: unknown): value is number {
+  return Number.isSafeInteger(value) && (value as number) >= 0;
+}
+function isStrings(value: unknown): value is string[] {
+  return Array.isArray(value) && value.every((item) => typeof item === 'string');
+}
+function isMark(value: unknown): boolean {
+  const v = value as Partial<Record<string, unknown>> | null;
+  return typeof v === 'object' && v !== null && typeof v['hash'] === 'string' && typeof v['eventId'] === 'string';
+}
+function isStepStart(value: unknown): value is Partial<Record<string, unknown>> {
+  const v = value as Partial<Record<string, unknown>> | null;
+  return isMark(v) && typeof v?.['tool'] === 'string' && typeof v['call'] === 'string';
+}
+function isStep(value: unknown): value is Step {
+  const v = value as Partial<Record<string, unknown>> | null;
+  return isStepStart(v) && typeof v?.['fingerprint'] === 'string' && (v['failure'] === null || typeof v['failure'] === 'string');
+}
+function isRun(value: unknown): value is Run {
+  const v = value as Partial<Record<string, unknown>> | null;
+  return typeof v === 'object' && v !== null && typeof v['key'] === 'string' && typeof v['soft'] === 'boolean' && typeof v['hard'] === 'boolean';
 }
 
 /** What the host is told to do about a loop. */

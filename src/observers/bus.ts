@@ -18,6 +18,7 @@
 
 import { InvalidOptionError } from '../errors.js';
 import { parseCanonicalText } from '../spine/fast-record.js';
+import type { JsonValue } from '../spine/json-reader.js';
 import type { JsonObject, RecordedEvent } from '../spine/record.js';
 
 /** An event as observers are given it: the recorded payload (redacted), its place and hash. */
@@ -60,6 +61,16 @@ export interface Observer {
   onEvent(event: ObservedEvent, context: ObserverContext): void;
   /** Called before `session.close` is recorded, so its last words are inside the session. */
   onClose?(context: ObserverContext): void;
+  /**
+   * What it knows, as JSON, for a later process of a shared session to take up without handing
+   * it every event again (its settings inside, so a changed profile is not taken up).
+   */
+  saveState?(): JsonValue;
+  /**
+   * Takes up what {@link saveState} gave, in an observer fresh from the same preset.
+   * @returns false (and the observer is to be dropped) when the state is not one it saved with these settings
+   */
+  restoreState?(state: unknown): boolean;
 }
 
 /** What the session gives the bus. */
@@ -171,6 +182,28 @@ export class ObserverBus {
         }
       }
     }
+  }
+
+  /** Every observer's saved state, in order, or null when one of them cannot save its state. */
+  saveStates(): JsonValue[] | null {
+    const states: JsonValue[] = [];
+    for (const observer of this.observers) {
+      if (observer.saveState === undefined) return null;
+      states.push({ id: observer.id, state: observer.saveState() });
+    }
+    return states;
+  }
+
+  /**
+   * Gives each observer its saved state back (from {@link saveStates}, of the same observers).
+   * @returns false when one did not take it: the observers are then in no state to go on with
+   */
+  restoreStates(states: readonly unknown[]): boolean {
+    if (states.length !== this.observers.length) return false;
+    return this.observers.every((observer, index) => {
+      const saved = states[index] as { id?: unknown; state?: unknown } | null;
+      return typeof saved === 'object' && saved !== null && saved.id === observer.id && observer.restoreState?.(saved.state) === true;
+    });
   }
 
   /** Lets each observer record its last events; called before `session.close`. */

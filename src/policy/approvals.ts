@@ -65,6 +65,11 @@ export class ApprovalBook {
     return this.requests.get(requestId);
   }
 
+  /** Every request made, in the order made. */
+  all(): IterableIterator<Readonly<ApprovalRequest>> {
+    return this.requests.values();
+  }
+
   /** Marks an approved request used by the call it released. */
   use(request: ApprovalRequest): void {
     request.state = 'used';

@@ -31,7 +31,15 @@ export function codeSource(value: unknown): ProfileSource {
  * @throws NotFoundError, ReadError, ProfileError (YAML syntax, with its line)
  */
 export function fileSource(path: string): ProfileSource {
-  return { path, ...parseYamlSource(readTextFile(path, 'profile'), (message, line) => new ProfileError(message, { path, line, key: '(root)' })) };
+  return textSource(path, readTextFile(path, 'profile'));
+}
+
+/**
+ * A profile file's text, parsed.
+ * @throws ProfileError (YAML syntax, with its line)
+ */
+export function textSource(path: string, text: string): ProfileSource {
+  return { path, ...parseYamlSource(text, (message, line) => new ProfileError(message, { path, line, key: '(root)' })) };
 }
 
 /** A {@link ProfileError} at `keys` in `source`. */

@@ -31,6 +31,11 @@ export class Checkpointer {
     if (this.signer !== null && this.since > 0) this.checkpoint(this.signer);
   }
 
+  /** Events since the last checkpoint. */
+  get sinceLast(): number {
+    return this.since;
+  }
+
   /** Takes up the cadence of a trail whose last checkpoint was `since` events ago. */
   resume(since: number): void {
     this.since = since;

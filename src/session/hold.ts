@@ -54,6 +54,11 @@ export class LoopHold {
     throw new LoopBrokenError({ tool, pattern: stop.pattern, observer_id: stop.observer_id, alert_event_id: stop.alert_event_id, event_id: violation.event_id, request_id: stop.request_id });
   }
 
+  /** Takes up a stop saved by an earlier process of a shared session (its request is in the approvals already). */
+  resume(stop: LoopStop | null): void {
+    this.stop = stop;
+  }
+
   /** A recorded call seen again while taking up a shared session: an approved stop is released by it. */
   releaseIfApproved(): void {
     const stopped = this.stop === null ? undefined : this.approvals.byId(this.stop.request_id);

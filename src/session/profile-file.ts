@@ -6,8 +6,12 @@
  */
 
 import * as fs from 'node:fs';
-import { fileSource, profileError, type ProfileSource } from '../policy/profile-source.js';
+import * as nodePath from 'node:path';
+import { fileSource, profileError, textSource, type ProfileSource } from '../policy/profile-source.js';
 import { refuseCredentials } from '../policy/secrets.js';
+import { canonicalJson } from '../spine/canonical.js';
+import { sha256 } from '../spine/hash.js';
+import { readTextFile } from '../store/json-file.js';
 
 /** The keys a profile may have. */
 export const PROFILE_KEYS = [
@@ -61,13 +65,16 @@ export interface ProfileFile {
  * Reads and checks a profile file.
  * @throws NotFoundError, ReadError, ProfileError
  */
-export function readProfileFile(path: string): ProfileFile {
+export function readProfileFile(path: string, options: { readonly cacheDir?: string } = {}): ProfileFile {
   // A short process (a Claude Code hook) reads its profile for its own keys and again for the agent.
   const stat = statOrNull(path);
   const key = stat === null ? null : `${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}:${stat.ino}`;
   const known = lastRead;
   if (key !== null && known !== null && known.path === path && known.key === key) return known.file;
-  const file = parseProfileFile(path);
+  const cached = options.cacheDir === undefined ? null : cachedSource(path, options.cacheDir);
+  const file = checkProfile(cached?.source ?? fileSource(path));
+  // Kept once it passed the checks: a profile with an error is read (and refused) from its YAML each time.
+  cached?.keep?.();
   lastRead = key === null ? null : { path, key, file };
   return file;
 }
@@ -82,8 +89,64 @@ function statOrNull(path: string): fs.Stats | null {
   }
 }
 
-function parseProfileFile(path: string): ProfileFile {
-  const source = fileSource(path);
+/**
+ * A profile file's source from its parsed value kept in `cacheDir` (a short process, the Claude
+ * Code hook, reads the same profile every time: parsing its YAML was a tenth of the hook's own
+ * work), and how to keep a value just parsed. The value is kept only when JSON gives it back as
+ * it was, and used only for the same path and the same text; the YAML is parsed again only should
+ * an error need the line of a key.
+ */
+function cachedSource(path: string, cacheDir: string): { readonly source: ProfileSource; readonly keep: (() => void) | null } {
+  const text = readTextFile(path, 'profile');
+  const cache = nodePath.join(cacheDir, `profile-${sha256(path).slice(0, 16)}.json`);
+  const textHash = sha256(text);
+  const kept = keptValue(cache, textHash);
+  if (kept !== null) {
+    let parsed: ProfileSource | null = null;
+    return { source: { path, value: kept.value, lineOf: (keys) => (parsed ??= textSource(path, text)).lineOf(keys) }, keep: null };
+  }
+  const source = textSource(path, text);
+  const json = JSON.stringify(source.value);
+  // No .inf, no integer past 2^53: the next process must read the very same profile (in the same key order).
+  const same = json !== undefined && canonicalOrNull(JSON.parse(json)) === canonicalOrNull(source.value) && canonicalOrNull(source.value) !== null;
+  return { source, keep: same ? () => keep(cacheDir, cache, `{"text_sha256": ${JSON.stringify(textHash)}, "value": ${json}}`) : null };
+}
+
+function canonicalOrNull(value: unknown): string | null {
+  try {
+    return canonicalJson(value, 'profile');
+  } catch {
+    return null;
+  }
+}
+
+/** The value kept for a text with this hash, or null. */
+function keptValue(cache: string, textHash: string): { value: unknown } | null {
+  try {
+    const kept = JSON.parse(fs.readFileSync(cache, 'utf8')) as { text_sha256?: unknown; value?: unknown };
+    return kept.text_sha256 === textHash && kept.value !== undefined ? { value: kept.value } : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Writes the cache whole (a staging file and a rename); without it the next process parses the YAML. */
+function keep(cacheDir: string, cache: string, text: string): void {
+  const staging = `${cache}.${process.pid}.tmp`;
+  try {
+    fs.mkdirSync(cacheDir, { recursive: true, mode: 0o700 });
+    fs.writeFileSync(staging, text, { mode: 0o600 });
+    fs.renameSync(staging, cache);
+  } catch {
+    try {
+      fs.rmSync(staging, { force: true });
+    } catch {
+      // Nothing kept: the next process parses the YAML.
+    }
+  }
+}
+
+function checkProfile(source: ProfileSource): ProfileFile {
   const value = source.value;
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw profileError(source, [], 'a profile must be a mapping of keys to values');
   const values = value as Record<string, unknown>;

@@ -49,6 +49,8 @@ export class Recorder {
   private headHash: string | null = null;
   private lastMicros = 0;
   private count = 0;
+  /** The last line this recorder appended (with its newline), or null before the first. */
+  lastLine: string | null = null;
   /** The identity trailer's canonical text (it gains the operator once one is bound). */
   agentIdsText: string;
   /** The agent's id as the trail records it (a shared session keeps the one its first process recorded). */
@@ -128,6 +130,7 @@ export class Recorder {
     this.lastMicros = micros;
     this.lastEventId = eventId;
     this.headHash = encoded.content_hash;
+    this.lastLine = encoded.line;
     this.count++;
     const event: RecordedEvent = { event_id: eventId, kind: recordedKind, timestamp, prev_hash: prevHash, content_hash: encoded.content_hash, sequence: this.count };
     this.after({ event, givenKind: kind, payloadText, line: encoded.line, micros, stepId });

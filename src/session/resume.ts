@@ -1,9 +1,9 @@
 /**
- * What a later process of a shared session needs from the trail earlier processes wrote: the
- * chain head (the last event's hash, id and time, the count) and every event, so the session's
- * state (approvals, an observer's stop, the observers' own windows) is rebuilt by handing the
- * events out again, in order, as they were first. The trail is the one source: nothing besides it
- * is kept between processes.
+ * What a later process of a shared session needs from the trail earlier processes wrote, when
+ * nothing saved beside it can be trusted (./resume-state.ts): the chain head (the last event's
+ * hash, id and time, the count) and every event, so the session's state (approvals, an observer's
+ * stop, the observers' own windows) is rebuilt by handing the events out again, in order, as they
+ * were first.
  *
  * The file is untrusted input: a line that is not a well-formed record stops the resume with a
  * ReadError naming it (the session's own writer cut any torn tail before).
@@ -42,43 +42,55 @@ export function readHistory(trail: string, sessionId: string): SessionHistory {
   const events: PastEvent[] = [];
   let traceParent: TraceParent | null = null;
   for (const line of trailLines(trail)) {
-    let record: JsonObject;
-    try {
-      record = objectOf(parseLineText(line.text));
-    } catch (error) {
-      throw new ReadError(trail, new Error(`line ${line.number} is not JSON`, { cause: error }));
-    }
-    const eventId = stringOf(record['event_id']);
-    const kind = stringOf(record['kind']);
-    const timestamp = stringOf(record['timestamp']);
-    const hash = stringOf(record['content_hash']);
-    if (eventId === null || kind === null || timestamp === null || hash === null || record['session_id'] !== sessionId) {
-      throw new ReadError(trail, new Error(`line ${line.number} is not a record of session ${sessionId}`));
-    }
-    if (kind === 'session.close') throw new SessionClosedError(sessionId, 'append to it: it has ended');
-    const payload = objectOf(record['payload']);
-    if (kind === 'session.open') {
-      const parent = objectOf(payload['trace_parent']);
-      const traceId = stringOf(parent['trace_id']);
-      const spanId = stringOf(parent['span_id']);
-      if (traceId !== null && spanId !== null) traceParent = { trace_id: traceId, span_id: spanId };
-    }
-    events.push({
-      event_id: eventId,
-      kind,
-      timestamp,
-      prev_hash: stringOf(record['prev_hash']),
-      content_hash: hash,
-      sequence: events.length + 1,
-      step_id: stringOf(record['step_id']),
-      micros: Number(unixNanos(timestamp) / 1000n),
-      payload,
-      agent_ids: objectOf(record['agent_ids']),
-      trace_id: stringOf(record['trace_id']) ?? '',
-      aura_id: stringOf(record['aura_id']) ?? '',
-    });
+    const event = pastEventOf(line.text, line.number, events.length + 1, trail, sessionId);
+    if (event.kind === 'session.open') traceParent = traceParentOf(event.payload);
+    events.push(event);
   }
   const last = events.at(-1);
   if (last === undefined) throw new ReadError(trail, new Error('the trail has no event'));
   return { events, last, traceParent };
+}
+
+/**
+ * One line of a shared session's trail as an event of its history.
+ * @param sequence its place in the trail (1-based)
+ * @throws ReadError (not a record of this session), SessionClosedError (it is the session's close)
+ */
+export function pastEventOf(text: string, lineNumber: number, sequence: number, trail: string, sessionId: string): PastEvent {
+  let record: JsonObject;
+  try {
+    record = objectOf(parseLineText(text));
+  } catch (error) {
+    throw new ReadError(trail, new Error(`line ${lineNumber} is not JSON`, { cause: error }));
+  }
+  const eventId = stringOf(record['event_id']);
+  const kind = stringOf(record['kind']);
+  const timestamp = stringOf(record['timestamp']);
+  const hash = stringOf(record['content_hash']);
+  if (eventId === null || kind === null || timestamp === null || hash === null || record['session_id'] !== sessionId) {
+    throw new ReadError(trail, new Error(`line ${lineNumber} is not a record of session ${sessionId}`));
+  }
+  if (kind === 'session.close') throw new SessionClosedError(sessionId, 'append to it: it has ended');
+  return {
+    event_id: eventId,
+    kind,
+    timestamp,
+    prev_hash: stringOf(record['prev_hash']),
+    content_hash: hash,
+    sequence,
+    step_id: stringOf(record['step_id']),
+    micros: Number(unixNanos(timestamp) / 1000n),
+    payload: objectOf(record['payload']),
+    agent_ids: objectOf(record['agent_ids']),
+    trace_id: stringOf(record['trace_id']) ?? '',
+    aura_id: stringOf(record['aura_id']) ?? '',
+  };
+}
+
+/** The span a session was opened under, from its `session.open` payload. */
+function traceParentOf(payload: JsonObject): TraceParent | null {
+  const parent = objectOf(payload['trace_parent']);
+  const traceId = stringOf(parent['trace_id']);
+  const spanId = stringOf(parent['span_id']);
+  return traceId !== null && spanId !== null ? { trace_id: traceId, span_id: spanId } : null;
 }

@@ -41,8 +41,9 @@ import { MaskStage } from './mask.js';
 import { recordOpening } from './opening.js';
 import { Publisher } from './publish.js';
 import { Recorder } from './recorder.js';
+import { readResumePoint, removeResumeState, saveResumeState, type ResumePoint } from './resume-state.js';
 import { readHistory, type SessionHistory } from './resume.js';
-import { takeUp } from './take-up.js';
+import { takeUp, takeUpSaved } from './take-up.js';
 import { ToolCalls } from './tool-call.js';
 import { sessionTraceParent, type TraceParent } from './trace-context.js';
 import { attachTrail, openTrail } from './trail-open.js';
@@ -93,6 +94,8 @@ export class Session implements AsyncDisposable {
   private readonly calls: ToolCalls;
   /** A shared session's trail as earlier processes left it, until this process has taken it up. */
   private history: SessionHistory | null = null;
+  /** Or what the last process saved beside it, where that matches the trail. */
+  private resumed: ResumePoint | null = null;
   private goalReached = false;
   private closedState = false;
 
@@ -129,11 +132,12 @@ export class Session implements AsyncDisposable {
     if (this.identity.required && this.operator?.verified !== true) throw new IdentityRequiredError('operator_not_verified', this.identity.source);
 
     // Before the trail exists, like identity: a refused observer leaves no file.
-    const observers = [...policy.observers.specs.map((spec) => spec.create()), ...(options.observers ?? [])];
-    const bus =
-      observers.length === 0
-        ? null
-        : new ObserverBus(observers, { emit: (kind, payload) => this.emit(kind, payload), stop: (request) => this.loop.stopAt(request), now: () => this.recorder.now() });
+    const hostObservers = options.observers ?? [];
+    const observerBus = (): ObserverBus | null => {
+      const observers = [...policy.observers.specs.map((spec) => spec.create()), ...hostObservers];
+      return observers.length === 0 ? null : new ObserverBus(observers, { emit: (kind, payload) => this.emit(kind, payload), stop: (request) => this.loop.stopAt(request), now: () => this.recorder.now() });
+    };
+    let bus = observerBus();
     const signer = options.sign === false ? null : KeyRing.load(paths.keys).signer();
     try {
       makeFolder(paths.sessions);
@@ -146,7 +150,13 @@ export class Session implements AsyncDisposable {
     this.writer = opened.writer;
     if (opened.writer.shared?.existed === true) {
       try {
-        this.history = readHistory(this.files.trail, this.id);
+        // A host's own observers cannot be made again should theirs not be taken up: they are handed the events.
+        this.resumed = hostObservers.length === 0 ? readResumePoint(this.writer, this.id) : null;
+        if (this.resumed !== null && !(bus === null ? this.resumed.saved.observers.length === 0 : bus.restoreStates(this.resumed.saved.observers))) {
+          this.resumed = null;
+          bus = observerBus();
+        }
+        if (this.resumed === null) this.history = readHistory(this.files.trail, this.id);
       } catch (error) {
         // An ended session keeps no lease; one whose trail cannot be read stays as it was.
         if (error instanceof SessionClosedError) this.writer.close();
@@ -154,8 +164,9 @@ export class Session implements AsyncDisposable {
         throw error;
       }
     }
-    this.traceParent = this.history === null ? sessionTraceParent(options.traceParent) : this.history.traceParent;
-    this.traceId = this.history?.last.trace_id ?? this.traceParent?.trace_id ?? ids.traceId();
+    const takenUp = this.resumed ?? this.history;
+    this.traceParent = this.resumed !== null ? this.resumed.saved.traceParent : this.history !== null ? this.history.traceParent : sessionTraceParent(options.traceParent);
+    this.traceId = takenUp?.last.trace_id ?? this.traceParent?.trace_id ?? ids.traceId();
 
     // The stages, last first: each is handed the one after it.
     const record = (kind: string, payload: Readonly<Record<string, unknown>>, emitOptions: EmitOptions = {}): RecordedEvent => this.recorder.record(kind, payload, emitOptions);
@@ -202,17 +213,18 @@ export class Session implements AsyncDisposable {
   static attach(agent: SessionAgent, options: SharedSessionOptions): Session {
     const session = new Session(agent, options, options);
     try {
-      if (session.history === null) session.recordOpen();
-      else {
-        const { recorder, checkpointer, approvals, loop, publisher } = session;
-        session.goalReached = takeUp(session.history, { recorder, checkpointer, approvals, loop, observers: publisher.observers }).goalReached;
-      }
+      const { recorder, checkpointer, approvals, loop, publisher } = session;
+      const stages = { recorder, checkpointer, approvals, loop, observers: publisher.observers };
+      if (session.resumed !== null) session.goalReached = takeUpSaved(session.resumed, stages).goalReached;
+      else if (session.history !== null) session.goalReached = takeUp(session.history, stages).goalReached;
+      else session.recordOpen();
     } catch (error) {
       session.closedState = true;
       session.writer.abandon();
       throw error;
     } finally {
       session.history = null;
+      session.resumed = null;
     }
     return session;
   }
@@ -224,6 +236,7 @@ export class Session implements AsyncDisposable {
   detach(): void {
     this.assertOpen('detach');
     this.closedState = true;
+    if (this.writer.shared !== null) this.saveResume();
     this.writer.detach();
   }
 
@@ -354,6 +367,7 @@ export class Session implements AsyncDisposable {
         this.recorder.record('session.close', { reason, goal_reached: this.goalReached }, {});
         this.checkpointer.final();
       });
+      if (this.writer.shared !== null) removeResumeState(this.files.trail);
     } finally {
       this.writer.close();
     }
@@ -385,6 +399,22 @@ export class Session implements AsyncDisposable {
     return this.mask.recordMasked(masked.masked.report, 'emit', options.stepId ?? null, null, () =>
       guarded ? this.gate.enforce(kind, payload, options, masked.masking).event : this.recorder.record(kind, masked.masked.value, options),
     );
+  }
+
+  /** Saves what the next process of a shared session takes up, when this one recorded something (else the saved state still stands). */
+  private saveResume(): void {
+    const lastLine = this.recorder.lastLine;
+    const observers = this.publisher.observers === null ? [] : this.publisher.observers.saveStates();
+    if (lastLine === null || observers === null) return;
+    saveResumeState(this.writer, lastLine, {
+      count: this.recorder.eventCount,
+      checkpointSince: this.checkpointer.sinceLast,
+      goalReached: this.goalReached,
+      traceParent: this.traceParent,
+      approvals: [...this.approvals.all()],
+      stop: this.loop.current,
+      observers,
+    });
   }
 
   private recordOpen(): void {

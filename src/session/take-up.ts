@@ -1,7 +1,8 @@
 /**
- * Taking up a shared session where earlier processes left it: the chain head from the trail, then
- * the approvals, stops and observers' windows rebuilt by handing the recorded events out again,
- * in order, as they were first.
+ * Taking up a shared session where earlier processes left it: the chain head from the trail's last
+ * line, then the approvals, stops and observers' windows, from the state the last process saved
+ * beside the trail where it can be trusted (./resume-state.ts), else rebuilt by handing the
+ * recorded events out again, in order, as they were first.
  */
 
 import type { ObserverBus, StopRequest } from '../observers/bus.js';
@@ -11,6 +12,7 @@ import type { Checkpointer } from './checkpoint.js';
 import { TOOL_KINDS } from './enforce.js';
 import type { LoopHold } from './hold.js';
 import type { Recorder } from './recorder.js';
+import { restoreApprovals, type ResumePoint } from './resume-state.js';
 import type { PastEvent, SessionHistory } from './resume.js';
 
 /** The stages whose state the recorded events rebuild. */
@@ -22,14 +24,23 @@ export interface TakeUpStages {
   readonly observers: ObserverBus | null;
 }
 
+/**
+ * Takes up a session from its saved state (the observers have taken theirs up already).
+ * @returns whether the recorded events already reached the session's goal
+ */
+export function takeUpSaved({ saved, last }: ResumePoint, stages: TakeUpStages): { goalReached: boolean } {
+  continueChain(last, saved.count, stages.recorder);
+  stages.checkpointer.resume(saved.checkpointSince);
+  restoreApprovals(stages.approvals, saved.approvals);
+  stages.loop.resume(saved.stop);
+  return { goalReached: saved.goalReached };
+}
+
 /** @returns whether the recorded events already reached the session's goal */
 export function takeUp(history: SessionHistory, stages: TakeUpStages): { goalReached: boolean } {
   const { last, events } = history;
   const { recorder, approvals, loop, observers } = stages;
-  recorder.continueFrom({ count: events.length, headHash: last.content_hash, lastEventId: last.event_id, lastMicros: last.micros });
-  recorder.agentIdsText = canonicalJson(last.agent_ids, 'agent_ids');
-  // Two first hooks of a new agent can register it with two ids: the trail's first one stands.
-  recorder.auraId = last.aura_id;
+  continueChain(last, events.length, recorder);
   const checkpoint = events.findLastIndex((event) => event.kind === 'chain.checkpoint');
   stages.checkpointer.resume(events.length - 1 - checkpoint);
   // A stop whose request a refused call recorded keeps that request id.
@@ -60,4 +71,12 @@ export function takeUp(history: SessionHistory, stages: TakeUpStages): { goalRea
   if (observers === null) for (const event of events) replayDecision(event);
   else observers.replay(events, stop, replayDecision);
   return { goalReached };
+}
+
+/** The chain head, from the trail's last event. */
+function continueChain(last: PastEvent, count: number, recorder: Recorder): void {
+  recorder.continueFrom({ count, headHash: last.content_hash, lastEventId: last.event_id, lastMicros: last.micros });
+  recorder.agentIdsText = canonicalJson(last.agent_ids, 'agent_ids');
+  // Two first hooks of a new agent can register it with two ids: the trail's first one stands.
+  recorder.auraId = last.aura_id;
 }

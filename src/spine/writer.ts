@@ -95,7 +95,9 @@ export class TrailWriter {
     try {
       const lease = readLock(lockPathOf(path));
       if (lease !== null && lease.shared !== true && holderAlive(lease)) throw new SessionLockedError(sessionId, lease.pid);
-      writeLease(path, { pid: options.ownerPid, host: os.hostname(), session_id: sessionId, shared: true });
+      const body: LockBody = { pid: options.ownerPid, host: os.hostname(), session_id: sessionId, shared: true };
+      // Every hook of one Claude Code session names the same owner: its lease is written once, not once a hook.
+      if (lease?.shared !== true || lease.pid !== body.pid || lease.host !== body.host || lease.session_id !== body.session_id) writeLease(path, body);
       const fd = fs.openSync(path, 'a+', 0o644);
       const existed = cutTornTail(fd) > 0;
       return new TrailWriter(path, sessionId, fsync, fd, { existed });
@@ -103,6 +105,21 @@ export class TrailWriter {
       fs.rmSync(appendLock, { force: true });
       throw error instanceof SessionLockedError || error instanceof TrailWriteError ? error : new TrailWriteError(path, error);
     }
+  }
+
+  /** The trail's size in bytes: where the next line goes. */
+  get length(): number {
+    return this.size;
+  }
+
+  /**
+   * Bytes the trail already holds (a shared trail's last line, read back to check what an earlier
+   * process saved beside it).
+   */
+  readBack(position: number, length: number): Buffer {
+    const bytes = Buffer.allocUnsafe(length);
+    const read = fs.readSync(this.fd, bytes, 0, length, position);
+    return bytes.subarray(0, read);
   }
 
   /**

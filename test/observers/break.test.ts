@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { LoopBrokenError } from '../../src/errors.js';
+import { BreakObserver, type BreakSettings } from '../../src/observers/break.js';
+import type { ObservedEvent, ObserverContext } from '../../src/observers/bus.js';
 import type { Session } from '../../src/session/session.js';
-import type { AuraEvent } from '../../src/spine/record.js';
+import type { AuraEvent, JsonObject } from '../../src/spine/record.js';
 import { verifyTrail } from '../../src/spine/verify.js';
 import { expectAuraError, expectAuraRejection } from '../helpers/errors.js';
 import { byId, observed, ofKind, trail } from '../helpers/observers.js';
@@ -307,6 +309,110 @@ describe('the break preset', () => {
       // Four steps fit the window: the fifth occurrence is never seen, so the session is not stopped.
       expect(alerts(trail(session)).map((a) => [a['level'], a['occurrences']])).toEqual([['soft', 4]]);
       await session.close();
+    });
+  });
+
+  describe('saveState and restoreState', () => {
+    const settings: BreakSettings = {
+      window: 8,
+      maxCycle: 3,
+      thresholds: { ACTION_FIXATION: { soft: 2, hard: 3 }, OSCILLATION_CYCLE: { soft: 2, hard: 3 }, CHOREOGRAPHY_CYCLE: { soft: 2, hard: 3 }, ERROR_STATUS_CHURN: { soft: 2, hard: 4 }, REASONING_INERTIA: { soft: 2, hard: 0 } },
+      reasoningKinds: ['model.reasoning'],
+      similarity: 0.85,
+    };
+
+    /** A long, repeatable mix of steps: loops, churn, denials, holds, reasoning and approvals of stops. */
+    function script(length: number): ObservedEvent[] {
+      let seed = 7;
+      const next = (n: number): number => {
+        seed = (seed * 1103515245 + 12345) % 2147483648;
+        // The high bits: a power-of-two modulus leaves the low ones short cycles.
+        return Math.floor(seed / 65536) % n;
+      };
+      const events: ObservedEvent[] = [];
+      const add = (kind: string, payload: JsonObject): void => {
+        const n = events.length;
+        events.push({ event_id: `e${n}`, kind, timestamp: '', prev_hash: null, content_hash: `h${n}`, sequence: n + 1, step_id: null, micros: n, payload });
+      };
+      const steps: (() => void)[] = [];
+      for (let i = 0; i < 5; i++) {
+        const tool = ['search', 'fetch', 'pay'][next(3)] as string;
+        const args = { q: next(2) };
+        const outcome = next(6);
+        steps.push(() => {
+          add('tool.intent', { tool, args });
+          add('tool.call', { tool, args });
+          if (outcome < 3) add('tool.result', { tool, result: { status: outcome === 0 ? 503 : 200 } });
+          else if (outcome === 3) add('tool.error', { tool, error: { code: ['E1', 'E2'][next(2)] as string } });
+          else if (outcome === 4) add('constraint.violated', { rule: { type: 'deny_tools' }, message: 'no' });
+          else add('constraint.approval_required', { request_id: 'r' });
+        });
+      }
+      // Runs of one step, of two alternating and of three in turn, between steps at random.
+      while (events.length < length) {
+        const period = 1 + next(3);
+        const first = next(5);
+        for (let i = 0, rounds = 1 + next(6); i < rounds * period; i++) (steps[(first + (i % period)) % 5] as () => void)();
+        if (next(2) === 0) add('constraint.approved', { request_id: next(3) === 0 ? 'another' : 'stop' });
+        if (next(6) === 0) {
+          // A call never made before: a new action, which ends a run of repeated reasoning.
+          add('tool.intent', { tool: 'search', args: { q: events.length } });
+          add('tool.result', { tool: 'search', result: {} });
+        }
+        for (let i = next(4); i > 0; i--) add('model.reasoning', { text: next(2) === 0 ? 'I will check the same thing again' : 'I will check the same thing again now' });
+      }
+      return events;
+    }
+
+    /** Hands events to an observer, recording what it does (ids follow the event it answers). */
+    function feed(observer: BreakObserver, events: readonly ObservedEvent[], from: number, done: unknown[]): void {
+      for (let at = from; at < events.length; at++) {
+        const event = events[at] as ObservedEvent;
+        const context: ObserverContext = {
+          emit: (kind, payload) => {
+            done.push({ at, kind, payload });
+            return { event_id: `alert${at}`, kind, timestamp: '', prev_hash: null, content_hash: `a${at}`, sequence: 0 };
+          },
+          stop: (request) => {
+            done.push({ at, stop: request });
+            return 'stop';
+          },
+          now: () => at,
+        };
+        observer.onEvent(event, context);
+      }
+    }
+
+    it('takes up where it was saved: a restored observer answers every later event as one that saw them all', () => {
+      const events = script(400);
+      const whole: unknown[] = [];
+      feed(new BreakObserver('break', settings), events, 0, whole);
+      // Every pattern alerted, soft and hard, and the session was stopped and let go again.
+      expect(new Set(whole.map((done) => ((done as { payload?: JsonObject }).payload?.['pattern'] as string | undefined) ?? 'stop'))).toEqual(new Set(['ACTION_FIXATION', 'OSCILLATION_CYCLE', 'CHOREOGRAPHY_CYCLE', 'ERROR_STATUS_CHURN', 'REASONING_INERTIA', 'stop']));
+      for (let split = 1; split < events.length; split++) {
+        const first = new BreakObserver('break', settings);
+        const before: unknown[] = [];
+        feed(first, events.slice(0, split), 0, before);
+        const second = new BreakObserver('break', settings);
+        expect(second.restoreState(JSON.parse(JSON.stringify(first.saveState())))).toBe(true);
+        const after: unknown[] = [];
+        feed(second, events, split, after);
+        expect([...before, ...after]).toEqual(whole);
+      }
+    });
+
+    it('refuses a state saved with other settings, or not saved by it, and is unchanged by the refusal', () => {
+      const first = new BreakObserver('break', settings);
+      feed(first, script(60), 0, []);
+      const saved = first.saveState();
+      const other = new BreakObserver('break', { ...settings, window: 10 });
+      expect(other.restoreState(JSON.parse(JSON.stringify(saved)))).toBe(false);
+      const fresh = new BreakObserver('break', settings);
+      const untouched = JSON.stringify(fresh.saveState());
+      for (const bad of [null, 'state', { ...(saved as JsonObject), ring: [] }, { ...(saved as JsonObject), count: -1 }, { ...(saved as JsonObject), open: { tool: 1 } }]) {
+        expect(fresh.restoreState(bad)).toBe(false);
+        expect(JSON.stringify(fresh.saveState())).toBe(untouched);
+      }
     });
   });
 });

@@ -1,6 +1,7 @@
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { LoopBrokenError, SessionClosedError, SessionLockedError } from '../../src/errors.js';
+import { ApprovalRequiredError, LoopBrokenError, ReadError, SessionClosedError, SessionLockedError } from '../../src/errors.js';
 import { agent } from '../../src/session/agent.js';
 import { Session } from '../../src/session/session.js';
 import { readTrail } from '../../src/spine/trail-reader.js';
@@ -71,5 +72,60 @@ describe('Session.attach', () => {
     const other = agent('acme/other', { home }).session();
     fs.writeFileSync(`${home}/sessions/${ID}.jsonl.lock`, fs.readFileSync(`${other.files.trail}.lock`));
     expectAuraError(() => Session.attach(sharedAgent(home), { sessionId: ID, ownerPid: process.pid, waitMs: 50 }), SessionLockedError, 'SESSION_LOCKED');
+  });
+
+  it('takes the session up from what the last process saved beside the trail, reading only the trail\'s last line, and only where it matches the trail', () => {
+    const home = tempDir();
+    const trailPath = `${home}/sessions/${ID}.jsonl`;
+    const resume = `${trailPath}.resume`;
+    for (let i = 0; i < 3; i++) share(home, (s) => s.emit('turn.start', { input: `go ${i}` }));
+    // A line the next process never reads: changed in place, the same length, it is not JSON any more.
+    const lines = fs.readFileSync(trailPath, 'utf8').split('\n');
+    lines[2] = 'x'.repeat((lines[2] as string).length);
+    fs.writeFileSync(trailPath, lines.join('\n'));
+    const saved = fs.readFileSync(resume, 'utf8');
+    const state = JSON.parse(saved) as { tail: { sha256: string }; count: number };
+    for (const untrusted of ['not json', JSON.stringify({ ...state, tail: { ...state.tail, sha256: '0'.repeat(64) } }), JSON.stringify({ ...state, session_id: 'aura_sess_000000000000' })]) {
+      fs.writeFileSync(resume, untrusted);
+      expectAuraError(() => Session.attach(sharedAgent(home), { sessionId: ID, ownerPid: process.pid }), ReadError, 'READ_FAILED');
+    }
+    fs.writeFileSync(resume, saved);
+    share(home, (s) => {
+      expect(s.eventCount).toBe(state.count);
+      s.emit('turn.end', {});
+    });
+    // Verification finds the line changed by hand, as it would have anyway.
+    expect(verifyTrail(trailPath)).toMatchObject({ hash_chain_valid: false, reason: 'malformed_line', line: 3 });
+    const [before, last] = fs.readFileSync(trailPath, 'utf8').trimEnd().split('\n').slice(-2).map((line) => JSON.parse(line) as { kind: string; prev_hash: string; content_hash: string });
+    expect(last).toMatchObject({ kind: 'turn.end', prev_hash: before?.content_hash });
+    fs.rmSync(resume);
+    expectAuraError(() => Session.attach(sharedAgent(home), { sessionId: ID, ownerPid: process.pid }), ReadError, 'READ_FAILED');
+  });
+
+  it('reads the trail whole when another process appended after the state was saved, and keeps what it recorded', () => {
+    const home = tempDir();
+    const resume = `${home}/sessions/${ID}.jsonl.resume`;
+    share(home, (s) => expectAuraError(() => s.emit('tool.call', { tool: 'pay', args: { amount: 5 } }), ApprovalRequiredError, 'APPROVAL_REQUIRED'));
+    const stale = fs.readFileSync(resume);
+    share(home, (s) => expect(s.approveCall('pay', { amount: 5 }, { principal: 'alice' })?.kind).toBe('constraint.approved'));
+    // Saved before the approval: taken up, it would hold the call again.
+    fs.writeFileSync(resume, stale);
+    share(home, (s) => expect(s.emit('tool.call', { tool: 'pay', args: { amount: 5 } }).kind).toBe('tool.call'));
+    const events = readTrail(`${home}/sessions/${ID}.jsonl`).events;
+    expect(events.filter((e) => e.kind === 'tool.call').map((e) => e.payload['approval'])).toEqual([{ request_id: expect.any(String), principal: 'alice' }]);
+  });
+
+  it('goes on when something else is where its state is saved: a FIFO is not read, a folder fails neither a hook nor the close', async () => {
+    const home = tempDir();
+    const resume = `${home}/sessions/${ID}.jsonl.resume`;
+    share(home, (s) => s.emit('turn.start', { input: 'go' }));
+    fs.rmSync(resume);
+    execFileSync('mkfifo', [resume]);
+    share(home, (s) => s.emit('turn.end', {}));
+    fs.rmSync(resume);
+    fs.mkdirSync(resume);
+    share(home, (s) => s.emit('turn.start', { input: 'again' }));
+    const result = await Session.attach(sharedAgent(home), { sessionId: ID, ownerPid: process.pid }).close();
+    expect(verifyTrail(result.log_path)).toMatchObject({ hash_chain_valid: true, complete: true, events: 6 });
   });
 });
