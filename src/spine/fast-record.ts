@@ -110,21 +110,23 @@ export function readRecordFast(text: string): FastRecord | null {
     }
   }
   const counter = { keys: RECORD_KEYS.length };
+  // Nested in the record, one level down: refused at the depth the lossless reader refuses.
+  const nested = { counter, depth: 1 };
   let body: string;
   try {
     const s = (key: (typeof RECORD_KEYS)[number]): string => quoteField(record[key] as string | null, key);
     body = hashedBody({
-      agent_ids: canonicalJson(record['agent_ids'], 'agent_ids', { counter }),
+      agent_ids: canonicalJson(record['agent_ids'], 'agent_ids', nested),
       aura_id: s('aura_id'),
       event_id: s('event_id'),
       kind: s('kind'),
       parent_id: s('parent_id'),
-      payload: canonicalJson(record['payload'], 'payload', { counter }),
+      payload: canonicalJson(record['payload'], 'payload', nested),
       session_id: s('session_id'),
       span_id: s('span_id'),
       step_id: s('step_id'),
       task_id: s('task_id'),
-      telemetry: canonicalJson(record['telemetry'], 'telemetry', { counter }),
+      telemetry: canonicalJson(record['telemetry'], 'telemetry', nested),
       timestamp: s('timestamp'),
       trace_id: s('trace_id'),
     });
