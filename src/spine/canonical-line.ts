@@ -20,8 +20,9 @@
  *   of the point (the numbers fast-record.ts leaves to the lossless reader are refused here too);
  * - `true`, `false`, `null`; nesting at most {@link MAX_SCAN_DEPTH} deep.
  * So an accepted line parses with `JSON.parse` to the values the lossless reader gives, and the
- * canonical text of each value is its slice. test/spine/reader-layouts.test.ts checks both
- * against the lossless reader over adversarial layouts and seeded mutations of real lines.
+ * canonical text of each value is its slice. test/spine/reader-layouts.test.ts (adversarial
+ * layouts) and test/spine/fast-reader-fuzz.test.ts (seeded mutations of real lines) hold both to
+ * the lossless reader.
  */
 
 import { pythonFloatRepr } from './python-number.js';

@@ -1,20 +1,18 @@
 /**
- * The fast readings of a trail line, used only where they provably give the verdict and hashed
- * text of the lossless reader (json-reader.ts):
+ * The fast readings of a trail line, each used only where it provably gives the hashed text and
+ * values of the lossless reader (json-reader.ts); a line neither is sure of goes to that reader.
  * - {@link readRecordSlices}, for lines in aura's own layout (every line aura writes): the hashed
- *   body from slices of the line, proven canonical by one scan (canonical-line.ts), with no value
- *   built. About three times cheaper than the reading below.
- * - {@link readRecordFast}, for other layouts (Python Aura writes nested values unsorted).
+ *   body is assembled from slices of the line, proven canonical by one scan (canonical-line.ts),
+ *   and no value is built. With it, verifying bench/verify-python.bench.ts's 100k-event trail in a
+ *   fresh process took about half the CPU time of the reading below.
+ * - {@link readRecordFast}, for other layouts (Python Aura writes nested values unsorted):
+ *   `JSON.parse` (native) and the canonical writer. It is not the same as the lossless reader when
+ *   the line holds a number JSON.parse would misread (a float with an integral value, an exponent,
+ *   16 or more digits) or a duplicate key (JSON.parse keeps the last one silently); such lines go
+ *   to the lossless reader. It took bench/verify-chain.bench.ts from 0.32 to 0.59 of its
+ *   JSON.parse baseline.
  *
- * The second is `JSON.parse` (native) and the canonical writer, used when it
- * provably gives the same verdict and hashed text as the lossless reader. It is not the same when
- * the line holds a number JSON.parse would misread (a float with an integral value, an exponent,
- * 16 or more digits) or a duplicate key (JSON.parse keeps the last one silently); such lines, and
- * any line this reader cannot take whole or is not sure of, go to the lossless reader in
- * json-reader.ts. With it, bench/verify-chain.bench.ts went from 0.32 to 0.59 of its JSON.parse
- * baseline.
- *
- * Why no duplicate passes (the text is untrusted: an attacker lays it out to fool this check):
+ * Why no duplicate passes readRecordFast (the text is untrusted: an attacker lays it out to fool this check):
  * 1. A key is a string followed, after optional white space, by ':'. A text in which some '"' is
  *    followed by white space and then ':' is not taken ({@link SPACED_COLON}), so in a taken text
  *    every key's closing quote is directly followed by ':', whatever its escapes (`"k\u0065y"`
@@ -25,7 +23,8 @@
  *    the canonical writer counts over every object of the value.
  * 4. When the two counts are equal, both inequalities are equalities: no key was dropped, and no
  *    string holds '":'. Anything else goes to the lossless reader, which refuses a duplicate.
- * test/spine/reader-layouts.test.ts runs both readers over generated adversarial layouts.
+ * test/spine/reader-layouts.test.ts runs the readers over generated adversarial layouts, and
+ * test/spine/fast-reader-fuzz.test.ts over seeded mutations of real lines.
  */
 
 import { canonicalJson } from './canonical.js';
