@@ -27,6 +27,11 @@ export interface CanonicalOptions {
   readonly redact?: Redactor;
   /** Counts the object keys written, into `keys` (the fast trail reader's duplicate-key check). */
   readonly counter?: { keys: number };
+  /**
+   * How deep the value sits in the text it was read from (a record's payload: 1), so that
+   * {@link MAX_DEPTH} counts from the same root as the lossless reader's.
+   */
+  readonly depth?: number;
 }
 
 /**
@@ -36,7 +41,7 @@ export interface CanonicalOptions {
  */
 export function canonicalJson(value: unknown, root = 'value', options: CanonicalOptions = {}): string {
   try {
-    return write(value, 0, { ascii: options.asciiOnly === true, redact: options.redact ?? null, counter: options.counter ?? null, ancestors: [] });
+    return write(value, options.depth ?? 0, { ascii: options.asciiOnly === true, redact: options.redact ?? null, counter: options.counter ?? null, ancestors: [] });
   } catch (error) {
     if (error instanceof Refusal) {
       const path = root + error.segments.map((s) => (typeof s === 'number' ? `[${s}]` : `.${s}`)).join('');

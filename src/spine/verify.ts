@@ -11,7 +11,7 @@ import { ChainVerificationError, type ChainFailureReason } from '../errors.js';
 import { contentHash, HASH_PATTERN } from './hash.js';
 import { JsonReadError, parseJsonLossless, readCanonicalPairs, type CanonicalPair } from './json-reader.js';
 import { checkpointText, sealText, verifySignature, type KeyRing } from './signing.js';
-import { readRecordFast } from './fast-record.js';
+import { readRecordFast, readRecordSlices } from './fast-record.js';
 import { SORTED_RECORD_KEYS, UNHASHED_KEYS, type AuraEvent } from './record.js';
 import { MAX_LINE_BYTES, trailLines, type TrailLine } from './trail-lines.js';
 
@@ -75,7 +75,7 @@ export function verifyTrail(path: string, seal?: ChainSeal, options: VerifyOptio
 export function verifyLines(lines: Iterable<TrailLine>, seal?: ChainSeal, options: VerifyOptions = {}): ChainReport {
   const verifier = new ChainVerifier(options);
   for (const line of lines) {
-    verifier.add(line);
+    verifier.check(line);
     if (verifier.stopped) break;
   }
   return verifier.result(seal);
@@ -95,12 +95,21 @@ export class ChainVerifier {
     return this.problem !== undefined;
   }
 
-  /** Checks one line; returns its record when it was parsed on the way (so callers need not parse it again). */
+  /** Checks one line; returns its record when it was read on the way (so callers need not parse it again). */
   add(line: TrailLine): AuraEvent | null {
+    return this.walked(line, true);
+  }
+
+  /** Checks one line, and builds no record: the cheapest check, for a caller that needs only the verdict. */
+  check(line: TrailLine): void {
+    this.walked(line, false);
+  }
+
+  private walked(line: TrailLine, wantRecord: boolean): AuraEvent | null {
     if (this.problem !== undefined) return null;
     let record: AuraEvent | null = null;
     this.problem = attempt(() => {
-      record = this.walk.add(line);
+      record = this.walk.add(line, wantRecord);
     });
     return record;
   }
@@ -146,23 +155,33 @@ class ChainWalk {
 
   constructor(readonly keys: KeyRing | null) {}
 
-  /** Checks one line; returns the record when the fast reader took it (else the caller parses). */
-  add(line: TrailLine): AuraEvent | null {
+  /**
+   * Checks one line. The fast readings only ever accept a line, and only one the lossless reading
+   * would accept with the same record and hashed text; every refusal is the lossless reading's.
+   * Returns the record when a fast reading took the line and `wantRecord` (else the caller parses).
+   */
+  add(line: TrailLine, wantRecord: boolean): AuraEvent | null {
     this.lastLine = line.number;
     if (line.overlong === true) {
       fail('malformed_line', `line ${line.number} is longer than ${MAX_LINE_BYTES} bytes, the most a line may hold: it cannot be read as a record`, null, line.number);
     }
+    const text = line.text;
     // Aura's reader skips blank lines; they carry nothing that could be hashed.
-    if (line.text.trim() === '') return null;
-    const fast = readRecordFast(line.text);
-    if (fast !== null) {
-      const record = fast.record;
-      this.checkChain(record, line.number);
-      // A mismatch is left to the lossless reader below, which gives the exact verdict.
-      if (contentHash(record.prev_hash, fast.body) === record.content_hash) {
-        this.checkSigning(record, () => record.payload, line.number);
-        this.accept(record);
-        return record;
+    if (text.charCodeAt(0) !== 0x7b && text.trim() === '') return null;
+    const sliced = readRecordSlices(text);
+    if (sliced !== null) {
+      if (this.links(sliced, sliced.body)) {
+        this.checkSigning(sliced, () => JSON.parse(sliced.payloadText) as Readonly<Record<string, unknown>>, line.number);
+        this.accept(sliced);
+        // The scan proved JSON.parse reads the line as the lossless reader does.
+        return wantRecord ? (JSON.parse(text) as AuraEvent) : null;
+      }
+    } else {
+      const fast = readRecordFast(text);
+      if (fast !== null && this.links(fast.record, fast.body)) {
+        this.checkSigning(fast.record, () => fast.record.payload, line.number);
+        this.accept(fast.record);
+        return fast.record;
       }
     }
     const pairs = checkLine(line);
@@ -172,6 +191,16 @@ class ChainWalk {
     this.checkSigning(record, () => payloadOf(pairs), line.number);
     this.accept(record);
     return null;
+  }
+
+  /**
+   * Checks 3–6 at once for a record read the fast way: true when it belongs to the session, links
+   * to the head and its content matches its hash. Then the lossless checks pass too: a
+   * content_hash equal to a computed hash, and a prev_hash equal to the head (null only before the
+   * first event), are 64 lowercase hex. False leaves the verdict to the lossless reading.
+   */
+  private links(record: CheckedRecord, body: string): boolean {
+    return (this.sessionId === null || record.session_id === this.sessionId) && record.prev_hash === this.headHash && contentHash(record.prev_hash, body) === record.content_hash;
   }
 
   private checkChain(record: CheckedRecord, line: number): void {

@@ -9,7 +9,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readRecordFast, parseJsonStrict, parseLineText } from '../../src/spine/fast-record.js';
+import { readRecordFast, readRecordSlices, parseJsonStrict, parseLineText } from '../../src/spine/fast-record.js';
 import { JsonReadError, parseJsonLossless, readCanonicalPairs } from '../../src/spine/json-reader.js';
 import { hashedBody, UNHASHED_KEYS } from '../../src/spine/record.js';
 import { KeyRing } from '../../src/spine/signing.js';
@@ -116,6 +116,12 @@ function layoutsOf(line: string): Layout[] {
   out.push({ name: 'a key-like text in a string', text: line.replace('"plain text"', '"\\"tool\\": \\"EVIL\\", \\"kind\\" : 1"'), duplicate: null });
   out.push({ name: 'a spaced colon in a string', text: line.replace('"plain text"', '"a \\" : b"'), duplicate: null });
   out.push({ name: 'escaped names, no duplicate', text: line.replace('"tool": "search"', '"t\\u006fol": "search"').replace('"note": ', '"n\\u006fte" : '), duplicate: null });
+  // Aura's own layout but for one detail the slice reader must not take as canonical.
+  out.push({ name: 'keys sorted by their escaped spelling, not their value, in a string-keyed object', text: insertInto(line, 'leaf', '"aB": 1, "a\\"": 2, '), duplicate: null });
+  out.push({ name: 'an astral key before a high BMP key (UTF-16 order; Python sorts by code point), in a string-keyed object', text: insertInto(line, 'leaf', '"\ud83d\ude00": 1, "\uffff": 2, '), duplicate: null });
+  out.push({ name: 'a longer key before its prefix, in a string-keyed object', text: insertInto(line, 'leaf', '"a b": 1, "a": 2, '), duplicate: null });
+  out.push({ name: 'an integral float 1.0 in a string-keyed object', text: line.replace('"level": 3', '"level": 3.0'), duplicate: null });
+  out.push({ name: 'a value spelled with an escape Python does not write (\\u0061), the same text', text: line.replace('"plain text"', '"pl\\u0061in text"'), duplicate: null });
   // Some white-space pairs give the line as written: each text once.
   return out.filter((layout, i) => out.findIndex((other) => other.text === layout.text) === i);
 }
@@ -163,6 +169,7 @@ describe('the trail readers, over adversarial layouts', async () => {
       if (layout.duplicate !== null) {
         expect(slow).toEqual({ duplicate: layout.duplicate });
         expect(fast).toBeNull();
+        expect(readRecordSlices(layout.text)).toBeNull();
         refusesDuplicate(() => parseJsonLossless(layout.text), JsonReadError, layout.duplicate);
         refusesDuplicate(() => parseLineText(layout.text), Error, layout.duplicate);
         refusesDuplicate(() => parseJsonStrict(layout.text), SyntaxError, layout.duplicate);
@@ -170,6 +177,8 @@ describe('the trail readers, over adversarial layouts', async () => {
         expect(slow).toHaveProperty('body');
         // The fast reader may step aside; when it answers, it answers as the lossless reader does.
         if (fast !== null) expect(fast.body).toBe((slow as { body: string }).body);
+        const sliced = readRecordSlices(layout.text);
+        if (sliced !== null) expect(sliced.body).toBe((slow as { body: string }).body);
         expect(parseJsonStrict(layout.text)).toEqual(JSON.parse(layout.text));
         expect(parseLineText(layout.text)).toEqual(parseJsonLossless(layout.text));
       }
