@@ -35,8 +35,9 @@ export function stampOfStats(s: fs.Stats, now: number): FileStamp {
   return [s.size, s.mtimeMs, now - s.ctimeMs < RACY_WINDOW_MS ? NaN : s.ctimeMs, s.ino, s.nlink];
 }
 
-/** True when both stamps name the same bytes: NaN (missing, or racy) equals nothing. */
+/** True when both stamps name the same bytes, or both no file: a racy ctime (NaN) equals nothing. */
 export function sameStamp(a: FileStamp, b: FileStamp): boolean {
+  if (!stampPresent(a) && !stampPresent(b)) return true;
   return a[0] === b[0] && a[1] === b[1] && a[2] === b[2] && a[3] === b[3] && a[4] === b[4];
 }
 

@@ -19,6 +19,13 @@ interface Verified {
 
 const START: SealLogMark = { end: 0, lines: 0, prev: null };
 
+/** What a follower verified, as kept between processes (store/index-file.ts): its entries and the digest of their bytes. */
+export interface FollowedLog {
+  readonly mark: SealLogMark;
+  readonly entries: readonly SealLogEntry[];
+  readonly digest: string;
+}
+
 /** One seal log, followed. */
 export class SealLogFollower {
   private verified: Verified = { mark: START, entries: [], digest: crypto.createHash('sha256') };
@@ -28,7 +35,16 @@ export class SealLogFollower {
   /** Bumped each time the log says something else: its entries, or its first problem. */
   version = 0;
 
-  constructor(readonly logPath: string) {}
+  /** @param kept what a follower of this log verified before, taken again once the log still starts with those bytes */
+  constructor(
+    readonly logPath: string,
+    private kept: FollowedLog | null = null,
+  ) {}
+
+  /** What it has verified, to be kept. */
+  followed(): FollowedLog {
+    return { mark: this.verified.mark, entries: this.verified.entries, digest: this.verified.digest.copy().digest('hex') };
+  }
 
   /**
    * The log as it is now.
@@ -45,11 +61,7 @@ export class SealLogFollower {
   }
 
   private update(bytes: Buffer): void {
-    let verified = this.verified;
-    const end = verified.mark.end;
-    if (end > 0 && (bytes.length < end || !crypto.createHash('sha256').update(bytes.subarray(0, end)).digest().equals(verified.digest.copy().digest()))) {
-      verified = { mark: START, entries: [], digest: crypto.createHash('sha256') };
-    }
+    let verified = this.kept === null ? this.stillVerified(bytes) : this.takeKept(bytes);
     const entries = [...verified.entries];
     const { problem, whole } = walkSealLog(bytes, verified.mark, entries);
     if (whole.end > verified.mark.end) {
@@ -62,6 +74,24 @@ export class SealLogFollower {
       this.identity = identity;
       this.version++;
     }
+  }
+
+  /** What was verified, when the log still begins with the bytes it was verified from; else nothing. */
+  private stillVerified(bytes: Buffer): Verified {
+    const verified = this.verified;
+    const end = verified.mark.end;
+    if (end === 0 || (bytes.length >= end && crypto.createHash('sha256').update(bytes.subarray(0, end)).digest().equals(verified.digest.copy().digest()))) return verified;
+    return { mark: START, entries: [], digest: crypto.createHash('sha256') };
+  }
+
+  /** What a follower before verified, taken as {@link stillVerified} takes its own. */
+  private takeKept(bytes: Buffer): Verified {
+    const kept = this.kept as FollowedLog;
+    this.kept = null;
+    const digest = crypto.createHash('sha256');
+    if (bytes.length < kept.mark.end) return { mark: START, entries: [], digest };
+    digest.update(bytes.subarray(0, kept.mark.end));
+    return digest.copy().digest('hex') === kept.digest ? { mark: kept.mark, entries: kept.entries, digest } : { mark: START, entries: [], digest: crypto.createHash('sha256') };
   }
 }
 

@@ -22,7 +22,8 @@ import type { KeyRing } from '../spine/signing.js';
 import { trailWriter } from '../spine/writer.js';
 import { fileStamp, MISSING_STAMP, sameStamp, stampOfStats, stampPresent, type FileStamp } from './file-stamp.js';
 import { FolderWatch, settled } from './folder-watch.js';
-import { SealLogFollower } from './seal-log-follower.js';
+import { indexFileOf, loadIndexFile, saveIndexFile } from './index-file.js';
+import { SealLogFollower, type FollowedLog } from './seal-log-follower.js';
 import type { SealLogView } from './seal-log.js';
 import { SESSION_ID_PATTERN, sessionFiles } from './session-files.js';
 import { sealLogViewOf } from './session-status.js';
@@ -60,7 +61,18 @@ export interface IndexOptions {
   readonly keys: KeyRing | null;
   /** Learn changes from the kernel where it can tell (a long-running reader); else fingerprint every file at each update. */
   readonly watch?: boolean;
+  /** Keep the work between processes, in the reader's cache (store/index-file.ts): a reader that runs once, like `aura sessions list`. */
+  readonly keep?: boolean;
 }
+
+/** The index's work as kept between processes. */
+interface KeptIndex {
+  readonly log: FollowedLog;
+  readonly slots: readonly (readonly [id: string, stamps: readonly (readonly (number | null)[])[], place: string, writerAlive: boolean | null, view: SessionView])[];
+}
+
+// Bumped when what is kept changes shape.
+const KEPT_FORMAT = '1';
 
 /** The sessions of one folder, indexed. */
 export class SessionIndex {
@@ -72,6 +84,8 @@ export class SessionIndex {
   private logVersion = -1;
   private logView: SealLogView | null = null;
   private sweepAt = 0;
+  private readonly keptIn: string | null;
+  private changedSinceKept = false;
 
   constructor(
     readonly sessionsDir: string,
@@ -79,8 +93,14 @@ export class SessionIndex {
     private readonly options: IndexOptions,
   ) {
     this.prefix = path.join(sessionsDir, path.sep);
-    this.log = new SealLogFollower(sealLog);
     this.watch = options.watch === true ? new FolderWatch(sessionsDir) : null;
+    const keys = options.keys?.list().map((key) => key.keyId).sort() ?? [];
+    this.keptIn = options.keep === true ? indexFileOf([KEPT_FORMAT, path.resolve(sessionsDir), path.resolve(sealLog), ...keys]) : null;
+    const kept = this.keptIn === null ? null : (loadIndexFile(this.keptIn) as KeptIndex | null);
+    this.log = new SealLogFollower(sealLog, kept?.log ?? null);
+    for (const [id, stamps, place, writerAlive, view] of kept?.slots ?? []) {
+      this.slots.set(id, { id, stamps: stamps.map((stamp) => stamp.map((n) => n ?? NaN) as unknown as FileStamp), place, writerAlive, special: false, view });
+    }
   }
 
   /** The seal log as last read: its problem is a finding of the folder. */
@@ -116,8 +136,15 @@ export class SessionIndex {
       if (logChanged && slot.view !== null && this.placeKey(slot.id) !== slot.place) slot.view = null;
       if (slot.view === null) this.compute(slot);
     }
+    if (this.keptIn !== null && (this.changedSinceKept || logChanged)) this.keep(this.keptIn, slots);
     // Every slot has its view now.
     return slots as readonly IndexedSession[];
+  }
+
+  private keep(file: string, slots: readonly Slot[]): void {
+    this.changedSinceKept = false;
+    const kept: KeptIndex = { log: this.log.followed(), slots: slots.map((slot) => [slot.id, slot.stamps, slot.place, slot.writerAlive, slot.view as SessionView]) };
+    saveIndexFile(file, kept);
   }
 
   /** Stops watching the folder. */
@@ -153,9 +180,9 @@ export class SessionIndex {
     for (const [id, files] of found) {
       const slot = this.slotOf(id);
       let special = false;
+      const regular = files.every((entry) => entry === undefined || entry.isFile());
       const stamps = files.map((entry, i) => {
         if (entry === undefined) return MISSING_STAMP;
-        if (!entry.isFile()) special = true;
         const file = this.prefix + id + (SUFFIXES[i] as string);
         if (!entry.isFile()) return fileStamp(file);
         try {
@@ -166,7 +193,7 @@ export class SessionIndex {
           return MISSING_STAMP;
         }
       });
-      this.settle(slot, stamps, special);
+      this.settle(slot, stamps, special || !regular, regular);
     }
   }
 
@@ -189,25 +216,31 @@ export class SessionIndex {
 
   private checkOne(id: string): void {
     let special = false;
+    let regular = true;
     const stamps = SUFFIXES.map((suffix) => {
       const file = this.prefix + id + suffix;
       const link = fs.lstatSync(file, { throwIfNoEntry: false });
       if (link === undefined) return MISSING_STAMP;
-      if (!link.isFile() || link.nlink > 1) special = true;
+      if (link.nlink > 1) special = true;
+      if (!link.isFile()) regular = false;
       return link.isFile() ? stampOfStats(link, Date.now()) : fileStamp(file);
     });
     if (!stamps.some((stamp, i) => i !== LOCK && stampPresent(stamp))) {
       this.drop(id);
       return;
     }
-    this.settle(this.slotOf(id), stamps, special);
+    this.settle(this.slotOf(id), stamps, special || !regular, regular);
   }
 
-  /** Keeps the slot's view when its fingerprints and its writer's liveness are as they were. */
-  private settle(slot: Slot, stamps: readonly FileStamp[], special: boolean): void {
+  /**
+   * Keeps the slot's view when its fingerprints and its writer's liveness are as they were. A
+   * session with a file that is not a regular one (a symlink: whether it may be read rests on where
+   * it leads) is read again each time.
+   */
+  private settle(slot: Slot, stamps: readonly FileStamp[], special: boolean, regular: boolean): void {
     slot.special = special;
     const writerAlive = stampPresent(stamps[LOCK] as FileStamp) ? (trailWriter(this.prefix + slot.id + '.jsonl')?.alive ?? null) : null;
-    const same = slot.view !== null && writerAlive === slot.writerAlive && stamps.every((stamp, i) => sameStamp(stamp, slot.stamps[i] as FileStamp));
+    const same = regular && slot.view !== null && writerAlive === slot.writerAlive && stamps.every((stamp, i) => sameStamp(stamp, slot.stamps[i] as FileStamp));
     if (same) return;
     slot.stamps = stamps;
     slot.writerAlive = writerAlive;
@@ -215,6 +248,7 @@ export class SessionIndex {
   }
 
   private compute(slot: Slot): void {
+    this.changedSinceKept = true;
     slot.place = this.placeKey(slot.id);
     slot.view = sessionView(sessionFiles(this.sessionsDir, slot.id), this.logView, this.options.keys);
   }
@@ -237,7 +271,9 @@ export class SessionIndex {
   }
 
   private drop(id: string): void {
-    if (this.slots.delete(id)) this.sorted = null;
+    if (!this.slots.delete(id)) return;
+    this.sorted = null;
+    this.changedSinceKept = true;
   }
 
   private ordered(): Slot[] {

@@ -19,7 +19,7 @@ export interface ListOptions {
 
 /** Lists the sessions in the folder, oldest first. */
 export function listSessions(sessionsDir: string, options: ListOptions = {}): SessionListing[] {
-  const index = new SessionIndex(sessionsDir, options.sealLog ?? path.join(path.dirname(sessionsDir), 'seals.jsonl'), { keys: options.keys ?? null });
+  const index = new SessionIndex(sessionsDir, options.sealLog ?? path.join(path.dirname(sessionsDir), 'seals.jsonl'), { keys: options.keys ?? null, keep: true });
   return listingOf(index.sessionsNow());
 }
 

@@ -8,7 +8,7 @@ import { KeyRing } from '../../src/spine/signing.js';
 import { readSealLog } from '../../src/store/seal-log.js';
 import { SealLogFollower } from '../../src/store/seal-log-follower.js';
 import { SessionIndex, type IndexedSession } from '../../src/store/session-index.js';
-import type { SessionListing } from '../../src/store/session-list.js';
+import { listSessions, type SessionListing } from '../../src/store/session-list.js';
 import { spawnFixture } from '../faults/helpers.js';
 import { countingIds, openSession } from '../helpers/sessions.js';
 import { tempDir } from '../helpers/temp.js';
@@ -77,6 +77,48 @@ describe.each([
     for (const suffix of ['.jsonl', '.summary.json', '.otel.jsonl']) fs.rmSync(path.join(home, 'sessions', `${id}${suffix}`));
     expect((await index.sessions()).map((session) => session.id)).not.toContain(id);
     index.close();
+  });
+});
+
+describe('the index kept between processes', () => {
+  function keptFiles(): string[] {
+    const dir = path.join(process.env['AURA_CACHE_DIR'] as string, 'index');
+    return fs.readdirSync(dir).map((name) => path.join(dir, name));
+  }
+
+  it('is in the test cache folder, and a trail edited since shows damaged', async () => {
+    expect(process.env['AURA_CACHE_DIR']).toContain('aura-test-cache-');
+    const home = tempDir();
+    const id = await closedSession(home, 1);
+    const sessions = path.join(home, 'sessions');
+    await sleep(2100);
+    expect(listSessions(sessions)).toMatchObject([{ session_id: id, status: 'intact' }]);
+    expect(listSessions(sessions)).toMatchObject([{ session_id: id, status: 'intact' }]);
+    const trail = path.join(sessions, `${id}.jsonl`);
+    fs.writeFileSync(trail, fs.readFileSync(trail, 'utf8').replace('"query"', '"QUERY"'));
+    // Past the window in which a ctime is too recent to trust: only the fingerprint can tell now.
+    await sleep(2100);
+    expect(listSessions(sessions)).toMatchObject([{ session_id: id, status: 'damaged', reason: 'edited' }]);
+  });
+
+  it('is not taken when someone without its secret rewrote it: the views are computed again', async () => {
+    const home = tempDir();
+    const id = await closedSession(home, 1);
+    const sessions = path.join(home, 'sessions');
+    const before = new Set(keptFiles());
+    await sleep(2100);
+    expect(listSessions(sessions)).toMatchObject([{ session_id: id, status: 'intact' }]);
+    const kept = keptFiles().find((file) => !before.has(file)) as string;
+    const trail = path.join(sessions, `${id}.jsonl`);
+    fs.writeFileSync(trail, fs.readFileSync(trail, 'utf8').replace('"query"', '"QUERY"'));
+    // The forger puts the edited trail's fingerprint in the kept index, and keeps its old view.
+    const s = fs.statSync(trail);
+    const [mac, body] = fs.readFileSync(kept, 'utf8').split('\n') as [string, string];
+    const index = JSON.parse(body) as { slots: [string, number[][], ...unknown[]][] };
+    (index.slots[0] as [string, number[][]])[1][0] = [s.size, s.mtimeMs, s.ctimeMs, s.ino, s.nlink];
+    fs.writeFileSync(kept, `${mac}\n${JSON.stringify(index)}`);
+    await sleep(2100);
+    expect(listSessions(sessions)).toMatchObject([{ session_id: id, status: 'damaged', reason: 'edited' }]);
   });
 });
 
