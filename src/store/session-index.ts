@@ -18,6 +18,7 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { ReadError } from '../errors.js';
 import type { KeyRing } from '../spine/signing.js';
 import { trailWriter } from '../spine/writer.js';
 import { fileStamp, MISSING_STAMP, sameStamp, stampOfStats, stampPresent, type FileStamp } from './file-stamp.js';
@@ -158,7 +159,7 @@ export class SessionIndex {
     try {
       entries = fs.readdirSync(this.sessionsDir, { withFileTypes: true });
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new ReadError(this.sessionsDir, error);
       entries = [];
     }
     const found = new Map<string, (fs.Dirent | undefined)[]>();
