@@ -41,6 +41,11 @@ export class SealLogFollower {
     private kept: FollowedLog | null = null,
   ) {}
 
+  /** How many bytes of the log it has verified. */
+  get verifiedBytes(): number {
+    return this.verified.mark.end;
+  }
+
   /** What it has verified, to be kept. */
   followed(): FollowedLog {
     return { mark: this.verified.mark, entries: this.verified.entries, digest: this.verified.digest.copy().digest('hex') };

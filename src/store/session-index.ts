@@ -87,6 +87,7 @@ export class SessionIndex {
   private sweepAt = 0;
   private readonly keptIn: string | null;
   private changedSinceKept = false;
+  private keptLogBytes = -1;
 
   constructor(
     readonly sessionsDir: string,
@@ -99,6 +100,7 @@ export class SessionIndex {
     this.keptIn = options.keep === true ? indexFileOf([KEPT_FORMAT, path.resolve(sessionsDir), path.resolve(sealLog), ...keys]) : null;
     const kept = this.keptIn === null ? null : (loadIndexFile(this.keptIn) as KeptIndex | null);
     this.log = new SealLogFollower(sealLog, kept?.log ?? null);
+    this.keptLogBytes = kept?.log.mark.end ?? -1;
     for (const [id, stamps, place, writerAlive, view] of kept?.slots ?? []) {
       this.slots.set(id, { id, stamps: stamps.map((stamp) => stamp.map((n) => n ?? NaN) as unknown as FileStamp), place, writerAlive, special: false, view });
     }
@@ -137,13 +139,14 @@ export class SessionIndex {
       if (logChanged && slot.view !== null && this.placeKey(slot.id) !== slot.place) slot.view = null;
       if (slot.view === null) this.compute(slot);
     }
-    if (this.keptIn !== null && (this.changedSinceKept || logChanged)) this.keep(this.keptIn, slots);
+    if (this.keptIn !== null && (this.changedSinceKept || this.log.verifiedBytes !== this.keptLogBytes)) this.keep(this.keptIn, slots);
     // Every slot has its view now.
     return slots as readonly IndexedSession[];
   }
 
   private keep(file: string, slots: readonly Slot[]): void {
     this.changedSinceKept = false;
+    this.keptLogBytes = this.log.verifiedBytes;
     const kept: KeptIndex = { log: this.log.followed(), slots: slots.map((slot) => [slot.id, slot.stamps, slot.place, slot.writerAlive, slot.view as SessionView]) };
     saveIndexFile(file, kept);
   }
