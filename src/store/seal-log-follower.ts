@@ -31,9 +31,13 @@ export class SealLogFollower {
   private verified: Verified = { mark: START, entries: [], digest: crypto.createHash('sha256') };
   private stamp: FileStamp | null = null;
   private read: SealLogRead = { entries: [], problem: null };
-  private identity = '';
-  /** Bumped each time the log says something else: its entries, or its first problem. */
-  version = 0;
+
+  /** The log as {@link current} last read it. */
+  get last(): SealLogRead {
+    return this.read;
+  }
+  /** What the log says, in one string: its entries (each hash chains over those before it) and its first problem. */
+  identity = '';
 
   /** @param kept what a follower of this log verified before, taken again once the log still starts with those bytes */
   constructor(
@@ -74,11 +78,7 @@ export class SealLogFollower {
     }
     this.verified = verified;
     this.read = { entries, problem };
-    const identity = `${entries.length} ${entries.at(-1)?.hash ?? '-'} ${problem === null ? '-' : `${problem.line} ${problem.message}`}`;
-    if (identity !== this.identity) {
-      this.identity = identity;
-      this.version++;
-    }
+    this.identity = `${entries.length} ${entries.at(-1)?.hash ?? '-'} ${problem === null ? '-' : `${problem.line} ${problem.message}`}`;
   }
 
   /** What was verified, when the log still begins with the bytes it was verified from; else nothing. */

@@ -33,6 +33,9 @@ import { sessionView, type SessionView } from './session-view.js';
 /** A session's files, in the order of its stamps. */
 const SUFFIXES = ['.jsonl', '.summary.json', '.jsonl.lock', '.otel.jsonl'] as const;
 const LOCK = 2;
+// The spans bear on no view but by being there (an artifact with no trail): their presence is their stamp.
+const SPANS = 3;
+const PRESENT_STAMP: FileStamp = [0, 0, 0, 0, 0];
 const ID_LENGTH = 'aura_sess_'.length + 12;
 /** How many sessions a watched update fingerprints in turn beyond those the kernel named. */
 const SWEEP = 128;
@@ -43,12 +46,21 @@ export interface IndexedSession {
   readonly view: SessionView;
 }
 
+/** A session's place in the seal log as its status reads it: entry hash, after signing, voucher hash, signature problem. */
+type Place = readonly [entry: string | null, afterSigning: boolean, voucher: string | null, problem: string | null];
+
+const NO_PLACE: Place = [null, false, null, null];
+
+function samePlace(a: Place, b: Place): boolean {
+  return a[0] === b[0] && a[1] === b[1] && a[2] === b[2] && a[3] === b[3];
+}
+
 interface Slot {
   readonly id: string;
   /** The fingerprints the view was computed from, taken before it was. */
   stamps: readonly FileStamp[];
-  /** The seal-log place it was computed with ({@link placeKey}). */
-  place: string;
+  /** The seal-log place it was computed with. */
+  place: Place;
   /** Its writer's liveness when it has a lock. */
   writerAlive: boolean | null;
   /** A file the kernel may not report changes to: fingerprinted at every update. */
@@ -69,11 +81,13 @@ export interface IndexOptions {
 /** The index's work as kept between processes. */
 interface KeptIndex {
   readonly log: FollowedLog;
-  readonly slots: readonly (readonly [id: string, stamps: readonly (readonly (number | null)[])[], place: string, writerAlive: boolean | null, view: SessionView])[];
+  /** The identity of the log the kept views' places were taken from. */
+  readonly placesFrom: string;
+  readonly slots: readonly (readonly [id: string, stamps: readonly (readonly (number | null)[])[], place: Place, writerAlive: boolean | null, view: SessionView])[];
 }
 
 // Bumped when what is kept changes shape.
-const KEPT_FORMAT = '1';
+const KEPT_FORMAT = '3';
 
 /** The sessions of one folder, indexed. */
 export class SessionIndex {
@@ -82,8 +96,9 @@ export class SessionIndex {
   private readonly watch: FolderWatch | null;
   private readonly slots = new Map<string, Slot>();
   private sorted: Slot[] | null = null;
-  private logVersion = -1;
-  private logView: SealLogView | null = null;
+  /** The log the views' places were taken from (its identity), and its view, made when first needed. */
+  private placesFrom = '';
+  private logView: { readonly identity: string; readonly view: SealLogView } | null = null;
   private sweepAt = 0;
   private readonly keptIn: string | null;
   private changedSinceKept = false;
@@ -101,14 +116,17 @@ export class SessionIndex {
     const kept = this.keptIn === null ? null : (loadIndexFile(this.keptIn) as KeptIndex | null);
     this.log = new SealLogFollower(sealLog, kept?.log ?? null);
     this.keptLogBytes = kept?.log.mark.end ?? -1;
+    this.placesFrom = kept?.placesFrom ?? '';
     for (const [id, stamps, place, writerAlive, view] of kept?.slots ?? []) {
       this.slots.set(id, { id, stamps: stamps.map((stamp) => stamp.map((n) => n ?? NaN) as unknown as FileStamp), place, writerAlive, special: false, view });
     }
   }
 
-  /** The seal log as last read: its problem is a finding of the folder. */
+  /** The seal log as the last update read it: its problem is a finding of the folder. */
   get sealLogView(): SealLogView {
-    return this.logView ?? sealLogViewOf({ entries: [], problem: null }, this.options.keys);
+    const identity = this.log.identity;
+    if (this.logView?.identity !== identity) this.logView = { identity, view: sealLogViewOf(this.log.last, this.options.keys) };
+    return this.logView.view;
   }
 
   /**
@@ -126,17 +144,15 @@ export class SessionIndex {
    * @throws ReadError when the folder or the seal log cannot be read
    */
   sessionsNow(changed: ReadonlySet<string> | null = null): readonly IndexedSession[] {
-    const read = this.log.current();
-    const logChanged = this.log.version !== this.logVersion;
-    if (logChanged) {
-      this.logView = sealLogViewOf(read, this.options.keys);
-      this.logVersion = this.log.version;
-    }
+    this.log.current();
+    // A log that says what it said when the views were computed leaves every place as it was.
+    const logChanged = this.log.identity !== this.placesFrom;
+    this.placesFrom = this.log.identity;
     if (changed === null) this.checkAll();
     else this.checkChanged(changed);
     const slots = this.ordered();
     for (const slot of slots) {
-      if (logChanged && slot.view !== null && this.placeKey(slot.id) !== slot.place) slot.view = null;
+      if (logChanged && slot.view !== null && !samePlace(this.placeOf(slot.id), slot.place)) slot.view = null;
       if (slot.view === null) this.compute(slot);
     }
     if (this.keptIn !== null && (this.changedSinceKept || this.log.verifiedBytes !== this.keptLogBytes)) this.keep(this.keptIn, slots);
@@ -147,7 +163,7 @@ export class SessionIndex {
   private keep(file: string, slots: readonly Slot[]): void {
     this.changedSinceKept = false;
     this.keptLogBytes = this.log.verifiedBytes;
-    const kept: KeptIndex = { log: this.log.followed(), slots: slots.map((slot) => [slot.id, slot.stamps, slot.place, slot.writerAlive, slot.view as SessionView]) };
+    const kept: KeptIndex = { log: this.log.followed(), placesFrom: this.placesFrom, slots: slots.map((slot) => [slot.id, slot.stamps, slot.place, slot.writerAlive, slot.view as SessionView]) };
     saveIndexFile(file, kept);
   }
 
@@ -187,6 +203,7 @@ export class SessionIndex {
       const regular = files.every((entry) => entry === undefined || entry.isFile());
       const stamps = files.map((entry, i) => {
         if (entry === undefined) return MISSING_STAMP;
+        if (i === SPANS) return PRESENT_STAMP;
         const file = this.prefix + id + (SUFFIXES[i] as string);
         if (!entry.isFile()) return fileStamp(file);
         try {
@@ -212,7 +229,7 @@ export class SessionIndex {
     const slots = this.ordered();
     for (let i = 0; i < Math.min(SWEEP, slots.length); i++) {
       const slot = slots[(this.sweepAt + i) % slots.length] as Slot;
-      if (slot.stamps.some((stamp, at) => stampPresent(stamp) && !sameStamp(stamp, fileStamp(this.prefix + slot.id + (SUFFIXES[at] as string))))) ids.add(slot.id);
+      if (slot.stamps.some((stamp, at) => at !== SPANS && stampPresent(stamp) && !sameStamp(stamp, fileStamp(this.prefix + slot.id + (SUFFIXES[at] as string))))) ids.add(slot.id);
     }
     this.sweepAt = slots.length === 0 ? 0 : (this.sweepAt + SWEEP) % slots.length;
     for (const id of ids) this.checkOne(id);
@@ -221,10 +238,11 @@ export class SessionIndex {
   private checkOne(id: string): void {
     let special = false;
     let regular = true;
-    const stamps = SUFFIXES.map((suffix) => {
+    const stamps = SUFFIXES.map((suffix, i) => {
       const file = this.prefix + id + suffix;
       const link = fs.lstatSync(file, { throwIfNoEntry: false });
       if (link === undefined) return MISSING_STAMP;
+      if (i === SPANS) return PRESENT_STAMP;
       if (link.nlink > 1) special = true;
       if (!link.isFile()) regular = false;
       return link.isFile() ? stampOfStats(link, Date.now()) : fileStamp(file);
@@ -253,21 +271,20 @@ export class SessionIndex {
 
   private compute(slot: Slot): void {
     this.changedSinceKept = true;
-    slot.place = this.placeKey(slot.id);
-    slot.view = sessionView(sessionFiles(this.sessionsDir, slot.id), this.logView, this.options.keys);
+    slot.place = this.placeOf(slot.id);
+    slot.view = sessionView(sessionFiles(this.sessionsDir, slot.id), this.sealLogView, this.options.keys);
   }
 
-  /** What the session's status takes from the seal log, in one string. */
-  private placeKey(id: string): string {
-    const place = this.logView?.places.get(id);
-    if (place === undefined) return '';
-    return `${place.entry.hash} ${String(place.afterSigning)} ${place.voucher?.hash ?? '-'} ${place.signatureProblem ?? '-'}`;
+  /** What the session's status takes from the seal log: its entry, whether signing had begun, its voucher, what the keys say of them. */
+  private placeOf(id: string): Place {
+    const place = this.sealLogView.places.get(id);
+    return place === undefined ? NO_PLACE : [place.entry.hash, place.afterSigning, place.voucher?.hash ?? null, place.signatureProblem ?? null];
   }
 
   private slotOf(id: string): Slot {
     let slot = this.slots.get(id);
     if (slot === undefined) {
-      slot = { id, stamps: [], place: '', writerAlive: null, special: false, view: null };
+      slot = { id, stamps: [], place: NO_PLACE, writerAlive: null, special: false, view: null };
       this.slots.set(id, slot);
       this.sorted = null;
     }
