@@ -6,6 +6,7 @@
 import * as path from 'node:path';
 import type { KeyRing } from '../spine/signing.js';
 import { SessionIndex, type IndexedSession } from './session-index.js';
+import { refusalOf, sessionFiles, type SkippedFile } from './session-files.js';
 import type { SessionListing } from './session-view.js';
 
 export type { FindingCounts, SessionListing, SessionState } from './session-view.js';
@@ -19,8 +20,25 @@ export interface ListOptions {
 
 /** Lists the sessions in the folder, oldest first. */
 export function listSessions(sessionsDir: string, options: ListOptions = {}): SessionListing[] {
+  return listFolder(sessionsDir, options).sessions;
+}
+
+/**
+ * The sessions in the folder, oldest first, and the files named like a trail that are no
+ * session's (a FIFO, a device, a folder, a symlink loop or out of the folder: never followed).
+ * @throws ReadError when the folder or its seal log cannot be read
+ */
+export function listFolder(sessionsDir: string, options: ListOptions = {}): { readonly sessions: SessionListing[]; readonly skipped: SkippedFile[] } {
   const index = new SessionIndex(sessionsDir, options.sealLog ?? path.join(path.dirname(sessionsDir), 'seals.jsonl'), { keys: options.keys ?? null, keep: true });
-  return listingOf(index.sessionsNow());
+  const indexed = index.sessionsNow();
+  const skipped: SkippedFile[] = [];
+  for (const session of indexed) {
+    if (session.view.row !== null) continue;
+    const trail = sessionFiles(sessionsDir, session.id).trail;
+    const why = refusalOf(trail);
+    if (why !== null) skipped.push({ path: trail, why });
+  }
+  return { sessions: listingOf(indexed), skipped: skipped.sort((a, b) => compareText(a.path, b.path)) };
 }
 
 /** The rows of indexed sessions, oldest first: the sessions with a trail that may be read. */
