@@ -2,10 +2,14 @@
 
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export default function setup(): void {
+export default function setup(): () => void {
+  // The readers' cache (store/index-file.ts) of every run goes to a folder of its own, not the user's.
+  const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'aura-test-cache-'));
+  process.env['AURA_CACHE_DIR'] = cache;
   const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
   execFileSync(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(root, 'tsconfig.build.json')], {
     stdio: 'inherit',
@@ -14,4 +18,5 @@ export default function setup(): void {
   fs.cpSync(path.join(root, 'src', 'report', 'assets'), path.join(root, 'dist', 'report', 'assets'), { recursive: true });
   // The Claude Code hook's one-file bundle (scripts/build-hook.mjs), which bin.js runs.
   execFileSync(process.execPath, [path.join(root, 'scripts', 'build-hook.mjs')], { stdio: 'inherit' });
+  return () => fs.rmSync(cache, { recursive: true, force: true });
 }

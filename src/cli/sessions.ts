@@ -2,15 +2,16 @@
 
 import type { AuraConfig } from '../config/config.js';
 import { PASSING_STATUSES as PASSING, statusLabel } from '../store/session-status.js';
-import { scanSessionFolder } from '../store/session-files.js';
+import { listFolder } from '../store/session-list.js';
 import { keysFor, sourceFor, type StoreOptions } from './context.js';
 import { colors, EXIT, skippedLines, table, type CommandResult } from './output.js';
 
 /** Lists the sessions of the folder, or of the fleet store, oldest first. */
 export async function sessionsListCommand(options: StoreOptions, config: AuraConfig): Promise<CommandResult> {
   const source = await sourceFor(options, config);
-  const sessions = await source.list(keysFor({}, config)).finally(() => source.close());
-  const skipped = source.kind === 'folder' ? scanSessionFolder(source.label).skipped : [];
+  const keys = keysFor({}, config);
+  // The folder is listed once, for its sessions and the files named like trails that are not read.
+  const { sessions, skipped } = await (source.kind === 'folder' ? Promise.resolve(listFolder(source.label, { sealLog: config.paths.sealLog, keys })) : source.list(keys).then((listed) => ({ sessions: listed, skipped: [] }))).finally(() => source.close());
   const verdict = (value: string | null): string => {
     if (value === 'pass') return colors.green('pass');
     if (value === 'warn') return colors.yellow('warn');

@@ -15,21 +15,22 @@ import { sessionReport, type SessionReport } from '../audit/session-report.js';
 import { severityOf } from '../audit/kinds.js';
 import { AuraError } from '../errors.js';
 import type { KeyRing } from '../spine/signing.js';
-import { listSessions } from '../store/session-list.js';
+import { listingOf } from '../store/session-list.js';
 import { refusalOf, SESSION_ID_PATTERN, sessionFiles } from '../store/session-files.js';
-import { folderSessionStatus, sealLogView } from '../store/session-status.js';
+import { folderSessionStatus } from '../store/session-status.js';
 import { StoreFindings } from '../store/store-findings.js';
 import { deliver, DeliveryError, type FindingsResponse } from '../superauditor/deliver.js';
 
-// One StoreFindings a folder for the life of the process, so its fingerprint cache serves every
+// One index a folder and set of keys for the life of the process, so its work serves every
 // connection (HTTP builds a service a request).
 const storesByFolder = new Map<string, StoreFindings>();
 
-function storeFor(sessionsDir: string, sealLog: string): StoreFindings {
-  let store = storesByFolder.get(sessionsDir);
+function storeFor(sessionsDir: string, sealLog: string, keys: KeyRing | null): StoreFindings {
+  const name = [sessionsDir, sealLog, ...(keys?.list().map((key) => key.keyId).sort() ?? [])].join('\0');
+  let store = storesByFolder.get(name);
   if (store === undefined) {
-    store = new StoreFindings(sessionsDir, sealLog);
-    storesByFolder.set(sessionsDir, store);
+    store = new StoreFindings(sessionsDir, sealLog, { keys, watch: true });
+    storesByFolder.set(name, store);
   }
   return store;
 }
@@ -104,7 +105,9 @@ export function delivered(output: readonly Finding[], args: FindingsArgs, identi
 
 /** The tools over a set of sessions folders. */
 export class FindingsService implements FindingsTools {
+  // Findings are judged without keys, as ever; the listing and verify_session with the folder's keys.
   private readonly stores: readonly StoreFindings[];
+  private readonly listed: readonly StoreFindings[];
   private readonly keys: KeyRing | null;
 
   /**
@@ -119,8 +122,9 @@ export class FindingsService implements FindingsTools {
     private readonly shared: boolean,
     private readonly confinedTo: string | null = null,
   ) {
-    this.stores = folders.map((f) => storeFor(f.sessionsDir, f.sealLog));
     this.keys = folders[0]?.keys ?? null;
+    this.stores = folders.map((f) => storeFor(f.sessionsDir, f.sealLog, null));
+    this.listed = folders.map((f) => storeFor(f.sessionsDir, f.sealLog, this.keys));
   }
 
   /**
@@ -130,38 +134,40 @@ export class FindingsService implements FindingsTools {
    * and says so in `scope.sessions`, an empty list.
    * @throws ToolRefusal
    */
-  getSessionFindings(args: FindingsArgs): ScopedFindings {
+  async getSessionFindings(args: FindingsArgs): Promise<ScopedFindings> {
     const asked = sessionLabelArg(args.session_key);
     // Another session's id names a session this connection may not read: refused, not answered empty (C13).
     if (this.confinedTo !== null && asked !== null && SESSION_ID_PATTERN.test(asked) && asked !== this.confinedTo) throw new ToolRefusal(`this connection may read only its own session ${this.confinedTo}, not ${asked}`);
     const key = asked ?? this.confinedTo;
     checkIncludeSummary(args);
     const readable = (f: Finding): boolean => this.confinedTo === null || f['session_id'] === undefined || f['session_id'] === this.confinedTo;
-    const output = this.stores.flatMap((store) => store.findings(key).filter(readable).map((f) => (this.stores.length > 1 ? { ...f, sessions_dir: store.sessionsDir } : f)));
-    const named = asked === null ? [] : this.stores.flatMap((store) => store.sessionsNamed(asked)).filter((id) => this.confinedTo === null || id === this.confinedTo);
+    const answers = await Promise.all(this.stores.map((store) => store.findings(key)));
+    const output = answers.flatMap((answer, i) => answer.findings.filter(readable).map((f) => (this.stores.length > 1 ? { ...f, sessions_dir: (this.stores[i] as StoreFindings).sessionsDir } : f)));
+    const named = asked === null ? [] : answers.flatMap((answer) => answer.named).filter((id) => this.confinedTo === null || id === this.confinedTo);
     return scoped(delivered(output, args, this.shared && key === null), asked, named);
   }
 
   /** `list_sessions`: every readable session, with its status, verdict and state. */
-  listSessions(): { sessions: Record<string, unknown>[] } {
-    return { sessions: this.stores.flatMap((store) => listSessions(store.sessionsDir, { sealLog: store.sealLog, keys: this.keys }).map((s) => ({ ...s, ...(this.stores.length > 1 ? { sessions_dir: store.sessionsDir } : {}) }))) };
+  async listSessions(): Promise<{ sessions: Record<string, unknown>[] }> {
+    const listings = await Promise.all(this.listed.map(async (store) => listingOf(await store.index.sessions())));
+    return { sessions: listings.flatMap((rows, i) => rows.map((s) => ({ ...s, ...(this.listed.length > 1 ? { sessions_dir: (this.listed[i] as StoreFindings).sessionsDir } : {}) }))) };
   }
 
   /** `get_session_report`: the report `aura report show --json` gives. @throws ToolRefusal */
-  getSessionReport(sessionKey: unknown): Record<string, unknown> {
-    const { store, id } = this.located(sessionKey);
+  async getSessionReport(sessionKey: unknown): Promise<Record<string, unknown>> {
+    const { store, id } = await this.located(sessionKey);
     return reportAnswer(id, sessionReport(sessionFiles(store.sessionsDir, id)));
   }
 
   /** `verify_session`: the session's status, with its chain report, as `verify chain <id>` gives it. @throws ToolRefusal */
-  verifySession(sessionKey: unknown): Record<string, unknown> {
-    const { store, id } = this.located(sessionKey);
+  async verifySession(sessionKey: unknown): Promise<Record<string, unknown>> {
+    const { store, id } = await this.located(sessionKey);
     const files = sessionFiles(store.sessionsDir, id);
     const refusal = refusalOf(files.trail);
     if (refusal !== null) throw new ToolRefusal(`session ${id}: ${path.basename(files.trail)} is not read: ${refusal}`);
     let status: ReturnType<typeof folderSessionStatus>;
     try {
-      status = folderSessionStatus(store.sessionsDir, id, { keys: this.keys, log: sealLogView(store.sealLog) });
+      status = folderSessionStatus(store.sessionsDir, id, { keys: this.keys, log: store.index.sealLogView });
     } catch (error) {
       if (error instanceof AuraError) throw new ToolRefusal(`session ${id}: ${error.message}`);
       throw error;
@@ -170,14 +176,9 @@ export class FindingsService implements FindingsTools {
     return { ...status.chain, session_id: id, path: path.basename(files.trail), status: status.status, signatures_status: status.signatures, ...(status.reason === null ? {} : { status_reason: status.reason, problem: status.message }) };
   }
 
-  private located(sessionKey: unknown): { store: StoreFindings; id: string } {
+  private async located(sessionKey: unknown): Promise<{ store: StoreFindings; id: string }> {
     const id = sessionKeyArg(sessionKey, true) as string;
-    const store = this.storeOf(id);
-    if (store === null) throw new ToolRefusal(`no session ${id} in the sessions this caller may read`);
-    return { store, id };
-  }
-
-  private storeOf(id: string): StoreFindings | null {
-    return this.stores.find((store) => store.hasSession(id)) ?? null;
+    for (const store of this.stores) if (await store.hasSession(id)) return { store, id };
+    throw new ToolRefusal(`no session ${id} in the sessions this caller may read`);
   }
 }

@@ -173,32 +173,63 @@ function lastHash(logPath: string): string | null {
  * @throws ReadError when it is there but cannot be read (a folder in its place, no permission)
  */
 export function readSealLog(logPath: string): SealLogRead {
-  let text: string;
+  const bytes = readSealLogBytes(logPath);
+  if (bytes === null) return { entries: [], problem: null };
+  const entries: SealLogEntry[] = [];
+  return { entries, problem: walkSealLog(bytes, { end: 0, lines: 0, prev: null }, entries).problem };
+}
+
+/**
+ * A seal log's bytes, or null when there is none.
+ * @throws ReadError when it is there but cannot be read
+ */
+export function readSealLogBytes(logPath: string): Buffer | null {
   try {
-    text = readRegularFile(logPath, 'seal log').toString('utf8');
+    return readRegularFile(logPath, 'seal log');
   } catch (error) {
-    if (error instanceof NotFoundError) return { entries: [], problem: null };
+    if (error instanceof NotFoundError) return null;
     throw error;
   }
-  const entries: SealLogEntry[] = [];
-  let prev: string | null = null;
-  const lines = text.split('\n');
-  for (const [i, line] of lines.entries()) {
-    if (line.trim() === '') continue;
-    const number = i + 1;
-    let entry: SealLogEntry;
-    try {
-      entry = parseJsonStrict(line) as SealLogEntry;
-    } catch {
-      return { entries, problem: { line: number, message: `line ${number} is not JSON` } };
+}
+
+/** How far a walk of a seal log got: the bytes of whole lines read, their count, and the last entry's hash. */
+export interface SealLogMark {
+  readonly end: number;
+  readonly lines: number;
+  readonly prev: string | null;
+}
+
+/**
+ * Walks a seal log's lines from `from`, appending each entry that links and matches its hash to
+ * `entries`, until the first problem. `whole` marks where the lines ending in a newline end: a
+ * last line without one is read too (as the full read always did), but a writer may still be
+ * adding to it, so a follower resumes before it.
+ */
+export function walkSealLog(bytes: Buffer, from: SealLogMark, entries: SealLogEntry[]): { readonly problem: SealLogRead['problem']; readonly whole: SealLogMark } {
+  let whole = from;
+  let prev = from.prev;
+  let at = from.end;
+  for (let number = from.lines + 1; at < bytes.length; number++) {
+    const newline = bytes.indexOf(0x0a, at);
+    const next = newline < 0 ? bytes.length : newline + 1;
+    const line = bytes.toString('utf8', at, newline < 0 ? bytes.length : newline);
+    at = next;
+    if (line.trim() !== '') {
+      let entry: SealLogEntry;
+      try {
+        entry = parseJsonStrict(line) as SealLogEntry;
+      } catch {
+        return { problem: { line: number, message: `line ${number} is not JSON` }, whole };
+      }
+      if (entry === null || typeof entry !== 'object' || typeof entry.seal !== 'object' || entry.seal === null || typeof entry.hash !== 'string') {
+        return { problem: { line: number, message: `line ${number} is not a seal entry` }, whole };
+      }
+      if (entry.prev_hash !== prev) return { problem: { line: number, message: `line ${number} does not link to the entry before it (a seal deleted or reordered)` }, whole };
+      if (sealEntryHash(prev, entry.seal) !== entry.hash) return { problem: { line: number, message: `line ${number}: the seal does not match its hash (edited)` }, whole };
+      entries.push(entry);
+      prev = entry.hash;
     }
-    if (entry === null || typeof entry !== 'object' || typeof entry.seal !== 'object' || entry.seal === null || typeof entry.hash !== 'string') {
-      return { entries, problem: { line: number, message: `line ${number} is not a seal entry` } };
-    }
-    if (entry.prev_hash !== prev) return { entries, problem: { line: number, message: `line ${number} does not link to the entry before it (a seal deleted or reordered)` } };
-    if (sealEntryHash(prev, entry.seal) !== entry.hash) return { entries, problem: { line: number, message: `line ${number}: the seal does not match its hash (edited)` } };
-    entries.push(entry);
-    prev = entry.hash;
+    if (newline >= 0) whole = { end: next, lines: number, prev };
   }
-  return { entries, problem: null };
+  return { problem: null, whole };
 }

@@ -25,7 +25,7 @@ import { trailLines, type TrailLine } from '../spine/trail-lines.js';
 import { verifyLines, type ChainReport, type ChainSeal } from '../spine/verify.js';
 import { trailWriter } from '../spine/writer.js';
 import { readTextFile } from './json-file.js';
-import { entrySigned, readSealLog, sealEntryHash, sealLogPlaces, type SealLogEntry, type SealLogPlace, type SealLogView } from './seal-log.js';
+import { entrySigned, readSealLog, sealEntryHash, sealLogPlaces, type SealLogEntry, type SealLogPlace, type SealLogRead, type SealLogView } from './seal-log.js';
 import { assertReadable, sessionFiles } from './session-files.js';
 import type { SessionMaterial } from './material.js';
 import { sealOfSummary } from './summary-seal.js';
@@ -253,7 +253,11 @@ export function statusLabel(status: Pick<SessionStatus, 'status' | 'reason' | 's
  * @throws ReadError when it is there but cannot be read
  */
 export function sealLogView(logPath: string, keys: KeyRing | null = null): SealLogView {
-  const read = readSealLog(logPath);
+  return sealLogViewOf(readSealLog(logPath), keys);
+}
+
+/** The view of a seal log already read (or followed: store/seal-log-follower.ts), as {@link sealLogView}. */
+export function sealLogViewOf(read: SealLogRead, keys: KeyRing | null): SealLogView {
   const places = new Map([...sealLogPlaces(read.entries)].map(([id, place]) => [id, { ...place, hashChecked: true }]));
   if (keys === null) return { read, places, signatureProblem: null };
   const failed = new Map<string, string>();

@@ -189,28 +189,28 @@ describe('FindingsService', () => {
       ids.push((await session.close()).session_id);
     }
     const service = new FindingsService([{ sessionsDir: path.join(home, 'sessions'), sealLog: path.join(home, 'seals.jsonl') }], true);
-    const scoped = (key: string): { sessions: unknown; findings: unknown[] } => {
-      const response = service.getSessionFindings({ session_key: key, per_kind_limit: 50 });
+    const scoped = async (key: string): Promise<{ sessions: unknown; findings: unknown[] }> => {
+      const response = await service.getSessionFindings({ session_key: key, per_kind_limit: 50 });
       return { sessions: response.scope?.sessions, findings: response.findings.map((f) => f['session_id']) };
     };
-    expect(scoped('my-client-1')).toEqual({ sessions: [ids[0], ids[2]].sort(), findings: [ids[0], ids[2]].sort() });
-    expect(scoped('my-client-2')).toEqual({ sessions: [ids[1]], findings: [ids[1]] });
+    expect(await scoped('my-client-1')).toEqual({ sessions: [ids[0], ids[2]].sort(), findings: [ids[0], ids[2]].sort() });
+    expect(await scoped('my-client-2')).toEqual({ sessions: [ids[1]], findings: [ids[1]] });
     // A session id still names its session.
-    expect(scoped(ids[3] ?? '')).toEqual({ sessions: [ids[3]], findings: [ids[3]] });
-    expect(scoped('nobody-declared-this')).toEqual({ sessions: [], findings: [] });
-    const keyed = service.getSessionFindings({ session_key: 'my-client-2' });
+    expect(await scoped(ids[3] ?? '')).toEqual({ sessions: [ids[3]], findings: [ids[3]] });
+    expect(await scoped('nobody-declared-this')).toEqual({ sessions: [], findings: [] });
+    const keyed = await service.getSessionFindings({ session_key: 'my-client-2' });
     expect(keyed).not.toHaveProperty('identity_shared');
-    expect(service.getSessionFindings({})).toMatchObject({ identity_shared: true });
-    expect(service.getSessionFindings({})).not.toHaveProperty('scope');
+    expect(await service.getSessionFindings({})).toMatchObject({ identity_shared: true });
+    expect(await service.getSessionFindings({})).not.toHaveProperty('scope');
   });
 
-  it('turns a session that cannot be read into one CHECK_CRASHED finding, and keeps the others (C10)', () => {
+  it('turns a session that cannot be read into one CHECK_CRASHED finding, and keeps the others (C10)', async () => {
     const home = tempDir();
     const sessions = path.join(home, 'sessions');
     fs.mkdirSync(path.join(sessions, 'aura_sess_000000000009.jsonl'), { recursive: true });
     fs.copyFileSync(path.join(AURA_PY, 'tampered', 'payload_edited_mid.jsonl'), path.join(sessions, 'aura_sess_000000000002.jsonl'));
     const service = new FindingsService([{ sessionsDir: sessions, sealLog: path.join(home, 'seals.jsonl') }], false);
-    const response = service.getSessionFindings({ per_kind_limit: 50 });
+    const response = await service.getSessionFindings({ per_kind_limit: 50 });
     expect(response.findings.map((f) => [f['session_id'], f.kind])).toEqual([
       ['aura_sess_000000000002', 'HASH_CHAIN_BROKEN'],
       ['aura_sess_000000000009', 'CHECK_CRASHED'],

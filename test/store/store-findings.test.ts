@@ -49,18 +49,18 @@ describe('StoreFindings: no stale results (SuperAuditor §5.1)', () => {
     const home = tempDir();
     const { id, trail } = await closedSession(home, 1);
     const store = storeOf(home);
-    expect(kindsOf(store.findings(null), id)).toEqual([]);
+    expect(kindsOf((await store.findings(null)).findings, id)).toEqual([]);
     editInPlace(trail, 'query 2', 'QUERY 2');
-    expect(kindsOf(store.findings(null), id)).toContain('HASH_CHAIN_BROKEN');
+    expect(kindsOf((await store.findings(null)).findings, id)).toContain('HASH_CHAIN_BROKEN');
   });
 
   it('sees a summary edited in place with its size and mtime put back', async () => {
     const home = tempDir();
     const { id, summary } = await closedSession(home, 1);
     const store = storeOf(home);
-    expect(kindsOf(store.findings(null), id)).toEqual([]);
+    expect(kindsOf((await store.findings(null)).findings, id)).toEqual([]);
     editInPlace(summary, '"verdict": "pass"', '"verdict": "fail"');
-    const mismatch = store.findings(null).find((f) => f['session_id'] === id && f.kind === 'SUMMARY_MISMATCH');
+    const mismatch = (await store.findings(null)).findings.find((f) => f['session_id'] === id && f.kind === 'SUMMARY_MISMATCH');
     expect(mismatch?.message).toContain('verdict fail vs pass now');
   });
 
@@ -69,13 +69,13 @@ describe('StoreFindings: no stale results (SuperAuditor §5.1)', () => {
     await closedSession(home, 1);
     const store = storeOf(home);
     const broken = path.join(home, 'sessions', 'aura_sess_0000000000ee.jsonl');
-    expect(kindsOf(store.findings(null), 'aura_sess_0000000000ee')).toEqual([]);
+    expect(kindsOf((await store.findings(null)).findings, 'aura_sess_0000000000ee')).toEqual([]);
     fs.copyFileSync(path.join(AURA_PY, 'tampered', 'payload_edited_mid.jsonl'), broken);
-    expect(kindsOf(store.findings(null), 'aura_sess_0000000000ee')).toEqual(['HASH_CHAIN_BROKEN']);
-    expect(store.hasSession('aura_sess_0000000000ee')).toBe(true);
+    expect(kindsOf((await store.findings(null)).findings, 'aura_sess_0000000000ee')).toEqual(['HASH_CHAIN_BROKEN']);
+    expect(await store.hasSession('aura_sess_0000000000ee')).toBe(true);
     fs.rmSync(broken);
-    expect(kindsOf(store.findings(null), 'aura_sess_0000000000ee')).toEqual([]);
-    expect(store.hasSession('aura_sess_0000000000ee')).toBe(false);
+    expect(kindsOf((await store.findings(null)).findings, 'aura_sess_0000000000ee')).toEqual([]);
+    expect(await store.hasSession('aura_sess_0000000000ee')).toBe(false);
   });
 
   it('sees a writer die although no file changed: the open session becomes abandoned', async () => {
@@ -88,12 +88,12 @@ describe('StoreFindings: no stale results (SuperAuditor §5.1)', () => {
     try {
       fs.writeFileSync(lockPathOf(trail), JSON.stringify({ pid: writer.pid, host: os.hostname(), session_id: id }));
       const store = storeOf(home);
-      expect(kindsOf(store.findings(null), id)).toEqual([]);
+      expect(kindsOf((await store.findings(null)).findings, id)).toEqual([]);
       const stamps = [trail, lockPathOf(trail)].map((file) => fs.statSync(file).ctimeMs);
       writer.kill('SIGKILL');
       await once(writer, 'exit');
       expect([trail, lockPathOf(trail)].map((file) => fs.statSync(file).ctimeMs)).toEqual(stamps);
-      expect(kindsOf(store.findings(null), id)).toEqual(['SESSION_ABANDONED']);
+      expect(kindsOf((await store.findings(null)).findings, id)).toEqual(['SESSION_ABANDONED']);
     } finally {
       writer.kill('SIGKILL');
     }
@@ -110,8 +110,8 @@ describe('StoreFindings: no stale results (SuperAuditor §5.1)', () => {
     const fresh = path.join(sessions, 'aura_sess_0000000000a2.jsonl');
     fs.copyFileSync(path.join(AURA_PY, 'tampered', 'payload_edited_mid.jsonl'), fresh);
     const store = storeOf(home);
-    const first = store.findings(null);
-    const second = store.findings(null);
+    const first = (await store.findings(null)).findings;
+    const second = (await store.findings(null)).findings;
     const of = (findings: readonly Finding[], id: string): Finding | undefined => findings.find((f) => f['session_id'] === id);
     expect(of(second, 'aura_sess_0000000000a1')).toBe(of(first, 'aura_sess_0000000000a1'));
     expect(of(second, 'aura_sess_0000000000a2')).not.toBe(of(first, 'aura_sess_0000000000a2'));

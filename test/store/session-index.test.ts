@@ -1,0 +1,198 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { KeyRing } from '../../src/spine/signing.js';
+import { readSealLog } from '../../src/store/seal-log.js';
+import { SealLogFollower } from '../../src/store/seal-log-follower.js';
+import { SessionIndex, type IndexedSession } from '../../src/store/session-index.js';
+import { listSessions, type SessionListing } from '../../src/store/session-list.js';
+import { spawnFixture } from '../faults/helpers.js';
+import { countingIds, openSession } from '../helpers/sessions.js';
+import { tempDir } from '../helpers/temp.js';
+
+async function closedSession(home: string, seed: number): Promise<string> {
+  const { session } = openSession({ home, session: { ids: countingIds(seed) } });
+  session.emit('tool.call', { tool: 'search', args: { q: 'query' } });
+  return (await session.close()).session_id;
+}
+
+function indexOf(home: string, watch: boolean, keys: KeyRing | null = null): SessionIndex {
+  return new SessionIndex(path.join(home, 'sessions'), path.join(home, 'seals.jsonl'), { keys, watch });
+}
+
+async function rowOf(index: SessionIndex, id: string): Promise<SessionListing | null | undefined> {
+  return (await index.sessions()).find((session) => session.id === id)?.view.row;
+}
+
+describe.each([
+  ['learning changes from the kernel', true],
+  ['fingerprinting every file', false],
+])('the session index, %s', (_, watch) => {
+  it('shows a trail edited after it was read as damaged at the next call', async () => {
+    const home = tempDir();
+    const id = await closedSession(home, 1);
+    const index = indexOf(home, watch);
+    expect(await rowOf(index, id)).toMatchObject({ status: 'intact', verdict: 'pass' });
+    const trail = path.join(home, 'sessions', `${id}.jsonl`);
+    fs.writeFileSync(trail, fs.readFileSync(trail, 'utf8').replace('"query"', '"QUERY"'));
+    expect(await rowOf(index, id)).toMatchObject({ status: 'damaged', reason: 'edited' });
+    index.close();
+  });
+
+  it('shows an open session sealed once it is closed', async () => {
+    const home = tempDir();
+    const { session } = openSession({ home });
+    session.emit('tool.call', { tool: 'search', args: {} });
+    const index = indexOf(home, watch);
+    expect(await rowOf(index, session.id)).toMatchObject({ status: 'open', state: 'open', verdict: null });
+    await session.close();
+    expect(await rowOf(index, session.id)).toMatchObject({ status: 'intact', state: 'closed', verdict: 'pass' });
+    index.close();
+  });
+
+  it("changes an older session's signature facet when a later signed seal-log entry vouches for it, its files untouched", async () => {
+    const home = tempDir();
+    const old = await closedSession(home, 1);
+    const index = indexOf(home, watch);
+    expect(await rowOf(index, old)).toMatchObject({ status: 'intact', signatures: 'unsigned' });
+    const trail = fs.statSync(path.join(home, 'sessions', `${old}.jsonl`));
+    KeyRing.generate(path.join(home, 'keys'));
+    const signed = await closedSession(home, 100);
+    expect(await rowOf(index, signed)).toMatchObject({ status: 'intact', signatures: 'unchecked' });
+    expect(await rowOf(index, old)).toMatchObject({ status: 'intact', signatures: 'predates_signing' });
+    expect(fs.statSync(path.join(home, 'sessions', `${old}.jsonl`)).ctimeMs).toBe(trail.ctimeMs);
+    index.close();
+  });
+
+  it('shows a session as new files appear and forgets it when they go', async () => {
+    const home = tempDir();
+    await closedSession(home, 1);
+    const index = indexOf(home, watch);
+    expect(await index.sessions()).toHaveLength(1);
+    const id = await closedSession(home, 50);
+    expect((await index.sessions()).map((session) => session.id)).toContain(id);
+    for (const suffix of ['.jsonl', '.summary.json', '.otel.jsonl']) fs.rmSync(path.join(home, 'sessions', `${id}${suffix}`));
+    expect((await index.sessions()).map((session) => session.id)).not.toContain(id);
+    index.close();
+  });
+});
+
+describe('the index kept between processes', () => {
+  function keptFiles(): string[] {
+    const dir = path.join(process.env['AURA_CACHE_DIR'] as string, 'index');
+    return fs.readdirSync(dir).map((name) => path.join(dir, name));
+  }
+
+  it('is in the test cache folder, and a trail edited since shows damaged', async () => {
+    expect(process.env['AURA_CACHE_DIR']).toContain('aura-test-cache-');
+    const home = tempDir();
+    const id = await closedSession(home, 1);
+    const sessions = path.join(home, 'sessions');
+    await sleep(2100);
+    expect(listSessions(sessions)).toMatchObject([{ session_id: id, status: 'intact' }]);
+    expect(listSessions(sessions)).toMatchObject([{ session_id: id, status: 'intact' }]);
+    const trail = path.join(sessions, `${id}.jsonl`);
+    fs.writeFileSync(trail, fs.readFileSync(trail, 'utf8').replace('"query"', '"QUERY"'));
+    // Past the window in which a ctime is too recent to trust: only the fingerprint can tell now.
+    await sleep(2100);
+    expect(listSessions(sessions)).toMatchObject([{ session_id: id, status: 'damaged', reason: 'edited' }]);
+  });
+
+  it('is not taken when someone without its secret rewrote it: the views are computed again', async () => {
+    const home = tempDir();
+    const id = await closedSession(home, 1);
+    const sessions = path.join(home, 'sessions');
+    const before = new Set(keptFiles());
+    await sleep(2100);
+    expect(listSessions(sessions)).toMatchObject([{ session_id: id, status: 'intact' }]);
+    const kept = keptFiles().find((file) => !before.has(file)) as string;
+    const trail = path.join(sessions, `${id}.jsonl`);
+    fs.writeFileSync(trail, fs.readFileSync(trail, 'utf8').replace('"query"', '"QUERY"'));
+    // The forger puts the edited trail's fingerprint in the kept index, and keeps its old view.
+    const s = fs.statSync(trail);
+    const [mac, body] = fs.readFileSync(kept, 'utf8').split('\n') as [string, string];
+    const index = JSON.parse(body) as { slots: [string, number[][], ...unknown[]][] };
+    (index.slots[0] as [string, number[][]])[1][0] = [s.size, s.mtimeMs, s.ctimeMs, s.ino, s.nlink];
+    fs.writeFileSync(kept, `${mac}\n${JSON.stringify(index)}`);
+    await sleep(2100);
+    expect(listSessions(sessions)).toMatchObject([{ session_id: id, status: 'damaged', reason: 'edited' }]);
+  });
+});
+
+describe('the seal log follower', () => {
+  it('answers as a full read after appends, and after an entry edited before where it had read', async () => {
+    const home = tempDir();
+    const log = path.join(home, 'seals.jsonl');
+    await closedSession(home, 1);
+    await closedSession(home, 50);
+    const follower = new SealLogFollower(log);
+    expect(follower.current()).toEqual(readSealLog(log));
+    await closedSession(home, 100);
+    expect(follower.current()).toEqual(readSealLog(log));
+    expect(follower.current().entries).toHaveLength(3);
+    // The same length, in the first line: only a check of the whole prefix sees it.
+    const text = fs.readFileSync(log, 'utf8');
+    const edited = text.replace(/"events":(\d)/, (_, digit: string) => `"events":${(Number(digit) + 1) % 10}`);
+    expect(edited).not.toBe(text);
+    fs.writeFileSync(log, edited);
+    const after = follower.current();
+    expect(after).toEqual(readSealLog(log));
+    expect(after.problem?.line).toBe(1);
+  });
+
+  it('reads a last line still being written as a full read does, and resumes before it', async () => {
+    const home = tempDir();
+    const log = path.join(home, 'seals.jsonl');
+    await closedSession(home, 1);
+    await closedSession(home, 50);
+    const whole = fs.readFileSync(log);
+    const cut = whole.indexOf(0x0a) + 20;
+    fs.writeFileSync(log, whole.subarray(0, cut));
+    const follower = new SealLogFollower(log);
+    expect(follower.current()).toEqual(readSealLog(log));
+    expect(follower.current().problem?.line).toBe(2);
+    fs.writeFileSync(log, whole);
+    expect(follower.current()).toEqual(readSealLog(log));
+    expect(follower.current()).toMatchObject({ problem: null, entries: [{}, {}] });
+  });
+});
+
+describe('never stale under a continuous writer', () => {
+  it.each([
+    ['learning changes from the kernel', true],
+    ['fingerprinting every file', false],
+  ])('every session closed before a call began is in its answer, sealed and judged (%s)', async (_, watch) => {
+    const home = tempDir();
+    const writer = spawnFixture('store-writer.ts', [home]);
+    const closed: string[] = [];
+    let open = '';
+    createInterface({ input: writer.stdout as Readable }).on('line', (line) => {
+      const said = JSON.parse(line) as { closed?: string; open?: string };
+      if (said.closed !== undefined) closed.push(said.closed);
+      if (said.open !== undefined) open = said.open;
+    });
+    const index = indexOf(home, watch);
+    try {
+      while (closed.length === 0) await sleep(20);
+      let calls = 0;
+      for (const until = Date.now() + 4000; Date.now() < until || calls < 10; calls++) {
+        const before = [...closed];
+        const sessions = new Map((await index.sessions()).map((session: IndexedSession) => [session.id, session.view]));
+        for (const id of before) {
+          const view = sessions.get(id);
+          expect(view?.row, `${id}, closed before call ${calls} began`).toMatchObject({ status: 'intact', state: 'closed', verdict: 'fail' });
+          expect(view?.findings.map((f) => f.kind)).toContain('POLICY_VIOLATION');
+        }
+        expect(sessions.get(open)?.row).toMatchObject({ status: 'open', state: 'open' });
+        await sleep(calls % 7);
+      }
+      expect(closed.length).toBeGreaterThan(10);
+    } finally {
+      writer.kill('SIGKILL');
+      index.close();
+    }
+  }, 60_000);
+});
