@@ -51,9 +51,9 @@ describe('aura store init', () => {
     const url = await tempDatabase();
     const first = auraJson(['store', 'init', '--store', url, '--ingest-role', ingestRole, '--reader-role', readerRole]);
     expect(first.status, first.stderr).toBe(0);
-    expect(first.json).toMatchObject({ from_version: 0, to_version: 1, applied: [{ version: 1 }] });
+    expect(first.json).toMatchObject({ from_version: 0, to_version: 2, applied: [{ version: 1 }, { version: 2 }] });
     const again = auraJson(['store', 'init', '--store', url, '--ingest-role', ingestRole, '--reader-role', readerRole]);
-    expect(again.json).toMatchObject({ from_version: 1, to_version: 1, applied: [] });
+    expect(again.json).toMatchObject({ from_version: 2, to_version: 2, applied: [] });
     const sql = client(url);
     await expect(sql`UPDATE aura.schema_version SET name = 'x'`).rejects.toThrow(/append-only: UPDATE/);
     await expect(sql`DELETE FROM aura.schema_version`).rejects.toThrow(/append-only: DELETE/);
