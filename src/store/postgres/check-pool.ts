@@ -52,6 +52,16 @@ interface Pending {
 // Beside this module, with its own extension: `.js` when built, `.ts` when run from the sources.
 const WORKER_SCRIPT = new URL(`./check-worker${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url);
 
+/**
+ * A worker thread running `script`. Run from the sources (the benches, under tsx), a worker does
+ * not inherit the TypeScript loader of the main thread: it registers it before loading the script.
+ */
+function startWorker(script: URL, workerData: CheckWorkerData): Worker {
+  if (!script.pathname.endsWith('.ts')) return new Worker(script, { workerData });
+  const loader = import.meta.resolve('tsx/esm/api');
+  return new Worker(`import(${JSON.stringify(loader)}).then(({ register }) => { register(); return import(${JSON.stringify(script.href)}); });`, { eval: true, workerData });
+}
+
 /** A pool of checking workers; {@link close} it when done. */
 export class CheckPool {
   private readonly idle: Worker[] = [];
@@ -69,7 +79,7 @@ export class CheckPool {
     const size = Math.max(1, Math.min(options.size ?? Math.min(os.availableParallelism(), 8), options.sessions ?? Infinity));
     const workerData: CheckWorkerData = { publicKeys: options.publicKeys, keysOrigin: options.keysOrigin };
     for (let i = 0; i < size; i++) {
-      const worker = new Worker(options.script ?? WORKER_SCRIPT, { workerData });
+      const worker = startWorker(options.script ?? WORKER_SCRIPT, workerData);
       worker.on('message', (reply: CheckReply) => this.answered(worker, reply));
       worker.on('error', (error) => this.died(worker, error.message, error));
       worker.on('exit', (code) => this.died(worker, `the worker thread exited with code ${code}`));
