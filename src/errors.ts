@@ -56,7 +56,12 @@ export type AuraErrorCode =
    * The fleet store could not be used (`data.store`: its URL without credentials; `data.reason`:
    * `unreachable`, `connection_lost`, `schema_missing`, `schema_newer`, `denied` or `failed`).
    */
-  | 'STORE_FAILED';
+  | 'STORE_FAILED'
+  /**
+   * A push could not check a session before storing it (its check threw, or the worker thread
+   * checking it died): `data.session_id`. Nothing of that session was stored.
+   */
+  | 'CHECK_FAILED';
 
 /** Why a trail failed verification (DESIGN §2.3). Integrity and completeness are apart. */
 export type ChainFailureReason =
@@ -215,6 +220,13 @@ export type StoreFailure = 'unreachable' | 'connection_lost' | 'schema_missing' 
 export class StoreError extends AuraError<'STORE_FAILED', { readonly store: string; readonly reason: StoreFailure }> {
   constructor(store: string, reason: StoreFailure, why: string, cause?: unknown) {
     super('STORE_FAILED', `the store ${store}: ${why}`, { data: { store, reason }, ...(cause === undefined ? {} : { cause }) });
+  }
+}
+
+/** A push could not check a session before storing it; what was committed before stays. */
+export class CheckFailedError extends AuraError<'CHECK_FAILED', { readonly session_id: string }> {
+  constructor(sessionId: string, why: string, cause?: unknown) {
+    super('CHECK_FAILED', `checking ${sessionId} before storing it failed: ${why}; nothing of it was stored`, { data: { session_id: sessionId }, ...(cause === undefined ? {} : { cause }) });
   }
 }
 

@@ -21,7 +21,7 @@ import { sealLogPlaces, type SealLogPlace } from '../seal-log.js';
 import type { SignatureFacet, StatusReason } from '../session-status.js';
 import { PASSING_STATUSES } from '../session-status.js';
 import { storeCall, type Sql } from './connection.js';
-import { digestOf } from './ingest.js';
+import { digestOf } from './ingest-check.js';
 import { hostKeys, parseSealEntry, storedStatus } from './stored-status.js';
 
 /** One session's verdict. */
@@ -94,29 +94,31 @@ export async function verifyFleetStore(sql: Sql, label: string, keys: KeyRing | 
         k.lines AS checked_lines, k.trail_sha256 AS checked_sha, k.status AS recorded
       FROM aura.sessions s
       LEFT JOIN aura.closes c USING (session_id)
-      LEFT JOIN LATERAL (SELECT lines, trail_sha256, status FROM aura.checks WHERE session_id = s.session_id ORDER BY id DESC LIMIT 1) k ON true
-      ORDER BY s.session_id COLLATE "C"`;
+      LEFT JOIN LATERAL (SELECT lines, trail_sha256, status FROM aura.checks WHERE session_id = s.session_id ORDER BY id DESC LIMIT 1) k ON true`;
     const entries = new Map(heads.flatMap((head) => {
       const entry = parseSealEntry(head.seal_entry);
       return entry === null ? [] : [[head.session_id, entry] as const];
     }));
     const places = sealLogPlaces([...entries.values()]);
+    const unread = new Map(heads.map((head) => [head.session_id, head]));
     const sessions: FleetSessionVerdict[] = [];
-    let at = 0;
     const verdictOf = (head: Head, rows: readonly LineRow[]): FleetSessionVerdict => verdictOfSession(head, rows, ring, entries.has(head.session_id) ? (places.get(head.session_id) ?? null) : null);
     const done = (verdict: FleetSessionVerdict): void => {
       sessions.push(verdict);
       onProgress?.(sessions.length, heads.length);
     };
-    // Heads and lines come in the same order, so one pass pairs them, one session in memory at a time.
     const emit = (group: readonly LineRow[]): void => {
       const id = (group[0] as LineRow).session_id;
-      while (at < heads.length && (heads[at] as Head).session_id < id) done(verdictOf(heads[at++] as Head, []));
-      if (at < heads.length && (heads[at] as Head).session_id === id) done(verdictOf(heads[at++] as Head, group));
+      const head = unread.get(id);
+      unread.delete(id);
+      if (head !== undefined) done(verdictOf(head, group));
       else done({ session_id: id, host: '-', recorded: null, status: 'damaged', reason: 'rows', message: 'line rows of a session the store has no record of (its session row was deleted)' });
     };
+    // In the primary key's order, so the index is read as it is: each session's rows together, in
+    // line order, one session in memory at a time. Another order (such as COLLATE "C" where the
+    // database's differs) sorted every line of the store first.
     let group: LineRow[] = [];
-    for await (const rows of sql<LineRow[]>`SELECT session_id, line_no, line, event_id, kind, ts, prev_hash, content_hash FROM aura.lines ORDER BY session_id COLLATE "C", line_no`.cursor(2000)) {
+    for await (const rows of sql<LineRow[]>`SELECT session_id, line_no, line, event_id, kind, ts, prev_hash, content_hash FROM aura.lines ORDER BY session_id, line_no`.cursor(2000)) {
       for (const row of rows) {
         if (group.length > 0 && (group[0] as LineRow).session_id !== row.session_id) {
           emit(group);
@@ -126,7 +128,8 @@ export async function verifyFleetStore(sql: Sql, label: string, keys: KeyRing | 
       }
     }
     if (group.length > 0) emit(group);
-    while (at < heads.length) done(verdictOf(heads[at++] as Head, []));
+    for (const head of unread.values()) done(verdictOf(head, []));
+    sessions.sort((a, b) => (a.session_id < b.session_id ? -1 : a.session_id > b.session_id ? 1 : 0));
     const gaps = await sql<SealGap[]>`
       SELECT c.session_id, c.host, c.seal_prev_hash AS prev_hash FROM aura.closes c
       WHERE c.seal_prev_hash IS NOT NULL AND NOT EXISTS (SELECT 1 FROM aura.closes p WHERE p.seal_hash = c.seal_prev_hash)

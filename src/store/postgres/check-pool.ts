@@ -1,0 +1,144 @@
+/**
+ * The worker threads that check a push's sessions (check-worker.ts): one session at a time each,
+ * the rest queued in order, so every core checks while the main thread streams checked sessions
+ * into the store. Checking costs several times what storing does; on one thread it was the push.
+ *
+ * A check that throws fails its session with a {@link CheckFailedError}; a worker that dies fails
+ * the session it held and every one after it, since the pool is then one short and a push that
+ * stops can be run again.
+ */
+
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { CheckFailedError } from '../../errors.js';
+import type { Checked, CheckTask } from './ingest-check.js';
+
+/** What each worker starts with. */
+export interface CheckWorkerData {
+  /** The host's trusted public keys (PEM texts); none leaves signatures unchecked. */
+  readonly publicKeys: readonly string[];
+  /** Names where the keys came from, in messages. */
+  readonly keysOrigin: string;
+}
+
+/** A session handed to a worker. */
+export interface CheckRequest {
+  readonly id: number;
+  readonly task: CheckTask;
+}
+
+/** A worker's answer: the check, or why it threw. */
+export type CheckReply = { readonly id: number; readonly checked: Checked } | { readonly id: number; readonly error: string };
+
+/** How a pool starts. */
+export interface CheckPoolOptions extends CheckWorkerData {
+  /** Worker threads (default one a core, at most 8, at most `sessions`). */
+  readonly size?: number;
+  /** Sessions to check, when known: no more workers are started than there are sessions. */
+  readonly sessions?: number;
+  /** The worker's script (default check-worker's, beside this module). */
+  readonly script?: URL;
+}
+
+interface Pending {
+  readonly id: number;
+  readonly task: CheckTask;
+  readonly resolve: (checked: Checked) => void;
+  readonly reject: (error: Error) => void;
+}
+
+// Beside this module, with its own extension: `.js` when built, `.ts` when run from the sources.
+const WORKER_SCRIPT = new URL(`./check-worker${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url);
+
+/**
+ * A worker thread running `script`. Run from the sources (the benches, under tsx), a worker does
+ * not inherit the TypeScript loader of the main thread: it registers it before loading the script.
+ */
+function startWorker(script: URL, workerData: CheckWorkerData): Worker {
+  if (!script.pathname.endsWith('.ts')) return new Worker(script, { workerData });
+  const loader = import.meta.resolve('tsx/esm/api');
+  return new Worker(`import(${JSON.stringify(loader)}).then(({ register }) => { register(); return import(${JSON.stringify(script.href)}); });`, { eval: true, workerData });
+}
+
+/** A pool of checking workers; {@link close} it when done. */
+export class CheckPool {
+  private readonly idle: Worker[] = [];
+  private readonly busy = new Map<Worker, Pending>();
+  private readonly queue: Pending[] = [];
+  private next = 0;
+  private broken: Error | null = null;
+  private started = false;
+
+  constructor(private readonly options: CheckPoolOptions) {}
+
+  /** Starts the workers at the first check: a push with nothing to check starts none. */
+  private start(): void {
+    const options = this.options;
+    const size = Math.max(1, Math.min(options.size ?? Math.min(os.availableParallelism(), 8), options.sessions ?? Infinity));
+    const workerData: CheckWorkerData = { publicKeys: options.publicKeys, keysOrigin: options.keysOrigin };
+    for (let i = 0; i < size; i++) {
+      const worker = startWorker(options.script ?? WORKER_SCRIPT, workerData);
+      worker.on('message', (reply: CheckReply) => this.answered(worker, reply));
+      worker.on('error', (error) => this.died(worker, error.message, error));
+      worker.on('exit', (code) => this.died(worker, `the worker thread exited with code ${code}`));
+      this.idle.push(worker);
+    }
+    this.started = true;
+  }
+
+  /**
+   * Checks a session on the next free worker.
+   * @throws CheckFailedError when its check threw, or a worker died
+   */
+  check(task: CheckTask): Promise<Checked> {
+    return new Promise((resolve, reject) => {
+      if (this.broken !== null) return reject(this.broken);
+      if (!this.started) this.start();
+      this.queue.push({ id: this.next++, task, resolve, reject });
+      this.dispatch();
+    });
+  }
+
+  /** Stops the workers; what was still queued fails. */
+  async close(): Promise<void> {
+    this.broken ??= new CheckFailedError(this.queue[0]?.task.sessionId ?? '-', 'the push stopped');
+    const workers = [...this.idle, ...this.busy.keys()];
+    this.idle.length = 0;
+    for (const pending of [...this.busy.values(), ...this.queue.splice(0)]) pending.reject(new CheckFailedError(pending.task.sessionId, 'the push stopped'));
+    this.busy.clear();
+    await Promise.all(workers.map((worker) => worker.terminate()));
+  }
+
+  private dispatch(): void {
+    while (this.idle.length > 0 && this.queue.length > 0) {
+      const worker = this.idle.pop() as Worker;
+      const pending = this.queue.shift() as Pending;
+      this.busy.set(worker, pending);
+      worker.postMessage({ id: pending.id, task: pending.task } satisfies CheckRequest);
+    }
+  }
+
+  private answered(worker: Worker, reply: CheckReply): void {
+    const pending = this.busy.get(worker);
+    if (pending === undefined || pending.id !== reply.id) return;
+    this.busy.delete(worker);
+    this.idle.push(worker);
+    if ('checked' in reply) pending.resolve(reply.checked);
+    else pending.reject(new CheckFailedError(pending.task.sessionId, `its check threw (${reply.error.split('\n')[0] ?? ''})`, reply.error));
+    this.dispatch();
+  }
+
+  private died(worker: Worker, why: string, cause?: unknown): void {
+    if (this.broken !== null && !this.busy.has(worker)) return;
+    const held = this.busy.get(worker);
+    this.busy.delete(worker);
+    const index = this.idle.indexOf(worker);
+    if (index >= 0) this.idle.splice(index, 1);
+    const error = new CheckFailedError(held?.task.sessionId ?? this.queue[0]?.task.sessionId ?? '-', `a worker thread checking sessions died (${why})`, cause);
+    this.broken ??= error;
+    held?.reject(error);
+    for (const pending of this.queue.splice(0)) pending.reject(new CheckFailedError(pending.task.sessionId, `a worker thread checking sessions died before it (${why})`, cause));
+  }
+}
