@@ -8,6 +8,7 @@
 
 import { LoopBrokenError } from '../errors.js';
 import type { Session } from '../session/session.js';
+import type { EmitOptions } from '../session/types.js';
 
 /** What a finished model call reports. */
 export interface ModelOutcome {
@@ -38,21 +39,38 @@ export function startModelCall(session: Session, facts: Readonly<Record<string, 
     const model = typeof facts['model'] === 'string' ? facts['model'] : 'model';
     throw new LoopBrokenError({ tool: model, pattern: stop.pattern, observer_id: stop.observer_id, alert_event_id: stop.alert_event_id, event_id: call.event_id, request_id: stop.request_id });
   }
-  const started = performance.now();
-  const model = facts['model'] ?? null;
-  const latency = (): { latency_ms: number } => ({ latency_ms: Math.round((performance.now() - started) * 1000) / 1000 });
-  return {
-    done: (outcome) => {
-      const prompt = outcome.prompt_tokens ?? null;
-      const completion = outcome.completion_tokens ?? null;
-      const total = prompt === null && completion === null ? null : (prompt ?? 0) + (completion ?? 0);
-      session.emit('model.result', { model, ...outcome, total_tokens: total }, { parentId: call.event_id, telemetry: latency() });
-    },
-    failed: (error) => {
-      const failure = error instanceof Error ? { name: error.name, message: error.message } : { name: 'Error', message: String(error) };
-      session.emit('model.error', { model, error: failure }, { parentId: call.event_id, telemetry: latency() });
-    },
-  };
+  return new RecordedModelCall(session, facts['model'] ?? null, call.event_id);
+}
+
+/**
+ * A started model call. One object with methods rather than a closure for each outcome: an agent
+ * makes a model call a step, and what aura adds to a step is counted in microseconds.
+ */
+class RecordedModelCall implements ModelCall {
+  private readonly started = performance.now();
+
+  constructor(
+    private readonly session: Session,
+    private readonly model: unknown,
+    private readonly callEventId: string,
+  ) {}
+
+  done(outcome: ModelOutcome): void {
+    const prompt = outcome.prompt_tokens ?? null;
+    const completion = outcome.completion_tokens ?? null;
+    const total = prompt === null && completion === null ? null : (prompt ?? 0) + (completion ?? 0);
+    this.session.emit('model.result', { model: this.model, ...outcome, total_tokens: total }, this.after());
+  }
+
+  failed(error: unknown): void {
+    const failure = error instanceof Error ? { name: error.name, message: error.message } : { name: 'Error', message: String(error) };
+    this.session.emit('model.error', { model: this.model, error: failure }, this.after());
+  }
+
+  /** The outcome's place in the trail (under its call) and the call's latency. */
+  private after(): EmitOptions {
+    return { parentId: this.callEventId, telemetry: { latency_ms: Math.round((performance.now() - this.started) * 1000) / 1000 } };
+  }
 }
 
 /** A token count from a framework's usage field: a number, or `{total}` (AI SDK 6 and 7). */

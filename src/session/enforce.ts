@@ -17,6 +17,9 @@ import type { EmitOptions, Masking, RecordedEvent, RecordFn } from './types.js';
 /** The kinds of a tool call: held by an observer's stop, and released by approvals. */
 export const TOOL_KINDS: ReadonlySet<string> = new Set(['tool.call', 'action.request']);
 
+// Shared, not made per event: most events go through policy unmasked.
+const unchanged = (message: string): string => message;
+
 export class PolicyGate {
   private pauseRequest: string | null = null;
   // Never recorded: it keeps the approval digest of a call with masked arguments from being brute-forced.
@@ -59,7 +62,7 @@ export class PolicyGate {
     const named = tool ?? skillId ?? '(no tool)';
     if (TOOL_KINDS.has(kind)) this.loop.hold(kind, shown, named);
     const decision = this.policy.decide(input);
-    const say = masking?.text ?? ((message: string) => message);
+    const say = masking?.text ?? unchanged;
     const afterTheFact = kind === 'tool.result';
     let event: RecordedEvent | null = afterTheFact ? this.record(kind, shown, options) : null;
     if (decision.denied !== null) this.deny(decision.denied, kind, shown, named, say);

@@ -265,7 +265,7 @@ export class Session implements AsyncDisposable {
    *   PolicyDeniedError, ApprovalRequiredError, LoopBrokenError (a tool call after an observer stopped the session)
    */
   emit(kind: string, payload: Readonly<Record<string, unknown>> = {}, options: EmitOptions = {}): RecordedEvent {
-    this.assertOpen(`emit ${JSON.stringify(kind)}`);
+    this.assertOpen('emit', kind);
     if (RESERVED_KINDS.has(kind)) throw new InvalidOptionError('kind', kind, `a kind other than ${[...RESERVED_KINDS].join(', ')}, which the session writes itself`);
     return this.recordEmitted(kind, payload, options);
   }
@@ -278,7 +278,7 @@ export class Session implements AsyncDisposable {
    * @throws PolicyDeniedError, ApprovalRequiredError, LoopBrokenError, SecretNotFoundError, or what `fn` threw (recorded as `tool.error`)
    */
   async tool<R>(name: string, args: Readonly<Record<string, unknown>>, fn: (liveArgs: Record<string, unknown>) => R | Promise<R>, options: ToolOptions = {}): Promise<R> {
-    this.assertOpen(`call ${JSON.stringify(name)}`);
+    this.assertOpen('call', name);
     return this.calls.call(name, args, fn, options);
   }
 
@@ -328,7 +328,7 @@ export class Session implements AsyncDisposable {
    * @returns what {@link Session.approve} recorded, or null when no pending request holds this call
    */
   approveCall(tool: string, args: Readonly<Record<string, unknown>>, options: { readonly principal?: string } = {}): RecordedEvent | null {
-    this.assertOpen(`approve a call of ${JSON.stringify(tool)}`);
+    this.assertOpen('approve a call of', tool);
     for (const digest of this.gate.callDigests(tool, args)) {
       const request = this.approvals.open(digest);
       if (request?.state === 'pending') return this.approve(request.request_id, options);
@@ -342,7 +342,7 @@ export class Session implements AsyncDisposable {
    * @throws ApprovalError for a request never made, already approved or already used
    */
   approve(requestId: string, options: { readonly principal?: string } = {}): RecordedEvent {
-    this.assertOpen(`approve ${JSON.stringify(requestId)}`);
+    this.assertOpen('approve', requestId);
     if (typeof requestId !== 'string' || requestId === '') throw new InvalidOptionError('request_id', requestId, 'a non-empty string');
     const principal = options.principal ?? this.operator?.subject ?? null;
     const request = this.approvals.approve(requestId, principal);
@@ -387,8 +387,9 @@ export class Session implements AsyncDisposable {
     if (!this.closedState) await this.close();
   }
 
-  private assertOpen(action: string): void {
-    if (this.closedState) throw new SessionClosedError(this.id, action);
+  /** `what` is quoted into the message only when it is thrown: an open session's emit builds no text for it. */
+  private assertOpen(action: string, what?: unknown): void {
+    if (this.closedState) throw new SessionClosedError(this.id, what === undefined ? action : `${action} ${JSON.stringify(what)}`);
   }
 
   /** A payload from the host: masked first when the profile puts `pii_mask` on the `emit` boundary, then policy, then the trail. */

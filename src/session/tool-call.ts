@@ -7,6 +7,7 @@
 
 import { InvalidOptionError } from '../errors.js';
 import type { SessionRedactor } from '../middleware/redact.js';
+import type { SessionPii } from '../middleware/middleware.js';
 import type { Masked } from '../middleware/pii-mask.js';
 import type { Policy } from '../policy/policy.js';
 import type { SecretBroker } from '../policy/secrets.js';
@@ -50,14 +51,13 @@ export class ToolCalls {
     if (options.callId !== undefined) raw['tool_call_id'] = callIdOf(options.callId);
     const argsReport = maskedArgs?.report ?? null;
     const base: Record<string, unknown> = maskedArgs === null || argsReport === null ? raw : { ...raw, args: maskedArgs.value };
-    const maskingOf = (recorded: Record<string, unknown>): Masking | undefined => (masker === null ? undefined : { payload: recorded, text: (message) => masker.masker.maskText(message, new Map()) });
     const stepId = options.stepId ?? null;
     const emitOptions: EmitOptions = options.stepId === undefined ? {} : { stepId: options.stepId };
     const traceParent = options.traceParent === undefined ? {} : { trace_parent: parseTraceparent(options.traceParent, 'traceParent') };
     const intent = this.record('tool.intent', { ...base, ...traceParent, membrane: 'egress' }, emitOptions);
     if (argsReport !== null) this.mask.applied(argsReport, 'tool.args', intent.event_id, stepId, name);
     const attempt = this.attempt(name, args);
-    const { decision } = this.gate.enforce('tool.call', raw, { ...emitOptions, telemetry: { attempt } }, maskingOf(base));
+    const { decision } = this.gate.enforce('tool.call', raw, { ...emitOptions, telemetry: { attempt } }, maskingOf(masker, base));
 
     const live = withoutSecretKeys(args) as Record<string, unknown>;
     const capability = this.policy.capabilityFor(decision);
@@ -89,11 +89,11 @@ export class ToolCalls {
     const rawResult = { ...raw, result };
     const resultReport = maskedResult?.report ?? null;
     if (maskedResult === null || resultReport === null) {
-      this.gate.enforce('tool.result', rawResult, { ...emitOptions, telemetry }, maskingOf({ ...base, result }));
+      this.gate.enforce('tool.result', rawResult, { ...emitOptions, telemetry }, maskingOf(masker, { ...base, result }));
       return result;
     }
     const recorded = { ...base, result: maskedResult.value };
-    this.mask.recordMasked(resultReport, 'tool.result', stepId, name, () => this.gate.enforce('tool.result', rawResult, { ...emitOptions, telemetry }, maskingOf(recorded)).event);
+    this.mask.recordMasked(resultReport, 'tool.result', stepId, name, () => this.gate.enforce('tool.result', rawResult, { ...emitOptions, telemetry }, maskingOf(masker, recorded)).event);
     // What the caller (the model's side) gets is what was recorded: it never sees the raw value.
     return maskedResult.value;
   }
@@ -107,6 +107,11 @@ export class ToolCalls {
     this.attempts.set(sameCall, attempt);
     return attempt;
   }
+}
+
+/** What policy is told of a masked call (the payload as recorded, and how to mask its rule messages); nothing when the call is not masked. */
+function maskingOf(pii: SessionPii | null, recorded: Record<string, unknown>): Masking | undefined {
+  return pii === null ? undefined : { payload: recorded, text: (message) => pii.masker.maskText(message, new Map()) };
 }
 
 /** A framework's tool-call id, checked: it names the call in the trail and on its span. */
