@@ -1,7 +1,8 @@
 /**
- * The `aura` command line (run by ./bin.ts). Each command lives in its own file and returns a result object; this
- * file wires them to commander, prints results (`--json` or for people) and maps errors to the
- * documented exit codes, in one place (`reportError`). Nothing reaches the user as a stack trace.
+ * The `aura` command line (./bin.ts runs it). Each command lives in its own file and returns a
+ * result object; this file wires them to commander, prints results (`--json` or for people) and
+ * maps errors to the documented exit codes, in one place (`reportError`). Nothing reaches the
+ * user as a stack trace.
  *
  * A command's module is imported only when that command runs: a process pays for what it uses
  * (`verify chain` does not load the MCP SDK, the PostgreSQL client or the report pages).
