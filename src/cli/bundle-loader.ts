@@ -7,8 +7,9 @@
  *
  * A cache is named by a hash of the bundle's text, Node's version and the architecture (V8 itself
  * checks little more than the text's length): a new build or a new Node never reads an old cache.
- * A cache V8 rejects is written again. It is an optimisation only: a cache that cannot be read or
- * written leaves the command as it was, compiled from source.
+ * A cache V8 rejects is written again, and one another user could have written is not read. It is
+ * an optimisation only: a cache that cannot be read or written leaves the command as it was,
+ * compiled from source.
  */
 
 import { createHash } from 'node:crypto';
@@ -38,7 +39,7 @@ export function loadBundle<Exports>(name: BundleName, home: string | undefined):
   const cacheDir = path.join(auraHome(home), 'cache');
   const key = createHash('sha256').update(`${process.version}\u0000${process.arch}\u0000`).update(bytes).digest('hex').slice(0, 16);
   const cacheFile = path.join(cacheDir, `${name}-${key}${CACHE_SUFFIX}`);
-  const cachedData = readOrNull(cacheFile);
+  const cachedData = readOwnCache(cacheFile);
   // The wrapper Node puts around a CommonJS module.
   const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${bytes.toString('utf8')}\n})`, { filename: file, ...(cachedData === null ? {} : { cachedData }) });
   const module = { exports: {} as Partial<Exports> };
@@ -52,11 +53,23 @@ export function loadBundle<Exports>(name: BundleName, home: string | undefined):
   };
 }
 
-function readOrNull(file: string): Buffer | null {
+/**
+ * The cache, when this user wrote it and no one else may change it: it is code that runs, and the
+ * aura home may be writable by others (a group, an agent's sandbox) who must not run code as the
+ * person who checks the evidence.
+ */
+function readOwnCache(file: string): Buffer | null {
+  let fd: number | undefined;
   try {
-    return fs.readFileSync(file);
+    fd = fs.openSync(file, 'r');
+    const stats = fs.fstatSync(fd);
+    const uid = process.getuid?.();
+    if ((uid !== undefined && stats.uid !== uid) || (stats.mode & 0o022) !== 0) return null;
+    return fs.readFileSync(fd);
   } catch {
     return null;
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
   }
 }
 
