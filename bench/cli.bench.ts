@@ -3,7 +3,9 @@
  * 0.3.3 (20 events and its own three), from `node dist/cli/bin.js` (the built command, as a user
  * runs it) beside Python Aura's own command line on the same file (`python -m aura.cli.main
  * verify chain`), interleaved, each a fresh process. Also, for scale, Node starting an empty ES
- * module. Goal: aura <= 0.5x Python (median of the same-round ratios).
+ * module. Goal: aura <= 0.5x Python (median of the same-round ratios). Beside the wall time, the
+ * CPU time (user + sys) each variant's processes used, on Linux: a loaded machine stretches wall
+ * time far more than CPU time.
  *
  * Run `npm run build` first: this measures dist/, and says so when dist/ is older than src/.
  */
@@ -40,13 +42,33 @@ function newest(dir: string): number {
   return latest;
 }
 
-/** Milliseconds of one run of `command`, which must exit 0. */
-function wall(command: string, args: readonly string[], env: NodeJS.ProcessEnv): number {
+/** Clock ticks a second of /proc's CPU times (USER_HZ, 100 on every Linux build). */
+const TICKS_PER_SECOND = 100;
+
+/**
+ * CPU milliseconds (user + sys) this process's finished children used so far, from /proc, or
+ * null off Linux. Ticks are 10 ms: a variant's figure is its total over all rounds, divided.
+ */
+function childrenCpuMs(): number | null {
+  try {
+    // The fields after the command's name, which is in parentheses and may hold spaces.
+    const fields = fs.readFileSync('/proc/self/stat', 'utf8').split(') ')[1]?.split(' ') ?? [];
+    // cutime and cstime, the 16th and 17th fields of proc(5), counted from the 3rd.
+    return ((Number(fields[13]) + Number(fields[14])) * 1000) / TICKS_PER_SECOND;
+  } catch {
+    return null;
+  }
+}
+
+/** Milliseconds of one run of `command`, which must exit 0, and the CPU milliseconds it used (0 off Linux). */
+function wall(command: string, args: readonly string[], env: NodeJS.ProcessEnv): { ms: number; cpuMs: number } {
+  const cpuBefore = childrenCpuMs() ?? 0;
   const start = performance.now();
   const result = spawnSync(command, [...args], { env, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
   const ms = since(start);
+  const cpuMs = (childrenCpuMs() ?? 0) - cpuBefore;
   if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} exited ${String(result.status)}: ${result.stderr}`);
-  return ms;
+  return { ms, cpuMs };
 }
 
 async function main(): Promise<void> {
@@ -85,7 +107,7 @@ async function main(): Promise<void> {
     console.log(`cli: verify chain on a ${lines}-event trail${python === null ? '' : ' written by Python Aura'}, ${ROUNDS} interleaved rounds, wall time of each fresh process`);
 
     const env = { ...process.env, NO_COLOR: '1' };
-    const variants: { name: string; run: () => number }[] = [
+    const variants: { name: string; run: () => { ms: number; cpuMs: number } }[] = [
       { name: 'node', run: () => wall(process.execPath, [empty], env) },
       { name: 'aura', run: () => wall(process.execPath, [BIN, '--home', home, 'verify', 'chain', trail], env) },
     ];
@@ -96,9 +118,16 @@ async function main(): Promise<void> {
     }
     for (const variant of variants) variant.run();
     const samples = new Map<string, number[]>(variants.map((v) => [v.name, []]));
+    const cpuTotal = new Map<string, number>();
     for (let round = 0; round < ROUNDS; round++) {
-      for (const variant of round % 2 === 0 ? variants : [...variants].reverse()) samples.get(variant.name)?.push(variant.run());
+      for (const variant of round % 2 === 0 ? variants : [...variants].reverse()) {
+        const { ms, cpuMs } = variant.run();
+        samples.get(variant.name)?.push(ms);
+        cpuTotal.set(variant.name, (cpuTotal.get(variant.name) ?? 0) + cpuMs);
+      }
     }
+    /** A variant's mean CPU milliseconds a run, or null off Linux. */
+    const cpuPerRun = (name: string): number | null => (childrenCpuMs() === null ? null : (cpuTotal.get(name) ?? 0) / ROUNDS);
     const aura = samples.get('aura') as number[];
     const node = samples.get('node') as number[];
     console.log(`  node, an empty ES module          ${describeSamples(node, 'ms')}`);
@@ -107,11 +136,17 @@ async function main(): Promise<void> {
       { name: 'node start, empty module', value: median(node), unit: 'ms' },
       { name: 'aura verify chain, wall', value: median(aura), unit: 'ms' },
     ];
+    for (const name of variants.map((v) => v.name)) {
+      const ms = cpuPerRun(name);
+      if (ms !== null) figures.push({ name: `${name} CPU (user + sys), mean a run`, value: ms, unit: 'ms' });
+    }
     const py = samples.get('python');
     if (py !== undefined) {
       const ratio = medianPairedRatio(aura, py);
       console.log(`  Python Aura verify chain          ${describeSamples(py, 'ms')}`);
       console.log(`  aura / Python, same-round ratios: median ${formatValue(ratio, 'x')} (goal <= ${formatValue(CEILING, 'x')}: ${ratio <= CEILING ? 'met' : 'NOT MET'})`);
+      const [auraCpu, pyCpu] = [cpuPerRun('aura'), cpuPerRun('python')];
+      if (auraCpu !== null && pyCpu !== null) console.log(`  aura / Python, CPU time (user + sys): ${formatValue(auraCpu / pyCpu, 'x')}`);
       figures.push(
         { name: 'Python Aura verify chain, wall', value: median(py), unit: 'ms' },
         {

@@ -1,4 +1,4 @@
-/** yaml, imported statically: what src/config/yaml-module.ts gives, in the hook's bundle (build-hook.mjs). */
+/** yaml, imported statically: what src/config/yaml-module.ts gives, in the hook's bundle (build-bundles.mjs). */
 
 import * as yaml from 'yaml';
 

@@ -16,7 +16,7 @@ export default function setup(): () => void {
   });
   // tsc copies no other files: the report pages' CSS and JS go next to the built module that inlines them.
   fs.cpSync(path.join(root, 'src', 'report', 'assets'), path.join(root, 'dist', 'report', 'assets'), { recursive: true });
-  // The Claude Code hook's one-file bundle (scripts/build-hook.mjs), which bin.js runs.
-  execFileSync(process.execPath, [path.join(root, 'scripts', 'build-hook.mjs')], { stdio: 'inherit' });
+  // The command's one-file bundles (scripts/build-bundles.mjs), which bin.js runs.
+  execFileSync(process.execPath, [path.join(root, 'scripts', 'build-bundles.mjs')], { stdio: 'inherit' });
   return () => fs.rmSync(cache, { recursive: true, force: true });
 }

@@ -1,8 +1,8 @@
-#!/usr/bin/env node
 /**
- * The `aura` command line. Each command lives in its own file and returns a result object; this
- * file wires them to commander, prints results (`--json` or for people) and maps errors to the
- * documented exit codes, in one place (`reportError`). Nothing reaches the user as a stack trace.
+ * The `aura` command line (./bin.ts runs it). Each command lives in its own file and returns a
+ * result object; this file wires them to commander, prints results (`--json` or for people) and
+ * maps errors to the documented exit codes, in one place (`reportError`). Nothing reaches the
+ * user as a stack trace.
  *
  * A command's module is imported only when that command runs: a process pays for what it uses
  * (`verify chain` does not load the MCP SDK, the PostgreSQL client or the report pages).
@@ -284,7 +284,7 @@ function storeFlag(flags: StoreOptions): StoreOptions {
 }
 
 /** Runs the CLI on `argv` (without the node and script names) and returns the exit code. */
-export async function main(argv: readonly string[]): Promise<number> {
+async function main(argv: readonly string[]): Promise<number> {
   const end = argv.indexOf('--');
   const invocation: Invocation = { asJson: (end < 0 ? argv : argv.slice(0, end)).includes('--json') };
   try {
@@ -335,20 +335,22 @@ function reportError(error: unknown, asJson: boolean): number {
 }
 
 /**
- * Output that cannot be written. A reader that stops reading (`aura logs <id> | head -2`) ends the
- * output quietly, and the command finishes as it would have; any other failure (a full disk under
- * `> file`) is said on stderr and exits 2.
+ * Runs the CLI on `argv` and sets the process's exit code. Output that cannot be written: a reader
+ * that stops reading (`aura logs <id> | head -2`) ends the output quietly, and the command
+ * finishes as it would have; any other failure (a full disk under `> file`) is said on stderr and
+ * exits 2.
  */
-let outputFailed = false;
-for (const stream of [process.stdout, process.stderr]) {
-  stream.on('error', (error: NodeJS.ErrnoException) => {
-    stream.destroy();
-    if (error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED') return;
-    outputFailed = true;
-    process.exitCode = EXIT.usage;
-    if (stream === process.stdout && !process.stderr.destroyed) process.stderr.write(`aura: cannot write the output: ${describeCause(error)}\n`);
-  });
+export async function runCli(argv: readonly string[]): Promise<void> {
+  let outputFailed = false;
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      stream.destroy();
+      if (error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED') return;
+      outputFailed = true;
+      process.exitCode = EXIT.usage;
+      if (stream === process.stdout && !process.stderr.destroyed) process.stderr.write(`aura: cannot write the output: ${describeCause(error)}\n`);
+    });
+  }
+  const exitCode = await main(argv);
+  process.exitCode = outputFailed ? EXIT.usage : exitCode;
 }
-
-const exitCode = await main(process.argv.slice(2));
-process.exitCode = outputFailed ? EXIT.usage : exitCode;

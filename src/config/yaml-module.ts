@@ -3,7 +3,7 @@
  * (a command line with no config file pays for none). Its Node build is CommonJS, so require()
  * loads the very module an import would. The Claude Code hook's one-file bundle, which reads a
  * profile on every call, puts a static import of yaml in this module's place
- * (scripts/build-hook.mjs).
+ * (scripts/build-bundles.mjs).
  */
 
 import { createRequire } from 'node:module';

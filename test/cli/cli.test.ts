@@ -108,6 +108,18 @@ describe('aura verify chain', () => {
     expect(auraJson(['verify', 'chain', String(demo.json['session_id'])], { home }).status).toBe(0);
   });
 
+  it("keeps the command's compiled code in the home's cache, one file only this user may write, and takes it as it is", () => {
+    const home = tempDir();
+    const id = String(auraJson(['demo'], { home }).json['session_id']);
+    const caches = (): string[] => fs.readdirSync(path.join(home, 'cache')).filter((name) => /^cli-[0-9a-f]{16}\.v8cache$/.test(name));
+    expect(caches()).toHaveLength(1);
+    const cache = path.join(home, 'cache', caches()[0] as string);
+    expect(fs.statSync(cache).mode & 0o777).toBe(0o600);
+    const written = fs.readFileSync(cache);
+    expect(auraJson(['verify', 'chain', id], { home }).status).toBe(0);
+    expect(fs.readFileSync(cache).equals(written)).toBe(true);
+  });
+
   const usage: [string, string[], RegExp][] = [
     ['a missing file', ['verify', 'chain', '/nonexistent/trail.jsonl'], /trail not found: \/nonexistent\/trail\.jsonl/],
     ['a folder instead of a file', ['verify', 'chain', '/tmp'], /cannot read \/tmp/],

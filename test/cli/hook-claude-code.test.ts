@@ -187,7 +187,7 @@ describe('aura hook claude-code', () => {
     expect(trailOf(open.home).events.at(-1)).toMatchObject({ kind: 'hook.error', payload: { fail: 'open', decision: 'none' } });
   });
 
-  it('keeps its compiled code in a cache in the aura home, uses it, and compiles again when the cache is not one V8 takes', async () => {
+  it('keeps its compiled code in a cache in the aura home, uses it, and compiles again when the cache is not one V8 takes or others may change', async () => {
     const { home, profile } = setup();
     const c = claude('sess-cache');
     const cacheDir = path.join(home, 'cache');
@@ -209,7 +209,12 @@ describe('aura hook claude-code', () => {
     expect(decision(await hook(home, profile, c.pre('toolu_c3', 'delete_account', { id: 3 })))).toBe('deny');
     expect(fs.readFileSync(cache).length).toBeGreaterThan(10_000);
     expect(fs.existsSync(stale)).toBe(false);
-    expect(trailOf(home).events.filter((event) => event.kind === 'constraint.violated')).toHaveLength(3);
+
+    // A cache others may change is code this user must not run: it is compiled past and written again, this user's own.
+    fs.chmodSync(cache, 0o666);
+    expect(decision(await hook(home, profile, c.pre('toolu_c4', 'delete_account', { id: 4 })))).toBe('deny');
+    expect(fs.statSync(cache).mode & 0o777).toBe(0o600);
+    expect(trailOf(home).events.filter((event) => event.kind === 'constraint.violated')).toHaveLength(4);
   });
 
   it('refuses input that is not a hook input, with a message and a non-blocking exit', async () => {

@@ -1,0 +1,105 @@
+/**
+ * Bundles the `aura` command into one-file CommonJS bundles in dist/: claude-code-hook.cjs (`aura
+ * hook claude-code`, which runs before every tool call a person waits on) and cli.cjs (every other
+ * command). Node 20 loads a hundred small ES modules (aura's, commander's, yaml's) far slower than
+ * one file; CommonJS, because src/cli/bundle-loader.ts compiles a bundle with `vm.Script` and a V8
+ * code cache. Run after tsc (npm run build; test/global-setup.ts).
+ *
+ * The loader itself is bundled to CommonJS too, dist/cli/bundle-loader.cjs beside its ES module,
+ * for bin.js to require(): imported as an ES module, each Node built-in it uses gets a module facade
+ * that reads every export, and node:crypto's lazy ones (webcrypto, its streams) then load too.
+ */
+
+import { build } from 'esbuild';
+import { readFile } from 'node:fs/promises';
+import * as path from 'node:path';
+import { fileURLToPath, URL } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const dist = path.join(root, 'dist');
+
+/**
+ * Each module keeps the URL it has in dist/: what it finds beside itself (../package.json, the
+ * report's assets, the live export's worker, packages it requires at first use) is where it is for
+ * the ES modules.
+ */
+const moduleUrls = {
+  name: 'module-urls',
+  setup(build) {
+    build.onLoad({ filter: /\.js$/ }, async (args) => {
+      if (!args.path.startsWith(`${dist}${path.sep}`)) return undefined;
+      const text = await readFile(args.path, 'utf8');
+      if (!text.includes('import.meta.url')) return undefined;
+      const url = `new URL(${JSON.stringify(path.relative(dist, args.path).split(path.sep).join('/'))}, __auraDistUrl).href`;
+      return { contents: text.replaceAll('import.meta.url', url), loader: 'js' };
+    });
+  },
+};
+
+const commonJs = {
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  // Without comments and white space a file is a third smaller and pure ASCII, which Node reads
+  // into a one-byte string (a comment's arrow made all of the hook's 600 kB two-byte, and slow to
+  // decode). Names are kept: stack traces stay readable.
+  minifyWhitespace: true,
+  minifySyntax: true,
+  charset: 'ascii',
+  logLevel: 'warning',
+};
+
+/** Builds `entry` (a module of dist/) into `outfile` (a path in dist/). */
+function bundle(entry, outfile, options) {
+  const toDist = path.relative(path.dirname(path.join(dist, outfile)), dist).split(path.sep).join('/');
+  return build({
+    ...commonJs,
+    entryPoints: [path.join(dist, entry)],
+    outfile: path.join(dist, outfile),
+    // The folder moduleUrls resolves from, found from where the bundle is.
+    banner: { js: `const __auraDistUrl = require('node:url').pathToFileURL(require('node:path').join(__dirname, ${JSON.stringify(toDist)}, '/')).href;` },
+    ...options,
+    plugins: [moduleUrls, ...(options.plugins ?? [])],
+  });
+}
+
+await bundle('cli/hook-claude-code.js', 'claude-code-hook.cjs', {
+  // Loaded with require() when a profile has a schema: left to Node's resolution from dist/.
+  external: ['ajv', 'ajv-formats', '@opentelemetry/api'],
+  plugins: [
+    // The hook reads a profile on every call: its bundle carries yaml, imported statically in place
+    // of the module that loads it at first use (src/config/yaml-module.ts).
+    {
+      name: 'static-yaml',
+      setup(build) {
+        build.onResolve({ filter: /^\.\/yaml-module\.js$/ }, () => ({ path: fileURLToPath(new URL('hook-yaml-module.mjs', import.meta.url)) }));
+      },
+    },
+  ],
+});
+
+await bundle('cli/main.js', 'cli.cjs', {
+  // Aura's modules, commander and picocolors are bundled; each command's own modules start when it
+  // runs (esbuild keeps a dynamic import lazy). The larger packages that only some commands use stay
+  // outside, required from node_modules when a command first needs them (their CommonJS builds).
+  external: ['@modelcontextprotocol/sdk', 'postgres', 'zod', 'ajv', 'ajv-formats', 'yaml', '@opentelemetry/api'],
+  plugins: [
+    // commander requires node:child_process at its start for executable subcommands, which aura
+    // has none of; loading it pulls in net, dgram and more. Here it is required at first use.
+    {
+      name: 'lazy-child-process',
+      setup(build) {
+        build.onResolve({ filter: /^node:child_process$/ }, (args) =>
+          args.importer.includes(`${path.sep}node_modules${path.sep}commander${path.sep}`) ? { path: 'node:child_process', namespace: 'lazy-child-process' } : undefined,
+        );
+        build.onLoad({ filter: /.*/, namespace: 'lazy-child-process' }, () => ({
+          contents: "module.exports = new Proxy({}, { get: (_, name) => require('node:child_process')[name] });",
+          loader: 'js',
+        }));
+      },
+    },
+  ],
+});
+
+await bundle('cli/bundle-loader.js', 'cli/bundle-loader.cjs', {});

@@ -1,0 +1,92 @@
+/**
+ * Loads the `aura` command from its one-file bundles (dist/claude-code-hook.cjs for `aura hook
+ * claude-code`, dist/cli.cjs for every other command; scripts/build-bundles.mjs) with a V8 code
+ * cache: each command is a process of its own, and compiling a bundle again each time is a large
+ * share of its start. Node 22's module compile cache does this for modules; Node 20 has none, so a
+ * bundle is compiled here with `vm.Script`, from `cachedData` kept in the aura home.
+ *
+ * A cache is named by a hash of the bundle's text, Node's version and the architecture (V8 itself
+ * checks little more than the text's length): a new build or a new Node never reads an old cache.
+ * A cache V8 rejects is written again, and one another user could have written is not read. It is
+ * an optimisation only: a cache that cannot be read or written leaves the command as it was,
+ * compiled from source.
+ */
+
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import { createRequire } from 'node:module';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as vm from 'node:vm';
+import { auraHome } from '../config/home.js';
+
+const CACHE_SUFFIX = '.v8cache';
+
+/** The bundles scripts/build-bundles.mjs writes into dist/. */
+export type BundleName = 'claude-code-hook' | 'cli';
+
+/** A bundle's exports, and what keeps its compiled code for the next process. */
+export interface LoadedBundle<Exports> {
+  readonly exports: Partial<Exports>;
+  /** Writes the code cache when this process had none it could use (call once the command has answered). */
+  saveCache(): void;
+}
+
+/** Loads a bundle; `home` is the `--home` the command was given, if any (the cache is in the aura home). */
+export function loadBundle<Exports>(name: BundleName, home: string | undefined): LoadedBundle<Exports> {
+  const file = fileURLToPath(new URL(`../${name}.cjs`, import.meta.url));
+  const bytes = fs.readFileSync(file);
+  const cacheDir = path.join(auraHome(home), 'cache');
+  const key = createHash('sha256').update(`${process.version}\u0000${process.arch}\u0000`).update(bytes).digest('hex').slice(0, 16);
+  const cacheFile = path.join(cacheDir, `${name}-${key}${CACHE_SUFFIX}`);
+  const cachedData = readOwnCache(cacheFile);
+  // The wrapper Node puts around a CommonJS module.
+  const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${bytes.toString('utf8')}\n})`, { filename: file, ...(cachedData === null ? {} : { cachedData }) });
+  const module = { exports: {} as Partial<Exports> };
+  (script.runInThisContext() as (...args: unknown[]) => void)(module.exports, createRequire(file), module, file, path.dirname(file));
+  return {
+    exports: module.exports,
+    saveCache: () => {
+      if (cachedData !== null && !script.cachedDataRejected) return;
+      writeCache(cacheDir, cacheFile, `${name}-`, script.createCachedData());
+    },
+  };
+}
+
+/**
+ * The cache, when this user wrote it and no one else may change it: it is code that runs, and the
+ * aura home may be writable by others (a group, an agent's sandbox) who must not run code as the
+ * person who checks the evidence.
+ */
+function readOwnCache(file: string): Buffer | null {
+  let fd: number | undefined;
+  try {
+    fd = fs.openSync(file, 'r');
+    const stats = fs.fstatSync(fd);
+    const uid = process.getuid?.();
+    if ((uid !== undefined && stats.uid !== uid) || (stats.mode & 0o022) !== 0) return null;
+    return fs.readFileSync(fd);
+  } catch {
+    return null;
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
+}
+
+/**
+ * Writes the cache whole (parallel processes each rename a complete file) and drops the bundle's
+ * older ones. Only into an aura home that exists: a command that writes nothing does not create one.
+ */
+function writeCache(dir: string, file: string, prefix: string, data: Buffer): void {
+  try {
+    if (!fs.existsSync(dir)) fs.mkdirSync(dir, { mode: 0o700 });
+    const partial = `${file}.${process.pid}.tmp`;
+    fs.writeFileSync(partial, data, { mode: 0o600 });
+    fs.renameSync(partial, file);
+    for (const name of fs.readdirSync(dir)) {
+      if (name.startsWith(prefix) && name.endsWith(CACHE_SUFFIX) && name !== path.basename(file)) fs.rmSync(path.join(dir, name), { force: true });
+    }
+  } catch {
+    // Without a cache the next process compiles from source, as this one did.
+  }
+}
