@@ -1,8 +1,10 @@
 /**
  * A seal log followed as it grows: a long-running reader re-reads the whole file only when it
  * changed, and then verifies only the lines appended since it last did. The prefix it verified
- * before is checked byte for byte (a digest of it, kept as it grew), so an entry edited, removed
- * or reordered before that point sends it back to a full walk: what it answers is always what
+ * before is compared byte for byte with the bytes it verified, kept (a compare costs a fraction of
+ * hashing them again: a log written every second is read again at every call, its stamp being too
+ * recent to trust), so an entry edited, removed or reordered before that point sends it back to a
+ * full walk: what it answers is always what
  * {@link readSealLog} would answer on the same bytes.
  */
 
@@ -10,14 +12,15 @@ import * as crypto from 'node:crypto';
 import { fileStamp, sameStamp, type FileStamp } from './file-stamp.js';
 import { readSealLogBytes, walkSealLog, type SealLogEntry, type SealLogMark, type SealLogRead } from './seal-log.js';
 
-/** The whole lines verified so far, and the digest of their bytes. */
+/** The whole lines verified so far, and the bytes they were verified from (those up to the mark). */
 interface Verified {
   readonly mark: SealLogMark;
   readonly entries: readonly SealLogEntry[];
-  readonly digest: crypto.Hash;
+  readonly bytes: Buffer;
 }
 
 const START: SealLogMark = { end: 0, lines: 0, prev: null };
+const NOTHING: Verified = { mark: START, entries: [], bytes: Buffer.alloc(0) };
 
 /** What a follower verified, as kept between processes (store/index-file.ts): its entries and the digest of their bytes. */
 export interface FollowedLog {
@@ -28,7 +31,7 @@ export interface FollowedLog {
 
 /** One seal log, followed. */
 export class SealLogFollower {
-  private verified: Verified = { mark: START, entries: [], digest: crypto.createHash('sha256') };
+  private verified: Verified = NOTHING;
   private stamp: FileStamp | null = null;
   private read: SealLogRead = { entries: [], problem: null };
 
@@ -52,7 +55,8 @@ export class SealLogFollower {
 
   /** What it has verified, to be kept. */
   followed(): FollowedLog {
-    return { mark: this.verified.mark, entries: this.verified.entries, digest: this.verified.digest.copy().digest('hex') };
+    const { mark, entries, bytes } = this.verified;
+    return { mark, entries, digest: crypto.createHash('sha256').update(bytes.subarray(0, mark.end)).digest('hex') };
   }
 
   /**
@@ -74,7 +78,7 @@ export class SealLogFollower {
     const entries = [...verified.entries];
     const { problem, whole } = walkSealLog(bytes, verified.mark, entries);
     if (whole.end > verified.mark.end) {
-      verified = { mark: whole, entries: entries.slice(0, entriesUpTo(entries, verified.entries.length, whole)), digest: verified.digest.update(bytes.subarray(verified.mark.end, whole.end)) };
+      verified = { mark: whole, entries: entries.slice(0, entriesUpTo(entries, verified.entries.length, whole)), bytes };
     }
     this.verified = verified;
     this.read = { entries, problem };
@@ -85,18 +89,17 @@ export class SealLogFollower {
   private stillVerified(bytes: Buffer): Verified {
     const verified = this.verified;
     const end = verified.mark.end;
-    if (end === 0 || (bytes.length >= end && crypto.createHash('sha256').update(bytes.subarray(0, end)).digest().equals(verified.digest.copy().digest()))) return verified;
-    return { mark: START, entries: [], digest: crypto.createHash('sha256') };
+    if (end === 0 || (bytes.length >= end && bytes.subarray(0, end).equals(verified.bytes.subarray(0, end)))) return verified;
+    return NOTHING;
   }
 
   /** What a follower before verified, taken as {@link stillVerified} takes its own. */
   private takeKept(bytes: Buffer): Verified {
     const kept = this.kept as FollowedLog;
     this.kept = null;
-    const digest = crypto.createHash('sha256');
-    if (bytes.length < kept.mark.end) return { mark: START, entries: [], digest };
-    digest.update(bytes.subarray(0, kept.mark.end));
-    return digest.copy().digest('hex') === kept.digest ? { mark: kept.mark, entries: kept.entries, digest } : { mark: START, entries: [], digest: crypto.createHash('sha256') };
+    if (bytes.length < kept.mark.end) return NOTHING;
+    const digest = crypto.createHash('sha256').update(bytes.subarray(0, kept.mark.end)).digest('hex');
+    return digest === kept.digest ? { mark: kept.mark, entries: kept.entries, bytes } : NOTHING;
   }
 }
 

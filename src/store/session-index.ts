@@ -24,10 +24,10 @@ import { trailWriter } from '../spine/writer.js';
 import { fileStamp, MISSING_STAMP, sameStamp, stampOfStats, stampPresent, type FileStamp } from './file-stamp.js';
 import { FolderWatch, settled } from './folder-watch.js';
 import { indexFileOf, loadIndexFile, saveIndexFile } from './index-file.js';
+import { GrowingSealLogView } from './growing-seal-log-view.js';
 import { SealLogFollower, type FollowedLog } from './seal-log-follower.js';
 import type { SealLogView } from './seal-log.js';
 import { SESSION_ID_PATTERN, sessionFiles } from './session-files.js';
-import { sealLogViewOf } from './session-status.js';
 import { sessionView, type SessionView } from './session-view.js';
 
 /** A session's files, in the order of its stamps. */
@@ -96,9 +96,9 @@ export class SessionIndex {
   private readonly watch: FolderWatch | null;
   private readonly slots = new Map<string, Slot>();
   private sorted: Slot[] | null = null;
-  /** The log the views' places were taken from (its identity), and its view, made when first needed. */
+  /** The log the views' places were taken from (its identity), and its view, grown with it and made when first needed. */
   private placesFrom = '';
-  private logView: { readonly identity: string; readonly view: SealLogView } | null = null;
+  private readonly logView: GrowingSealLogView;
   private sweepAt = 0;
   private readonly keptIn: string | null;
   private changedSinceKept = false;
@@ -115,6 +115,7 @@ export class SessionIndex {
     this.keptIn = options.keep === true ? indexFileOf([KEPT_FORMAT, path.resolve(sessionsDir), path.resolve(sealLog), ...keys]) : null;
     const kept = this.keptIn === null ? null : (loadIndexFile(this.keptIn) as KeptIndex | null);
     this.log = new SealLogFollower(sealLog, kept?.log ?? null);
+    this.logView = new GrowingSealLogView(options.keys);
     this.keptLogBytes = kept?.log.mark.end ?? -1;
     this.placesFrom = kept?.placesFrom ?? '';
     for (const [id, stamps, place, writerAlive, view] of kept?.slots ?? []) {
@@ -124,9 +125,7 @@ export class SessionIndex {
 
   /** The seal log as the last update read it: its problem is a finding of the folder. */
   get sealLogView(): SealLogView {
-    const identity = this.log.identity;
-    if (this.logView?.identity !== identity) this.logView = { identity, view: sealLogViewOf(this.log.last, this.options.keys) };
-    return this.logView.view;
+    return this.logView.of(this.log.last);
   }
 
   /**
@@ -151,13 +150,22 @@ export class SessionIndex {
     if (changed === null) this.checkAll();
     else this.checkChanged(changed);
     const slots = this.ordered();
-    for (const slot of slots) {
-      if (logChanged && slot.view !== null && !samePlace(this.placeOf(slot.id), slot.place)) slot.view = null;
-      if (slot.view === null) this.compute(slot);
-    }
+    if (logChanged) this.dropMovedViews(slots);
+    for (const slot of slots) if (slot.view === null) this.compute(slot);
     if (this.keptIn !== null && (this.changedSinceKept || this.log.verifiedBytes !== this.keptLogBytes)) this.keep(this.keptIn, slots);
     // Every slot has its view now.
     return slots as readonly IndexedSession[];
+  }
+
+  /** Drops the views of the sessions whose place in the log moved: after an append, only those of the sessions it can move are compared. */
+  private dropMovedViews(slots: readonly Slot[]): void {
+    this.logView.of(this.log.last);
+    const changed = this.logView.takeChanged();
+    const moved = (slot: Slot | undefined): void => {
+      if (slot?.view !== null && slot?.view !== undefined && !samePlace(this.placeOf(slot.id), slot.place)) slot.view = null;
+    };
+    if (changed === null) slots.forEach(moved);
+    else for (const id of changed) moved(this.slots.get(id));
   }
 
   private keep(file: string, slots: readonly Slot[]): void {

@@ -4,9 +4,11 @@ import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { KeyRing } from '../../src/spine/signing.js';
-import { readSealLog } from '../../src/store/seal-log.js';
+import { KeyRing, type Signer } from '../../src/spine/signing.js';
+import { GrowingSealLogView } from '../../src/store/growing-seal-log-view.js';
+import { appendSeal, readSealLog, type SealLogPlace } from '../../src/store/seal-log.js';
 import { SealLogFollower } from '../../src/store/seal-log-follower.js';
+import { sealLogViewOf } from '../../src/store/session-status.js';
 import { SessionIndex, type IndexedSession } from '../../src/store/session-index.js';
 import { listSessions, type SessionListing } from '../../src/store/session-list.js';
 import { spawnFixture } from '../faults/helpers.js';
@@ -195,4 +197,71 @@ describe('never stale under a continuous writer', () => {
       index.close();
     }
   }, 60_000);
+});
+
+/** What a session's status takes from its place. */
+function placeFacts(place: SealLogPlace | undefined): unknown {
+  return place === undefined ? null : [place.entry.hash, place.afterSigning, place.voucher?.hash ?? null, place.signatureProblem];
+}
+
+describe.each([
+  ['without keys', false],
+  ['with trusted keys', true],
+])('the seal-log view grown with its log, %s', (_, withKeys) => {
+  it('equals the view built from scratch after every step of random appends, and names every session whose place moved', () => {
+    const home = tempDir();
+    const trusted = path.join(home, 'trusted');
+    const other = path.join(home, 'other');
+    KeyRing.generate(trusted);
+    KeyRing.generate(other);
+    const keys = withKeys ? KeyRing.load(trusted) : null;
+    const good = KeyRing.load(trusted).signer() as Signer;
+    // Signed by a key no one trusts, and a signature that does not verify.
+    const untrusted = KeyRing.load(other).signer() as Signer;
+    const forged: Signer = { keyId: good.keyId, sign: () => Buffer.alloc(64).toString('base64') };
+    const signers = [null, null, good, untrusted, forged];
+    const log = path.join(home, 'seals.jsonl');
+    const follower = new SealLogFollower(log);
+    const grown = new GrowingSealLogView(keys);
+    let seed = 7;
+    const random = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return Math.floor((seed / 2 ** 31) * n);
+    };
+    const ids: string[] = [];
+    let before = new Map<string, unknown>();
+    let rebuilds = 0;
+    for (let step = 0; step < 120; step++) {
+      if (step % 40 === 39) {
+        // Not an append: the first signed entry loses its signature, so the view is built again.
+        const lines = fs.readFileSync(log, 'utf8').split('\n');
+        const at = lines.findIndex((line) => line.includes('"signature":"'));
+        const entry = JSON.parse(lines[at] as string) as Record<string, unknown>;
+        lines[at] = JSON.stringify({ ...entry, key_id: null, signature: null });
+        fs.writeFileSync(log, lines.join('\n'));
+        rebuilds++;
+      } else {
+        for (let n = 1 + random(3); n > 0; n--) {
+          const again = ids.length > 0 && random(4) === 0;
+          const id = again ? (ids[random(ids.length)] as string) : `aura_sess_${(ids.length + 1).toString(16).padStart(12, '0')}`;
+          if (!again) ids.push(id);
+          const signer = signers[random(signers.length)] ?? null;
+          appendSeal(log, { session_id: id, events: step, first_hash: null, head_hash: null, closed_at: null, key_id: null, signature: null }, signer);
+        }
+      }
+      const read = follower.current();
+      const view = grown.of(read);
+      const scratch = sealLogViewOf(readSealLog(log), keys);
+      for (const [id, place] of scratch.places) expect(placeFacts(view.places.get(id)), `${step} ${id}`).toEqual(placeFacts(place));
+      expect(view.places).toEqual(scratch.places);
+      expect(view.signatureProblem).toBe(scratch.signatureProblem);
+      const changed = grown.takeChanged();
+      const after = new Map([...view.places].map(([id, place]) => [id, placeFacts(place)]));
+      if (step % 40 === 39 || step === 0) expect(changed).toBeNull();
+      else for (const [id, facts] of after) if (JSON.stringify(facts) !== JSON.stringify(before.get(id))) expect(changed?.has(id), id).toBe(true);
+      before = after;
+    }
+    expect(rebuilds).toBe(3);
+    expect([...before.values()].some((facts) => (facts as unknown[])[2] !== null)).toBe(true);
+  });
 });
