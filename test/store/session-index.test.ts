@@ -69,6 +69,22 @@ describe.each([
     index.close();
   });
 
+  it("answers for an older session as a fresh index does once the entries of the log are stripped of their signatures in place, its files untouched", async () => {
+    const home = tempDir();
+    const old = await closedSession(home, 1);
+    KeyRing.generate(path.join(home, 'keys'));
+    await closedSession(home, 100);
+    const index = indexOf(home, watch);
+    const before = await rowOf(index, old);
+    expect(before).toMatchObject({ status: 'intact', signatures: 'predates_signing' });
+    stripSignatures(path.join(home, 'seals.jsonl'));
+    const fresh = indexOf(home, false);
+    const expected = await rowOf(fresh, old);
+    fresh.close();
+    expect(await rowOf(index, old)).toEqual(expected);
+    index.close();
+  });
+
   it('shows a session as new files appear and forgets it when they go', async () => {
     const home = tempDir();
     await closedSession(home, 1);
@@ -81,6 +97,12 @@ describe.each([
     index.close();
   });
 });
+
+/** Nulls every seal-log entry's signature and key id in place: each entry's hash, which chains the log, stays. */
+function stripSignatures(log: string): void {
+  const lines = fs.readFileSync(log, 'utf8').split('\n').filter((line) => line !== '');
+  fs.writeFileSync(log, lines.map((line) => `${JSON.stringify({ ...(JSON.parse(line) as object), key_id: null, signature: null })}\n`).join(''));
+}
 
 describe('the index kept between processes', () => {
   function keptFiles(): string[] {
@@ -101,6 +123,23 @@ describe('the index kept between processes', () => {
     // Past the window in which a ctime is too recent to trust: only the fingerprint can tell now.
     await sleep(2100);
     expect(listSessions(sessions)).toMatchObject([{ session_id: id, status: 'damaged', reason: 'edited' }]);
+  });
+
+  it('answers for an older session as a fresh read does once the entries of the log were stripped of their signatures since', async () => {
+    const home = tempDir();
+    const old = await closedSession(home, 1);
+    KeyRing.generate(path.join(home, 'keys'));
+    await closedSession(home, 100);
+    const sessions = path.join(home, 'sessions');
+    await sleep(2100);
+    expect(listSessions(sessions).find((row) => row.session_id === old)).toMatchObject({ status: 'intact', signatures: 'predates_signing' });
+    stripSignatures(path.join(home, 'seals.jsonl'));
+    await sleep(2100);
+    const fresh = indexOf(home, false);
+    const expected = (await fresh.sessions()).find((session) => session.id === old)?.view.row;
+    fresh.close();
+    expect(expected).toBeDefined();
+    expect(listSessions(sessions).find((row) => row.session_id === old)).toMatchObject({ status: expected?.status, signatures: expected?.signatures, reason: expected?.reason });
   });
 
   it('is not taken when someone without its secret rewrote it: the views are computed again', async () => {
