@@ -82,7 +82,7 @@ async function main(): Promise<void> {
   const verifyMs = since(verifyStart);
 
   const client = new Client({ name: 'bench', version: '1.0.0' });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', path.join(ROOT, 'src', 'cli', 'main.ts'), '--home', home, 'mcp'], cwd: ROOT, stderr: 'inherit' }));
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [path.join(ROOT, 'dist', 'cli', 'bin.js'), '--home', home, 'mcp'], cwd: ROOT, stderr: 'inherit' }));
   try {
     const first = await call(client);
     const warm: number[] = [];

@@ -101,7 +101,7 @@ function cpuPerCallFigures(directRuns: readonly ThroughputRun[], proxiedRuns: re
 async function main(): Promise<void> {
   await withTempDir('proxy', async (home) => {
     const directRun = await connect([EVERYTHING, 'stdio']);
-    const proxiedRun = await connect(['--import', 'tsx', path.join(ROOT, 'src', 'cli', 'main.ts'), '--home', home, 'proxy', '--', process.execPath, EVERYTHING, 'stdio']);
+    const proxiedRun = await connect([path.join(ROOT, 'dist', 'cli', 'bin.js'), '--home', home, 'proxy', '--', process.execPath, EVERYTHING, 'stdio']);
     const [direct, proxied] = [directRun.client, proxiedRun.client];
     try {
       console.log(`proxy: ${formatCount(CALLS)} echo calls each, direct and through aura proxy (server-everything over stdio), rounds of ${ROUND}`);
