@@ -58,7 +58,8 @@ interface ThroughputRun {
 
 /** The CPU seconds so far of this process (the client) and the given processes, or null where unknown. */
 function cpuOf(pids: readonly number[]): number | null {
-  let total = process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6;
+  const own = process.cpuUsage();
+  let total = (own.user + own.system) / 1e6;
   for (const pid of pids) {
     const seconds = processCpuSeconds(pid);
     if (seconds === null) return null;

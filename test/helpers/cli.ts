@@ -1,6 +1,6 @@
 /** Runs the built `aura` binary as a user would, and captures what it prints. */
 
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
 import { REPO } from './fixtures.js';
 import { tempDir } from './temp.js';
@@ -50,5 +50,18 @@ export function auraAsync(args: readonly string[], options: { readonly home?: st
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
     child.on('error', reject);
     child.on('close', (code) => resolve({ status: code ?? -1, stdout, stderr }));
+  });
+}
+
+/** The URL an `aura mcp --http` or `aura proxy --http` server says on stderr it listens at; rejects with what it printed if it exits first. */
+export function listeningUrl(server: ChildProcess): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    let seen = '';
+    server.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+      seen += chunk;
+      const match = /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(seen);
+      if (match !== null) resolve(match[1] as string);
+    });
+    server.once('exit', () => reject(new Error(`aura exited before it listened: ${seen}`)));
   });
 }

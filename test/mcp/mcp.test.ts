@@ -13,7 +13,7 @@ import { FindingsService } from '../../src/mcp/findings-service.js';
 import { readTokens } from '../../src/mcp/http.js';
 import { agent } from '../../src/session/agent.js';
 import { STORE_KINDS } from '../../src/store/store-findings.js';
-import { AURA_BIN } from '../helpers/cli.js';
+import { AURA_BIN, listeningUrl } from '../helpers/cli.js';
 import { expectAuraError } from '../helpers/errors.js';
 import { AURA_PY, REPO } from '../helpers/fixtures.js';
 import { schemaErrors } from '../helpers/superauditor.js';
@@ -247,15 +247,7 @@ describe('aura mcp over Streamable HTTP', () => {
     const sha = (t: string): string => crypto.createHash('sha256').update(t).digest('hex');
     fs.writeFileSync(tokens, `tokens:\n  - sha256: ${sha(TOKEN_A)}\n    folders: [${path.join(tenantA.home, 'sessions')}]\n  - token: ${TOKEN_B}\n    folders: [${path.join(tenantB.home, 'sessions')}]\n`);
     server = spawn(process.execPath, [AURA_BIN, 'mcp', '--http', '0', '--tokens', tokens], { stdio: ['ignore', 'ignore', 'pipe'] });
-    url = await new Promise<string>((resolve, reject) => {
-      let err = '';
-      server.stderr?.on('data', (chunk: Buffer) => {
-        err += chunk.toString();
-        const match = /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(err);
-        if (match !== null) resolve(match[1] as string);
-      });
-      server.on('exit', () => reject(new Error(`aura mcp exited: ${err}`)));
-    });
+    url = await listeningUrl(server);
   });
   afterAll(() => {
     server.kill('SIGTERM');

@@ -19,7 +19,7 @@ import { SecretNotFoundError } from '../../src/errors.js';
 import { findingsToolName, refusal } from '../../src/mcp/proxy.js';
 import { verifyTrail } from '../../src/spine/verify.js';
 import { listSessionIds, sessionFiles } from '../../src/store/session-files.js';
-import { aura, AURA_BIN, auraJson } from '../helpers/cli.js';
+import { aura, AURA_BIN, auraJson, listeningUrl } from '../helpers/cli.js';
 import { REPO } from '../helpers/fixtures.js';
 import { writeProfile } from '../helpers/profiles.js';
 import { spansOnDisk } from '../helpers/otlp-receiver.js';
@@ -367,16 +367,7 @@ async function httpProxy(home: string, tokens: readonly string[], flags: readonl
   const file = path.join(home, 'tokens.yaml');
   fs.writeFileSync(file, `tokens:\n${tokens.map((token) => `  - { token: ${token}, folders: [sessions] }\n`).join('')}`);
   const proxy = spawn(process.execPath, [AURA_BIN, '--home', home, 'proxy', '--http', '0', '--tokens', file, ...flags, '--', ...upstream], { cwd: REPO, stdio: ['ignore', 'ignore', 'pipe'] });
-  const url = await new Promise<string>((resolve, reject) => {
-    let seen = '';
-    proxy.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-      seen += chunk;
-      const match = /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(seen);
-      if (match !== null) resolve(match[1] as string);
-    });
-    proxy.once('exit', () => reject(new Error(`proxy exited: ${seen}`)));
-  });
-  return { proxy, url };
+  return { proxy, url: await listeningUrl(proxy) };
 }
 
 describe('aura proxy over Streamable HTTP', () => {

@@ -18,7 +18,7 @@ import { trailLines } from '../../src/spine/trail-lines.js';
 import { verifyLines } from '../../src/spine/verify.js';
 import { readTextFile } from '../../src/store/json-file.js';
 import { scanSessionFolder } from '../../src/store/session-files.js';
-import { AURA_BIN } from '../helpers/cli.js';
+import { AURA_BIN, listeningUrl } from '../helpers/cli.js';
 import { demoSession, lines } from '../helpers/sessions.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -200,15 +200,7 @@ describe('aura ui and aura mcp --http, while a FIFO is named like a trail and a 
     const tokens = path.join(tempDir(), 'tokens.yaml');
     fs.writeFileSync(tokens, `tokens:\n  - token: ${token}\n    folders: [${path.join(home, 'sessions')}]\n`);
     mcp = spawn(process.execPath, [AURA_BIN, 'mcp', '--http', '0', '--tokens', tokens], { stdio: ['ignore', 'ignore', 'pipe'] });
-    const url = await new Promise<string>((resolve, reject) => {
-      let err = '';
-      mcp.stderr?.on('data', (chunk: Buffer) => {
-        err += chunk.toString();
-        const match = /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(err);
-        if (match !== null) resolve(match[1] as string);
-      });
-      mcp.on('exit', () => reject(new Error(`aura mcp exited: ${err}`)));
-    });
+    const url = await listeningUrl(mcp);
     const clients = await Promise.all(
       [0, 1].map(async () => {
         const client = new Client({ name: 'aura-test', version: '1.0.0' });
