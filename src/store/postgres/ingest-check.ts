@@ -188,7 +188,7 @@ function lineRows(id: string, lines: readonly Buffer[], from: number, check: Sto
   const rows = new CopyRows(bytes);
   for (let i = from; i < lines.length; i++) {
     const record = check.records[i] ?? null;
-    rows.add([id, i + 1, lines[i] as Buffer, text(record?.event_id), text(record?.kind), text(record?.timestamp), text(record?.prev_hash), text(record?.content_hash)]);
+    rows.add([id, i + 1, lines[i] as Buffer, text(record?.event_id), text(record?.kind), text(record?.timestamp)]);
   }
   return rows.bytes();
 }

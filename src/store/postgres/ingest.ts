@@ -194,7 +194,7 @@ async function write(tx: Tx, writes: readonly SessionWrite[]): Promise<void> {
     if (going.some((w) => (now.get(w.sessionId) ?? 0) !== w.from)) throw new Moved();
   }
   if (writes.some((w) => w.copy.length > 0)) {
-    const stream = await tx`COPY aura.lines (session_id, line_no, line, event_id, kind, ts, prev_hash, content_hash) FROM STDIN WITH (FORMAT binary)`.writable();
+    const stream = await tx`COPY aura.lines (session_id, line_no, line, event_id, kind, ts) FROM STDIN WITH (FORMAT binary)`.writable();
     await pipeline(Readable.from([COPY_HEADER, ...writes.map((w) => w.copy), COPY_TRAILER]), stream);
   }
   const closes = writes.flatMap((w) => (w.close === null ? [] : [w.close]));

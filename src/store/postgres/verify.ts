@@ -77,8 +77,6 @@ interface LineRow {
   event_id: string | null;
   kind: string | null;
   ts: string | null;
-  prev_hash: string | null;
-  content_hash: string | null;
 }
 
 /**
@@ -118,7 +116,7 @@ export async function verifyFleetStore(sql: Sql, label: string, keys: KeyRing | 
     // line order, one session in memory at a time. Another order (such as COLLATE "C" where the
     // database's differs) sorted every line of the store first.
     let group: LineRow[] = [];
-    for await (const rows of sql<LineRow[]>`SELECT session_id, line_no, line, event_id, kind, ts, prev_hash, content_hash FROM aura.lines ORDER BY session_id, line_no`.cursor(2000)) {
+    for await (const rows of sql<LineRow[]>`SELECT session_id, line_no, line, event_id, kind, ts FROM aura.lines ORDER BY session_id, line_no`.cursor(2000)) {
       for (const row of rows) {
         if (group.length > 0 && (group[0] as LineRow).session_id !== row.session_id) {
           emit(group);
@@ -165,8 +163,6 @@ function verdictOfSession(head: Head, rows: readonly LineRow[], keys: KeyRing | 
       ['event_id', record.event_id, row.event_id],
       ['kind', record.kind, row.kind],
       ['ts', record.timestamp, row.ts],
-      ['prev_hash', record.prev_hash, row.prev_hash],
-      ['content_hash', record.content_hash, row.content_hash],
     ];
     const wrong = beside.find(([, value, stored]) => (typeof value === 'string' ? value : null) !== stored);
     if (wrong !== undefined && problems.length < 5) problems.push(`line ${row.line_no}: its stored ${wrong[0]} disagrees with its bytes (edited beside the line)`);
