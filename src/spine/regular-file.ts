@@ -54,9 +54,28 @@ export function openRegularFile(path: string, what: string): number {
  * @throws NotFoundError, ReadError as {@link openRegularFile}
  */
 export function readRegularFile(path: string, what: string): Buffer {
+  return readOpened(path, what, (fd) => fs.readFileSync(fd));
+}
+
+/**
+ * A regular file's bytes as they were when it was opened (what it grows by later is not read), in
+ * memory that worker threads share: a worker handed them reads them where they are, instead of
+ * a copy of its own.
+ * @throws NotFoundError, ReadError as {@link openRegularFile}
+ */
+export function readRegularFileShared(path: string, what: string): Buffer {
+  return readOpened(path, what, (fd) => {
+    const bytes = Buffer.from(new SharedArrayBuffer(fs.fstatSync(fd).size));
+    let read = 0;
+    for (let n = -1; n !== 0 && read < bytes.length; read += n) n = fs.readSync(fd, bytes, read, bytes.length - read, read);
+    return read === bytes.length ? bytes : bytes.subarray(0, read);
+  });
+}
+
+function readOpened(path: string, what: string, read: (fd: number) => Buffer): Buffer {
   const fd = openRegularFile(path, what);
   try {
-    return fs.readFileSync(fd);
+    return read(fd);
   } catch (error) {
     throw new ReadError(path, error);
   } finally {

@@ -24,7 +24,7 @@ import { requireSchema } from './postgres/schema.js';
 import { sealLogPlaces, type SealLogEntry, type SealLogPlace } from './seal-log.js';
 import { listSessionIds, resolveSessionKey, sessionFiles } from './session-files.js';
 import { parseJsonStrict } from '../spine/fast-record.js';
-import { readRegularFile } from '../spine/regular-file.js';
+import { readRegularFile, readRegularFileShared } from '../spine/regular-file.js';
 
 /** What to push. */
 export interface PushOptions {
@@ -194,7 +194,8 @@ class Pusher {
   /** The session's bytes as the files hold them (an open one's only up to its last complete line), or null for an open one with none. */
   private task(id: string, closed: boolean, stored: StoredState | null): CheckTask | null {
     const files = sessionFiles(this.options.sessionsDir, id);
-    const whole = readRegularFile(files.trail, 'trail');
+    // Shared with the worker that checks it: a trail crosses to it without a copy.
+    const whole = readRegularFileShared(files.trail, 'trail');
     const trail = closed ? whole : whole.subarray(0, whole.lastIndexOf(0x0a) + 1);
     if (!closed && trail.length === 0) return null;
     const summary = closed && fs.existsSync(files.summary) ? readRegularFile(files.summary, 'summary') : null;
