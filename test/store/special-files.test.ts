@@ -14,6 +14,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReadError } from '../../src/errors.js';
+import { readRegularFileShared } from '../../src/spine/regular-file.js';
 import { trailLines } from '../../src/spine/trail-lines.js';
 import { verifyLines } from '../../src/spine/verify.js';
 import { readTextFile } from '../../src/store/json-file.js';
@@ -120,7 +121,15 @@ describe('a sessions folder holding special files named like trails', () => {
     for (const file of [path.join(store.sessions, `${FIFO}.jsonl`), '/dev/zero', '/dev/null', path.join(store.sessions, `${FOLDER}.jsonl`)]) {
       expect(() => [...trailLines(file)]).toThrow(ReadError);
       expect(() => readTextFile(file, 'summary')).toThrow(/not a (regular )?file/);
+      expect(() => readRegularFileShared(file, 'trail')).toThrow(ReadError);
     }
+  });
+
+  it('reads a real trail into memory a push shares with its checking workers, byte for byte', () => {
+    const trail = path.join(store.sessions, `${store.goodId}.jsonl`);
+    const shared = readRegularFileShared(trail, 'trail');
+    expect(shared.buffer).toBeInstanceOf(SharedArrayBuffer);
+    expect(shared.equals(fs.readFileSync(trail))).toBe(true);
   });
 });
 
