@@ -62,10 +62,19 @@ function startWorker(script: URL, workerData: CheckWorkerData): Worker {
   return new Worker(`import(${JSON.stringify(loader)}).then(({ register }) => { register(); return import(${JSON.stringify(script.href)}); });`, { eval: true, workerData });
 }
 
+/**
+ * Sessions a worker holds at once: the one it checks and the next, already there when it is done.
+ * With one, a worker waited for its answer to reach the main thread and the next session to come
+ * back (a thread wake-up each way, longer while the main thread writes): a push of 10,000 small
+ * sessions left each worker idle a third of the time.
+ */
+const HELD_PER_WORKER = 2;
+
 /** A pool of checking workers; {@link close} it when done. */
 export class CheckPool {
-  private readonly idle: Worker[] = [];
-  private readonly busy = new Map<Worker, Pending>();
+  private readonly workers: Worker[] = [];
+  /** What each worker holds, in the order it answers. */
+  private readonly held = new Map<Worker, Pending[]>();
   private readonly queue: Pending[] = [];
   private next = 0;
   private broken: Error | null = null;
@@ -83,7 +92,8 @@ export class CheckPool {
       worker.on('message', (reply: CheckReply) => this.answered(worker, reply));
       worker.on('error', (error) => this.died(worker, error.message, error));
       worker.on('exit', (code) => this.died(worker, `the worker thread exited with code ${code}`));
-      this.idle.push(worker);
+      this.workers.push(worker);
+      this.held.set(worker, []);
     }
     this.started = true;
   }
@@ -104,41 +114,51 @@ export class CheckPool {
   /** Stops the workers; what was still queued fails. */
   async close(): Promise<void> {
     this.broken ??= new CheckFailedError(this.queue[0]?.task.sessionId ?? '-', 'the push stopped');
-    const workers = [...this.idle, ...this.busy.keys()];
-    this.idle.length = 0;
-    for (const pending of [...this.busy.values(), ...this.queue.splice(0)]) pending.reject(new CheckFailedError(pending.task.sessionId, 'the push stopped'));
-    this.busy.clear();
+    const workers = this.workers.splice(0);
+    for (const pending of [...[...this.held.values()].flat(), ...this.queue.splice(0)]) pending.reject(new CheckFailedError(pending.task.sessionId, 'the push stopped'));
+    this.held.clear();
     await Promise.all(workers.map((worker) => worker.terminate()));
   }
 
+  /** Hands queued sessions, in order, to the workers holding the fewest. */
   private dispatch(): void {
-    while (this.idle.length > 0 && this.queue.length > 0) {
-      const worker = this.idle.pop() as Worker;
+    while (this.queue.length > 0) {
+      let worker: Worker | null = null;
+      let fewest = HELD_PER_WORKER;
+      for (const candidate of this.workers) {
+        const count = (this.held.get(candidate) as Pending[]).length;
+        if (count < fewest) {
+          worker = candidate;
+          fewest = count;
+        }
+      }
+      if (worker === null) return;
       const pending = this.queue.shift() as Pending;
-      this.busy.set(worker, pending);
+      (this.held.get(worker) as Pending[]).push(pending);
       worker.postMessage({ id: pending.id, task: pending.task } satisfies CheckRequest);
     }
   }
 
   private answered(worker: Worker, reply: CheckReply): void {
-    const pending = this.busy.get(worker);
+    const held = this.held.get(worker);
+    const pending = held?.[0];
     if (pending === undefined || pending.id !== reply.id) return;
-    this.busy.delete(worker);
-    this.idle.push(worker);
+    held?.shift();
     if ('checked' in reply) pending.resolve(reply.checked);
     else pending.reject(new CheckFailedError(pending.task.sessionId, `its check threw (${reply.error.split('\n')[0] ?? ''})`, reply.error));
     this.dispatch();
   }
 
   private died(worker: Worker, why: string, cause?: unknown): void {
-    if (this.broken !== null && !this.busy.has(worker)) return;
-    const held = this.busy.get(worker);
-    this.busy.delete(worker);
-    const index = this.idle.indexOf(worker);
-    if (index >= 0) this.idle.splice(index, 1);
-    const error = new CheckFailedError(held?.task.sessionId ?? this.queue[0]?.task.sessionId ?? '-', `a worker thread checking sessions died (${why})`, cause);
+    const held = this.held.get(worker) ?? [];
+    if (this.broken !== null && held.length === 0) return;
+    this.held.delete(worker);
+    const index = this.workers.indexOf(worker);
+    if (index >= 0) this.workers.splice(index, 1);
+    const [first, ...after] = held;
+    const error = new CheckFailedError(first?.task.sessionId ?? this.queue[0]?.task.sessionId ?? '-', `a worker thread checking sessions died (${why})`, cause);
     this.broken ??= error;
-    held?.reject(error);
-    for (const pending of this.queue.splice(0)) pending.reject(new CheckFailedError(pending.task.sessionId, `a worker thread checking sessions died before it (${why})`, cause));
+    first?.reject(error);
+    for (const pending of [...after, ...this.queue.splice(0)]) pending.reject(new CheckFailedError(pending.task.sessionId, `a worker thread checking sessions died before it (${why})`, cause));
   }
 }
