@@ -168,13 +168,13 @@ class ChainWalk {
     const text = line.text;
     // Aura's reader skips blank lines; they carry nothing that could be hashed.
     if (text.charCodeAt(0) !== 0x7b && text.trim() === '') return null;
-    const sliced = readRecordSlices(text);
+    const sliced = readRecordSlices(text, wantRecord);
     if (sliced !== null) {
       if (this.links(sliced, sliced.body)) {
-        this.checkSigning(sliced, () => JSON.parse(sliced.payloadText) as Readonly<Record<string, unknown>>, line.number);
+        const record = sliced.record;
+        this.checkSigning(sliced, () => record?.payload ?? (JSON.parse(sliced.payloadText) as Readonly<Record<string, unknown>>), line.number);
         this.accept(sliced);
-        // The scan proved JSON.parse reads the line as the lossless reader does.
-        return wantRecord ? (JSON.parse(text) as AuraEvent) : null;
+        return record;
       }
     } else {
       const fast = readRecordFast(text);

@@ -268,7 +268,7 @@ describe('the fast readings, over seeded mutations of real lines', async () => {
 function checkAgreement(text: string, label: string, tally: { cases: number; sliced: number; parsed: number; refused: number }): void {
   tally.cases++;
   const read = lossless(text);
-  const sliced = readRecordSlices(text);
+  const sliced = readRecordSlices(text, true);
   const parsed = sliced === null ? readRecordFast(text) : null;
   if (!('body' in read)) {
     tally.refused++;
@@ -287,8 +287,11 @@ function checkAgreement(text: string, label: string, tally: { cases: number; sli
       prev_hash: value['prev_hash'],
       content_hash: value['content_hash'],
     });
-    // The record handed to readers, and the payload the signing checks read, are JSON.parse's.
+    // The record handed to readers, built from the slices, and the payload the signing checks
+    // read, are what JSON.parse reads, with the keys in the line's order.
     expect(JSON.parse(text), label).toEqual(value);
+    expect(sliced.record, label).toEqual(value);
+    expect(Object.keys(sliced.record ?? {}), label).toEqual(Object.keys(JSON.parse(text) as object));
     expect(JSON.parse(sliced.payloadText), label).toEqual(value['payload']);
   }
   const fast = readRecordFast(text);

@@ -1,6 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { readTrailLines } from '../../src/spine/trail-reader.js';
+import { trailLines } from '../../src/spine/trail-lines.js';
 import { verifyTrail } from '../../src/spine/verify.js';
 import { AURA_PY, interopIndex, pythonTrail } from '../helpers/fixtures.js';
 import { lines, openSession, rehash, writeLines, writeSampleTrail } from '../helpers/sessions.js';
@@ -227,3 +229,17 @@ function swap(records: Record<string, unknown>[], a: number, b: number): string[
   [copy[a], copy[b]] = [copy[b] as Record<string, unknown>, copy[a] as Record<string, unknown>];
   return copy.map((record) => JSON.stringify(record));
 }
+
+describe('the records a verifying read hands out', () => {
+  it('are what JSON.parse reads each line as, and share a session’s repeated agent_ids only frozen', async () => {
+    const { trail } = await writeSampleTrail(4);
+    const read = readTrailLines(trailLines(trail));
+    const parsed = lines(trail).map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(read.events).toEqual(parsed);
+    expect(read.events.map((event) => Object.keys(event))).toEqual(parsed.map((record) => Object.keys(record)));
+    const [first, second] = read.events.slice(2);
+    expect(second?.agent_ids).toBe(first?.agent_ids);
+    expect(() => Object.assign(first?.agent_ids ?? {}, { agent_ref: 'someone/else' })).toThrow(TypeError);
+    expect(second?.agent_ids['agent_ref']).toBe('acme/tester');
+  });
+});
