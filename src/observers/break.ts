@@ -25,6 +25,7 @@
 
 import type { JsonObject } from '../spine/record.js';
 import { canonicalJson } from '../spine/canonical.js';
+import { isCount } from '../spine/json-shape.js';
 import type { JsonValue } from '../spine/json-reader.js';
 import { PythonNumber } from '../spine/python-number.js';
 import { toolOf } from '../policy/rules.js';
@@ -449,9 +450,6 @@ function settingsJson(settings: BreakSettings): JsonValue {
 }
 
 // Shapes of a saved state, read back from a file.
-function isCount(value: unknown): value is number {
-  return Number.isSafeInteger(value) && (value as number) >= 0;
-}
 function isStrings(value: unknown): value is string[] {
   return Array.isArray(value) && value.every((item) => typeof item === 'string');
 }

@@ -11,6 +11,7 @@ import { fileSource, profileError, textSource, type ProfileSource } from '../pol
 import { refuseCredentials } from '../policy/secrets.js';
 import { canonicalJson } from '../spine/canonical.js';
 import { sha256 } from '../spine/hash.js';
+import { replaceWhole } from '../store/fs-write.js';
 import { readTextFile } from '../store/json-file.js';
 
 /** The keys a profile may have. */
@@ -130,20 +131,14 @@ function keptValue(cache: string, textHash: string): { value: unknown } | null {
   }
 }
 
-/** Writes the cache whole (a staging file and a rename); without it the next process parses the YAML. */
+/** Writes the cache whole; without it the next process parses the YAML. */
 function keep(cacheDir: string, cache: string, text: string): void {
-  const staging = `${cache}.${process.pid}.tmp`;
   try {
     fs.mkdirSync(cacheDir, { recursive: true, mode: 0o700 });
-    fs.writeFileSync(staging, text, { mode: 0o600 });
-    fs.renameSync(staging, cache);
   } catch {
-    try {
-      fs.rmSync(staging, { force: true });
-    } catch {
-      // Nothing kept: the next process parses the YAML.
-    }
+    return;
   }
+  replaceWhole(cache, text);
 }
 
 function checkProfile(source: ProfileSource): ProfileFile {

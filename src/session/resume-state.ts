@@ -12,13 +12,15 @@
  * module wrote) leaves the trail to be read whole, as before: the trail stays the one source.
  */
 
-import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import type { ApprovalBook, ApprovalRequest } from '../policy/approvals.js';
+import { digestOf } from '../spine/hash.js';
+import { isCount } from '../spine/json-shape.js';
 import { openRegularFile } from '../spine/regular-file.js';
 import type { TrailWriter } from '../spine/writer.js';
+import { replaceWhole } from '../store/fs-write.js';
 import type { LoopStop } from './hold.js';
-import { pastEventOf, type PastEvent } from './resume.js';
+import { pastEventOf, traceParentOf, type PastEvent } from './resume.js';
 import type { TraceParent } from './trace-context.js';
 
 const VERSION = 1;
@@ -66,7 +68,7 @@ export function readResumePoint(writer: TrailWriter, sessionId: string): ResumeP
   const bytes = writer.readBack(from, offset - from);
   if (bytes.length !== offset - from || bytes[bytes.length - 1] !== NEWLINE || (from < offset - tailBytes && bytes[0] !== NEWLINE)) return null;
   const line = bytes.subarray(bytes.length - tailBytes);
-  if (createHash('sha256').update(line).digest('hex') !== tailSha256) return null;
+  if (digestOf([line]) !== tailSha256) return null;
   const last = pastEventOf(line.subarray(0, line.length - 1).toString('utf8'), saved.session.count, saved.session.count, writer.path, sessionId);
   return { saved: saved.session, last };
 }
@@ -82,7 +84,7 @@ export function saveResumeState(writer: TrailWriter, lastLine: string, session: 
     version: VERSION,
     session_id: writer.sessionId,
     offset: writer.length,
-    tail: { bytes: line.length, sha256: createHash('sha256').update(line).digest('hex') },
+    tail: { bytes: line.length, sha256: digestOf([line]) },
     count: session.count,
     checkpoint_since: session.checkpointSince,
     goal_reached: session.goalReached,
@@ -91,21 +93,7 @@ export function saveResumeState(writer: TrailWriter, lastLine: string, session: 
     stop: session.stop,
     observers: session.observers,
   };
-  const file = resumePathOf(writer.path);
-  const staging = `${file}.${process.pid}.tmp`;
-  try {
-    // Created anew ('wx'): whatever is at the staging name, a symlink included, is never written through.
-    fs.rmSync(staging, { force: true });
-    fs.writeFileSync(staging, JSON.stringify(body), { mode: 0o600, flag: 'wx' });
-    fs.renameSync(staging, file);
-  } catch {
-    try {
-      fs.rmSync(staging, { force: true });
-      fs.rmSync(file, { force: true });
-    } catch {
-      // What is left does not match the trail, and is not taken up.
-    }
-  }
+  if (!replaceWhole(resumePathOf(writer.path), JSON.stringify(body))) removeResumeState(writer.path);
 }
 
 /**
@@ -184,15 +172,6 @@ function parseSaved(text: string, sessionId: string, trailLength: number): Parse
 
 function record(value: unknown): Partial<Record<string, unknown>> | null {
   return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
-}
-
-function isCount(value: unknown): value is number {
-  return Number.isSafeInteger(value) && (value as number) >= 0;
-}
-
-function traceParentOf(value: unknown): TraceParent | null {
-  const v = record(value);
-  return v !== null && typeof v['trace_id'] === 'string' && typeof v['span_id'] === 'string' ? { trace_id: v['trace_id'], span_id: v['span_id'] } : null;
 }
 
 const REQUEST_STATES: ReadonlySet<unknown> = new Set(['pending', 'approved', 'used']);

@@ -43,7 +43,7 @@ export function readHistory(trail: string, sessionId: string): SessionHistory {
   let traceParent: TraceParent | null = null;
   for (const line of trailLines(trail)) {
     const event = pastEventOf(line.text, line.number, events.length + 1, trail, sessionId);
-    if (event.kind === 'session.open') traceParent = traceParentOf(event.payload);
+    if (event.kind === 'session.open') traceParent = traceParentOf(event.payload['trace_parent']);
     events.push(event);
   }
   const last = events.at(-1);
@@ -87,9 +87,9 @@ export function pastEventOf(text: string, lineNumber: number, sequence: number, 
   };
 }
 
-/** The span a session was opened under, from its `session.open` payload. */
-function traceParentOf(payload: JsonObject): TraceParent | null {
-  const parent = objectOf(payload['trace_parent']);
+/** A trace parent (`{trace_id, span_id}`, as `session.open` records the span it was opened under), or null when the value is not one. */
+export function traceParentOf(value: unknown): TraceParent | null {
+  const parent = objectOf(value);
   const traceId = stringOf(parent['trace_id']);
   const spanId = stringOf(parent['span_id']);
   return traceId !== null && spanId !== null ? { trace_id: traceId, span_id: spanId } : null;

@@ -114,7 +114,7 @@ export function readRecordSlices(text: string, withRecord = false): SlicedRecord
       event_id: line.value('event_id'),
       kind: line.value('kind'),
       parent_id: line.value('parent_id'),
-      payload: line.value('payload'),
+      payload: payloadText,
       session_id: line.value('session_id'),
       span_id: line.value('span_id'),
       step_id: line.value('step_id'),

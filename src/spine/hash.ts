@@ -28,3 +28,10 @@ export function contentHash(prevHash: string | null, canonicalBody: string): str
 export function sha256(text: string): string {
   return sha256Hex(text);
 }
+
+/** Lowercase hex SHA-256 of some bytes, taken as one. */
+export function digestOf(parts: readonly Uint8Array[]): string {
+  const hash = crypto.createHash('sha256');
+  for (const part of parts) hash.update(part);
+  return hash.digest('hex');
+}

@@ -17,6 +17,30 @@ export function writing<T>(target: string, write: () => T): T {
 }
 
 /**
+ * Replaces `file` with `data` (mode 0600) whole, for what a process keeps for the next: written
+ * beside it, then renamed over it, so a reader finds the old bytes or the new, never half. The
+ * staging file is created anew (`wx`): whatever is at its name, a symlink included, is never
+ * written through.
+ * @returns false when it could not be written (no staging file is left behind)
+ */
+export function replaceWhole(file: string, data: string | Uint8Array): boolean {
+  const staging = `${file}.${process.pid}.tmp`;
+  try {
+    fs.rmSync(staging, { force: true });
+    fs.writeFileSync(staging, data, { mode: 0o600, flag: 'wx' });
+    fs.renameSync(staging, file);
+    return true;
+  } catch {
+    try {
+      fs.rmSync(staging, { force: true });
+    } catch {
+      // Left behind under a name no reader takes.
+    }
+    return false;
+  }
+}
+
+/**
  * Creates `dir` and any missing parents. A recursive mkdir reports a read-only or full file system
  * as ENOENT (nodejs/node#47098); then the first missing folder is made alone, which fails with
  * the real cause (EROFS, ENOSPC, EACCES, ENOTDIR), thrown as Node's error. A file where the folder

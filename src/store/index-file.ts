@@ -12,8 +12,9 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { sha256 } from '../spine/hash.js';
 import { VERSION } from '../version.js';
-import { makeFolder } from './fs-write.js';
+import { makeFolder, replaceWhole } from './fs-write.js';
 
 /** The reader's cache folder. */
 export function cacheDir(): string {
@@ -25,7 +26,7 @@ export function cacheDir(): string {
 
 /** The file an index of these inputs is kept in: a folder, its seal log, the keys, and the code that computed the views. */
 export function indexFileOf(parts: readonly string[]): string {
-  const name = crypto.createHash('sha256').update([VERSION, ...parts].join('\0')).digest('hex').slice(0, 32);
+  const name = sha256([VERSION, ...parts].join('\0')).slice(0, 32);
   return path.join(cacheDir(), 'index', `${name}.json`);
 }
 
@@ -90,12 +91,10 @@ export function saveIndexFile(file: string, value: unknown): void {
   const key = secret();
   if (key === null) return;
   const body = JSON.stringify(value);
-  const aside = `${file}.${process.pid}.tmp`;
   try {
     makeFolder(path.dirname(file), 0o700);
-    fs.writeFileSync(aside, `${macOf(key, body)}\n${body}`, { mode: 0o600 });
-    fs.renameSync(aside, file);
   } catch {
-    fs.rmSync(aside, { force: true });
+    return;
   }
+  replaceWhole(file, `${macOf(key, body)}\n${body}`);
 }

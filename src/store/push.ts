@@ -22,7 +22,7 @@ import { ingestSessions, storedStates, type IngestOutcome } from './postgres/ing
 import { splitLines, type CheckTask, type StoredState } from './postgres/ingest-check.js';
 import { requireSchema } from './postgres/schema.js';
 import { sealLogPlaces, type SealLogEntry, type SealLogPlace } from './seal-log.js';
-import { listSessionIds, resolveSessionKey, sessionFiles } from './session-files.js';
+import { listSessionIds, resolveSessionKey, sessionFiles, type SessionFiles } from './session-files.js';
 import { parseJsonStrict } from '../spine/fast-record.js';
 import { readRegularFile, readRegularFileShared } from '../spine/regular-file.js';
 
@@ -170,7 +170,7 @@ class Pusher {
       for (const id of ids) {
         const files = sessionFiles(this.options.sessionsDir, id);
         const open = trailWriter(files.trail)?.alive === true || closing(files.trail, files.summary);
-        const task = open && !follow ? null : this.task(id, !open, stored.get(id) ?? null);
+        const task = open && !follow ? null : this.task(files, !open, stored.get(id) ?? null);
         if (task === null) record({ session_id: id, outcome: 'open' });
         else {
           closed.set(id, task.closed);
@@ -192,13 +192,13 @@ class Pusher {
   }
 
   /** The session's bytes as the files hold them (an open one's only up to its last complete line), or null for an open one with none. */
-  private task(id: string, closed: boolean, stored: StoredState | null): CheckTask | null {
-    const files = sessionFiles(this.options.sessionsDir, id);
+  private task(files: SessionFiles, closed: boolean, stored: StoredState | null): CheckTask | null {
     // Shared with the worker that checks it: a trail crosses to it without a copy.
     const whole = readRegularFileShared(files.trail, 'trail');
     const trail = closed ? whole : whole.subarray(0, whole.lastIndexOf(0x0a) + 1);
     if (!closed && trail.length === 0) return null;
     const summary = closed && fs.existsSync(files.summary) ? readRegularFile(files.summary, 'summary') : null;
+    const id = files.sessionId;
     return { sessionId: id, host: this.options.host, trail, summary, sealEntry: closed ? (this.seals.get(id) ?? null) : null, sealPlace: closed ? (this.places.get(id) ?? null) : null, closed, stored };
   }
 }

@@ -8,7 +8,7 @@
  * {@link readSealLog} would answer on the same bytes.
  */
 
-import * as crypto from 'node:crypto';
+import { digestOf } from '../spine/hash.js';
 import { fileStamp, sameStamp, type FileStamp } from './file-stamp.js';
 import { readSealLogBytes, walkSealLog, type SealLogEntry, type SealLogMark, type SealLogRead } from './seal-log.js';
 
@@ -56,7 +56,7 @@ export class SealLogFollower {
   /** What it has verified, to be kept. */
   followed(): FollowedLog {
     const { mark, entries, bytes } = this.verified;
-    return { mark, entries, digest: crypto.createHash('sha256').update(bytes.subarray(0, mark.end)).digest('hex') };
+    return { mark, entries, digest: digestOf([bytes.subarray(0, mark.end)]) };
   }
 
   /**
@@ -98,8 +98,7 @@ export class SealLogFollower {
     const kept = this.kept as FollowedLog;
     this.kept = null;
     if (bytes.length < kept.mark.end) return NOTHING;
-    const digest = crypto.createHash('sha256').update(bytes.subarray(0, kept.mark.end)).digest('hex');
-    return digest === kept.digest ? { mark: kept.mark, entries: kept.entries, bytes } : NOTHING;
+    return digestOf([bytes.subarray(0, kept.mark.end)]) === kept.digest ? { mark: kept.mark, entries: kept.entries, bytes } : NOTHING;
   }
 }
 

@@ -9,10 +9,10 @@
  * that check read: each line is parsed once.
  */
 
-import { createHash } from 'node:crypto';
 import type { Finding } from '../../audit/detector.js';
 import { sessionReport } from '../../audit/session-report.js';
 import { sessionKeyOf } from '../../session/ids.js';
+import { digestOf } from '../../spine/hash.js';
 import type { KeyRing } from '../../spine/signing.js';
 import { linesOfBytes } from '../../spine/trail-lines.js';
 import type { SealLogEntry, SealLogPlace } from '../seal-log.js';
@@ -86,13 +86,6 @@ export interface SessionWrite {
   };
   /** Its findings' rows in `aura.findings`, but for the id of the check they belong to. */
   readonly findings: readonly { readonly ord: number; readonly session_id: string; readonly kind: string; readonly severity: string; readonly store_level: boolean; readonly finding: Finding & { readonly session_id: string } }[];
-}
-
-/** SHA-256 hex of some buffers, as one. */
-export function digestOf(parts: readonly Uint8Array[]): string {
-  const hash = createHash('sha256');
-  for (const part of parts) hash.update(part);
-  return hash.digest('hex');
 }
 
 /** The lines of a file's bytes, each with its newline when it has one (views, not copies). */

@@ -21,7 +21,7 @@ import { sealLogPlaces, type SealLogPlace } from '../seal-log.js';
 import type { SignatureFacet, StatusReason } from '../session-status.js';
 import { PASSING_STATUSES } from '../session-status.js';
 import { storeCall, type Sql } from './connection.js';
-import { digestOf } from './ingest-check.js';
+import { digestOf } from '../../spine/hash.js';
 import { hostKeys, parseSealEntry, storedStatus } from './stored-status.js';
 
 /** One session's verdict. */
