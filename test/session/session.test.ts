@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { agent, parseAgentRef } from '../../src/session/agent.js';
-import { isoTimestamp } from '../../src/session/ids.js';
+import { isoTimestamp, randomIds } from '../../src/session/ids.js';
 import { PythonNumber } from '../../src/spine/python-number.js';
 import { verifyTrail } from '../../src/spine/verify.js';
 import { InvalidAgentRefError, InvalidOptionError, InvalidSessionIdError, NonJsonValueError, SessionClosedError } from '../../src/errors.js';
@@ -248,5 +248,14 @@ describe('isoTimestamp', () => {
     expect(isoTimestamp(Date.UTC(2026, 0, 1) * 1000)).toBe('2026-01-01T00:00:00+00:00');
     expect(isoTimestamp(Date.UTC(2026, 0, 1) * 1000 + 1)).toBe('2026-01-01T00:00:00.000001+00:00');
     expect(isoTimestamp(Date.UTC(2026, 7, 22, 13, 17, 20) * 1000 + 123456)).toBe('2026-08-22T13:17:20.123456+00:00');
+  });
+});
+
+describe('randomIds', () => {
+  it('draws UUID4s as 32 lowercase hex, none twice, across refills of its pool', () => {
+    const drawn = Array.from({ length: 1000 }, (_, i) => (i % 2 === 0 ? randomIds.eventId() : randomIds.traceId()));
+    for (const id of drawn) expect(id).toMatch(/^[0-9a-f]{12}4[0-9a-f]{3}[89ab][0-9a-f]{15}$/);
+    expect(new Set(drawn).size).toBe(drawn.length);
+    expect(randomIds.sessionId()).toMatch(/^aura_sess_[0-9a-f]{12}$/);
   });
 });
