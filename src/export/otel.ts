@@ -77,42 +77,55 @@ const REQUEST_TAIL = ']}]}]}';
  * {@link otlpJson}, with the resource and scope, the same on every line, written once.
  */
 export function spanLineOf(source: SpanSource): (span: Span) => string {
-  const empty = otlpJson(source, []);
-  const head = empty.slice(0, -REQUEST_TAIL.length);
-  return (span) => `${head}${JSON.stringify(spanJson(span))}${REQUEST_TAIL}\n`;
+  const head = requestHead(source);
+  return (span) => `${head}${spanText(span)}${REQUEST_TAIL}\n`;
 }
 
 /** An `ExportTraceServiceRequest` as OTLP/JSON text. */
 export function otlpJson(source: SpanSource, spans: readonly Span[]): string {
-  return JSON.stringify({
-    resourceSpans: [{ resource: { attributes: source.resource.map(keyValue) }, scopeSpans: [{ scope: source.scope, spans: spans.map(spanJson) }] }],
-  });
+  return `${requestHead(source)}${spans.map(spanText).join(',')}${REQUEST_TAIL}`;
 }
 
-function spanJson(span: Span): Record<string, unknown> {
-  return {
-    traceId: span.traceId,
-    spanId: span.spanId,
-    ...(span.parentSpanId === null ? {} : { parentSpanId: span.parentSpanId }),
-    name: span.name,
-    kind: span.kind,
-    startTimeUnixNano: span.startTimeUnixNano.toString(),
-    endTimeUnixNano: span.endTimeUnixNano.toString(),
-    attributes: span.attributes.map(keyValue),
-    ...(span.events.length === 0 ? {} : { events: span.events.map((e) => ({ timeUnixNano: e.timeUnixNano.toString(), name: e.name, attributes: e.attributes.map(keyValue) })) }),
-    ...(span.droppedEventsCount === 0 ? {} : { droppedEventsCount: span.droppedEventsCount }),
-    ...(span.status === null ? {} : { status: span.status }),
-  };
+/** The request's text up to its first span. */
+function requestHead(source: SpanSource): string {
+  return `{"resourceSpans":[{"resource":{"attributes":${attributesText(source.resource)}},"scopeSpans":[{"scope":${JSON.stringify(source.scope)},"spans":[`;
 }
 
-function keyValue(attribute: Attribute): { key: string; value: Record<string, unknown> } {
-  return { key: attribute.key, value: anyValue(attribute.value) };
+/**
+ * A span's OTLP/JSON text, written out directly: the same text as `JSON.stringify` of the span as
+ * an object, without building the object (half of a session export's time went into the objects
+ * of a million spans and their stringifying). Every string goes through `JSON.stringify`.
+ */
+function spanText(span: Span): string {
+  let text = `{"traceId":${JSON.stringify(span.traceId)},"spanId":${JSON.stringify(span.spanId)}`;
+  if (span.parentSpanId !== null) text += `,"parentSpanId":${JSON.stringify(span.parentSpanId)}`;
+  text += `,"name":${JSON.stringify(span.name)},"kind":${JSON.stringify(span.kind)},"startTimeUnixNano":"${span.startTimeUnixNano}","endTimeUnixNano":"${span.endTimeUnixNano}","attributes":${attributesText(span.attributes)}`;
+  if (span.events.length > 0) {
+    text += ',"events":[';
+    for (let i = 0; i < span.events.length; i++) {
+      const event = span.events[i] as Span['events'][number];
+      text += `${i === 0 ? '' : ','}{"timeUnixNano":"${event.timeUnixNano}","name":${JSON.stringify(event.name)},"attributes":${attributesText(event.attributes)}}`;
+    }
+    text += ']';
+  }
+  if (span.droppedEventsCount !== 0) text += `,"droppedEventsCount":${JSON.stringify(span.droppedEventsCount)}`;
+  if (span.status !== null) text += `,"status":${JSON.stringify(span.status)}`;
+  return `${text}}`;
 }
 
-function anyValue(value: AttributeValue): Record<string, unknown> {
-  if (typeof value === 'string') return { stringValue: value };
-  if (typeof value === 'boolean') return { boolValue: value };
+function attributesText(attributes: readonly Attribute[]): string {
+  let text = '[';
+  for (let i = 0; i < attributes.length; i++) {
+    const { key, value } = attributes[i] as Attribute;
+    text += `${i === 0 ? '' : ','}{"key":${JSON.stringify(key)},"value":${anyValueText(value)}}`;
+  }
+  return `${text}]`;
+}
+
+function anyValueText(value: AttributeValue): string {
+  if (typeof value === 'string') return `{"stringValue":${JSON.stringify(value)}}`;
+  if (typeof value === 'boolean') return `{"boolValue":${value}}`;
   // OTLP/JSON writes 64-bit ints as strings.
-  if (typeof value === 'bigint') return { intValue: value.toString() };
-  return { doubleValue: value };
+  if (typeof value === 'bigint') return `{"intValue":"${value}"}`;
+  return `{"doubleValue":${JSON.stringify(value)}}`;
 }
