@@ -20,7 +20,8 @@ const EVENTS = 200_000;
 // One fsync per event costs about 0.25 ms here; 2,000 events keep the variant near half a second.
 const EVERY_EVENTS = 2_000;
 const WARMUP_EVENTS = 20_000;
-const TARGET_RATIO = 0.6;
+// The goal row's (bench/utils/goals.ts): at least 0.8 of the raw floor.
+const TARGET_RATIO = 0.8;
 // From the issue: Python Aura on this kind of machine. Not measured here.
 const PYTHON_EVENTS_PER_SECOND = 33_000;
 // Events a session writes besides ours: membrane.ingress, session.open, session.close.
