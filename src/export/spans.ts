@@ -151,7 +151,7 @@ export class SpanBuilder {
         const callId = stringOf(event.payload['tool_call_id']);
         const call = this.calls.find((c) => c.tool === tool && c.callId === callId && !c.sawCall && c.resultEventId === null) ?? this.openCall(event);
         call.sawCall = true;
-        addPromoted(call.attributes, event, [AURA.principal, AURA.attempt]);
+        addPromoted(call.attributes, event, PROMOTED_ON_CALL);
         if (call.opening !== event) this.addEvent(call, event);
         return;
       }
@@ -421,7 +421,7 @@ export class SpanBuilder {
     if (auditOnly) attributes.push({ key: AURA.auditOnly, value: true });
     const requestId = stringOf(event.payload['request_id']);
     if (requestId !== null) attributes.push({ key: AURA.requestId, value: requestId });
-    addPromoted(attributes, event, [AURA.principal, AURA.tool]);
+    addPromoted(attributes, event, PROMOTED_ON_DECISION);
     const time = nanos(event);
     this.emitSpan({
       traceId: call?.traceId ?? this.openRoot.traceId,
@@ -551,27 +551,45 @@ function promotedPolicyVersion(event: AuraEvent): string | null {
 }
 
 /**
- * The promoted attributes (reference §18.5), the agent ref taken from the trailer too (§21.39).
- * With `only`, just those keys (a later event adding to a span).
+ * The promoted attributes (reference §18.5), each with where it is read from; the agent ref from
+ * the trailer too (§21.39). Read one at a time, so an event adding two of them to a span reads two.
  */
-function addPromoted(attributes: Attribute[], event: AuraEvent, only?: readonly string[]): void {
-  const payload = event.payload;
-  const operator = objectOf(objectOf(event.agent_ids['ids'])['operator']);
-  const attempt = event.telemetry['attempt'];
-  const values: [string, AttributeValue | null][] = [
-    [AURA.agentRef, stringOf(payload['agent_ref']) ?? stringOf(objectOf(payload['context'])['agent_ref']) ?? stringOf(event.agent_ids['agent_ref'])],
-    [AURA.policyVersion, promotedPolicyVersion(event)],
-    [AURA.stepId, event.step_id ?? stringOf(payload['step_id'])],
-    [AURA.tool, stringOf(payload['tool'])],
-    [AURA.principal, stringOf(payload['principal'])],
-    [AURA.skillId, stringOf(payload['skill_id'])],
-    [AURA.manifestSnapshotHash, stringOf(payload['manifest_snapshot_hash'])],
-    [AURA.operatorMethod, stringOf(operator['method'])],
-    [AURA.operatorSubjectHash, stringOf(operator['subject_hash'])],
-    [AURA.operatorVerified, typeof operator['verified'] === 'boolean' ? operator['verified'] : null],
-    [AURA.attempt, typeof attempt === 'number' && Number.isInteger(attempt) ? BigInt(attempt) : null],
-  ];
-  for (const [key, value] of values) if (value !== null && (only === undefined || only.includes(key))) setAttribute(attributes, key, value);
+const PROMOTED: readonly (readonly [string, (event: AuraEvent) => AttributeValue | null])[] = [
+  [AURA.agentRef, (e) => stringOf(e.payload['agent_ref']) ?? stringOf(objectOf(e.payload['context'])['agent_ref']) ?? stringOf(e.agent_ids['agent_ref'])],
+  [AURA.policyVersion, promotedPolicyVersion],
+  [AURA.stepId, (e) => e.step_id ?? stringOf(e.payload['step_id'])],
+  [AURA.tool, (e) => stringOf(e.payload['tool'])],
+  [AURA.principal, (e) => stringOf(e.payload['principal'])],
+  [AURA.skillId, (e) => stringOf(e.payload['skill_id'])],
+  [AURA.manifestSnapshotHash, (e) => stringOf(e.payload['manifest_snapshot_hash'])],
+  [AURA.operatorMethod, (e) => stringOf(operatorOf(e)['method'])],
+  [AURA.operatorSubjectHash, (e) => stringOf(operatorOf(e)['subject_hash'])],
+  [AURA.operatorVerified, (e) => {
+    const verified = operatorOf(e)['verified'];
+    return typeof verified === 'boolean' ? verified : null;
+  }],
+  [AURA.attempt, (e) => {
+    const attempt = e.telemetry['attempt'];
+    return typeof attempt === 'number' && Number.isInteger(attempt) ? BigInt(attempt) : null;
+  }],
+];
+
+/** Those of {@link PROMOTED} a later event of a span adds to it. */
+function promotedOnly(...keys: string[]): typeof PROMOTED {
+  return PROMOTED.filter(([key]) => keys.includes(key));
+}
+const PROMOTED_ON_CALL = promotedOnly(AURA.principal, AURA.attempt);
+const PROMOTED_ON_DECISION = promotedOnly(AURA.principal, AURA.tool);
+
+function operatorOf(event: AuraEvent): JsonObject {
+  return objectOf(objectOf(event.agent_ids['ids'])['operator']);
+}
+
+function addPromoted(attributes: Attribute[], event: AuraEvent, promoted = PROMOTED): void {
+  for (const [key, read] of promoted) {
+    const value = read(event);
+    if (value !== null) setAttribute(attributes, key, value);
+  }
 }
 
 function setAttribute(attributes: Attribute[], key: string, value: AttributeValue): void {
