@@ -93,8 +93,8 @@ function requestHead(source: SpanSource): string {
 
 /**
  * A span's OTLP/JSON text, written out directly: the same text as `JSON.stringify` of the span as
- * an object, without building the object (half of a session export's time went into the objects
- * of a million spans and their stringifying). Every string goes through `JSON.stringify`.
+ * an object, without building the object (a third of a long session's close went into the spans'
+ * objects and their stringifying). Every string goes through `JSON.stringify`.
  */
 function spanText(span: Span): string {
   let text = `{"traceId":${JSON.stringify(span.traceId)},"spanId":${JSON.stringify(span.spanId)}`;
