@@ -8,9 +8,11 @@
  * stops can be run again.
  */
 
+import * as fs from 'node:fs';
+import { createRequire } from 'node:module';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { CheckFailedError } from '../../errors.js';
 import type { Checked, CheckTask } from './ingest-check.js';
@@ -58,8 +60,18 @@ const WORKER_SCRIPT = new URL(`./check-worker${path.extname(fileURLToPath(import
  */
 function startWorker(script: URL, workerData: CheckWorkerData): Worker {
   if (!script.pathname.endsWith('.ts')) return new Worker(script, { workerData });
-  const loader = import.meta.resolve('tsx/esm/api');
+  const loader = tsxEsmApi();
   return new Worker(`import(${JSON.stringify(loader)}).then(({ register }) => { register(); return import(${JSON.stringify(script.href)}); });`, { eval: true, workerData });
+}
+
+/**
+ * Where tsx's ESM API is, from its package's own exports. Not `import.meta.resolve`: the CLI's
+ * CommonJS bundle is built from this module, and there `import.meta` is empty.
+ */
+function tsxEsmApi(): string {
+  const manifest = createRequire(import.meta.url).resolve('tsx/package.json');
+  const { exports } = JSON.parse(fs.readFileSync(manifest, 'utf8')) as { exports: { './esm/api': { import: { default: string } } } };
+  return pathToFileURL(path.join(path.dirname(manifest), exports['./esm/api'].import.default)).href;
 }
 
 /**
