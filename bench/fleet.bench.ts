@@ -130,7 +130,6 @@ async function findingsWhilePushing(findUrl: string, pushHome: string): Promise<
       times.push(await call());
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    if (times.length < 10) throw new Error(`the pusher ended after ${times.length} calls: too few to measure`);
     pusher.kill('SIGTERM');
     await ended;
     return times;
@@ -205,8 +204,13 @@ async function main(): Promise<void> {
       { name: 'verify --store / local', value: medianPairedRatio(fromStore, local), unit: 'x', target: 0.5 },
     );
     const times = await findingsWhilePushing(findUrl, pushHome);
-    console.log(`  get_session_findings while pushing ${describeSamples(times, 'ms')}, p90 ${quantile(times, 0.9).toFixed(1)} ms`);
-    figures.push({ name: `get_session_findings warm, ${formatCount(FIND.sessions)} sessions, pushes going on`, value: median(times), unit: 'ms', ceiling: 100 });
+    if (times.length < 10) {
+      // A scaled-down run (AURA_BENCH_FLEET_SCALE) pushes too little to time calls against; the other figures stand.
+      console.log(`  get_session_findings while pushing: not measured, the push ended after ${times.length} calls`);
+    } else {
+      console.log(`  get_session_findings while pushing ${describeSamples(times, 'ms')}, p90 ${quantile(times, 0.9).toFixed(1)} ms`);
+      figures.push({ name: `get_session_findings warm, ${formatCount(FIND.sessions)} sessions, pushes going on`, value: median(times), unit: 'ms', ceiling: 100 });
+    }
     await store.sql.end();
   } finally {
     for (const name of ['push', 'copy', 'find']) await admin.unsafe(`DROP DATABASE IF EXISTS aura_bench_fleet_${name} WITH (FORCE)`);
