@@ -19,6 +19,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as vm from 'node:vm';
 import { auraHome } from '../config/home.js';
+import { replaceWhole } from '../store/fs-write.js';
 
 const CACHE_SUFFIX = '.v8cache';
 
@@ -80,9 +81,7 @@ function readOwnCache(file: string): Buffer | null {
 function writeCache(dir: string, file: string, prefix: string, data: Buffer): void {
   try {
     if (!fs.existsSync(dir)) fs.mkdirSync(dir, { mode: 0o700 });
-    const partial = `${file}.${process.pid}.tmp`;
-    fs.writeFileSync(partial, data, { mode: 0o600 });
-    fs.renameSync(partial, file);
+    if (!replaceWhole(file, data)) return;
     for (const name of fs.readdirSync(dir)) {
       if (name.startsWith(prefix) && name.endsWith(CACHE_SUFFIX) && name !== path.basename(file)) fs.rmSync(path.join(dir, name), { force: true });
     }
