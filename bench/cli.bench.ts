@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { GOAL } from './utils/goals.js';
 import { describeSamples, formatValue, median, medianPairedRatio, since, withTempDir } from './utils/measure.js';
 import { findPythonAura, PYTHON_TOOL_CALL_PAYLOAD, runPython, type PythonAura } from './utils/python-aura.js';
+import { childrenCpuSeconds } from './utils/process-cpu.js';
 import { printResult, type Figure, type SkippedGoal } from './utils/result.js';
 
 const ROUNDS = 15;
@@ -42,22 +43,10 @@ function newest(dir: string): number {
   return latest;
 }
 
-/** Clock ticks a second of /proc's CPU times (USER_HZ, 100 on every Linux build). */
-const TICKS_PER_SECOND = 100;
-
-/**
- * CPU milliseconds (user + sys) this process's finished children used so far, from /proc, or
- * null off Linux. Ticks are 10 ms: a variant's figure is its total over all rounds, divided.
- */
+/** CPU milliseconds (user + sys) this process's finished children used so far, or null off Linux (10 ms ticks: a variant's figure is its total over all rounds, divided). */
 function childrenCpuMs(): number | null {
-  try {
-    // The fields after the command's name, which is in parentheses and may hold spaces.
-    const fields = fs.readFileSync('/proc/self/stat', 'utf8').split(') ')[1]?.split(' ') ?? [];
-    // cutime and cstime, the 16th and 17th fields of proc(5), counted from the 3rd.
-    return ((Number(fields[13]) + Number(fields[14])) * 1000) / TICKS_PER_SECOND;
-  } catch {
-    return null;
-  }
+  const seconds = childrenCpuSeconds();
+  return seconds === null ? null : seconds * 1000;
 }
 
 /** Milliseconds of one run of `command`, which must exit 0, and the CPU milliseconds it used (0 off Linux). */
