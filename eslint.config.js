@@ -48,6 +48,12 @@ export default tseslint.config(
     rules: { 'no-console': 'off' },
   },
   {
+    // CommonJS preloaded with `node -r`: a preload that is an ES module would start Node's module loader itself.
+    files: ['test/fixtures/**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', process: 'readonly' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
     // The examples are plain ES modules for Node, as a user would write them.
     files: ['examples/**/*.mjs'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },

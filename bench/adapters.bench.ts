@@ -37,7 +37,7 @@ const CEILING_US = 150;
 const HOOK_RUNS = 15;
 const HOOK_CEILING_MS = 150;
 const ROOT = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
-const BIN = path.join(ROOT, 'dist', 'cli', 'bin.js');
+const BIN = path.join(ROOT, 'dist', 'cli', 'bin.cjs');
 const PROFILE = { rules: [{ type: 'deny_tools', tools: ['delete_account'] }] };
 
 /** A session in a temp home, for one run. */

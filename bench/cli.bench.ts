@@ -1,6 +1,6 @@
 /**
  * cli: the wall time of `aura verify chain <trail>` on a 23-event trail written by Python Aura
- * 0.3.3 (20 events and its own three), from `node dist/cli/bin.js` (the built command, as a user
+ * 0.3.3 (20 events and its own three), from `node dist/cli/bin.cjs` (the built command, as a user
  * runs it) beside Python Aura's own command line on the same file (`python -m aura.cli.main
  * verify chain`), interleaved, each a fresh process. Also, for scale, Node starting an empty ES
  * module. Goal: aura <= 0.5x Python (median of the same-round ratios). Beside the wall time, the
@@ -23,7 +23,7 @@ import { printResult, type Figure, type SkippedGoal } from './utils/result.js';
 const ROUNDS = 15;
 const CEILING = 0.5;
 const ROOT = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
-const BIN = path.join(ROOT, 'dist', 'cli', 'bin.js');
+const BIN = path.join(ROOT, 'dist', 'cli', 'bin.cjs');
 
 const WRITE_TRAIL = `${PYTHON_TOOL_CALL_PAYLOAD}
 from aura import agent, configure

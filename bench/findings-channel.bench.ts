@@ -28,7 +28,7 @@ import { printResult, type Figure } from './utils/result.js';
 
 const EVENTS_PER_SESSION = FINDINGS_STORE.events;
 const ROOT = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
-const BIN = path.join(ROOT, 'dist', 'cli', 'bin.js');
+const BIN = path.join(ROOT, 'dist', 'cli', 'bin.cjs');
 
 async function call(client: Client): Promise<number> {
   const start = performance.now();
@@ -82,7 +82,7 @@ async function main(): Promise<void> {
   const verifyMs = since(verifyStart);
 
   const client = new Client({ name: 'bench', version: '1.0.0' });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [path.join(ROOT, 'dist', 'cli', 'bin.js'), '--home', home, 'mcp'], cwd: ROOT, stderr: 'inherit' }));
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [path.join(ROOT, 'dist', 'cli', 'bin.cjs'), '--home', home, 'mcp'], cwd: ROOT, stderr: 'inherit' }));
   try {
     const first = await call(client);
     const warm: number[] = [];

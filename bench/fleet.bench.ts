@@ -110,7 +110,7 @@ async function timedCopy(home: string, events: number): Promise<number> {
 
 async function findingsWhilePushing(findUrl: string, pushHome: string): Promise<number[]> {
   const client = new Client({ name: 'aura-bench', version: '1.0.0' });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [path.join(ROOT, 'dist', 'cli', 'bin.js'), 'mcp', '--store', findUrl], stderr: 'inherit' }));
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [path.join(ROOT, 'dist', 'cli', 'bin.cjs'), 'mcp', '--store', findUrl], stderr: 'inherit' }));
   const call = async (): Promise<number> => {
     const start = performance.now();
     const result = await client.callTool({ name: 'get_session_findings', arguments: { per_kind_limit: 5, include_summary: false } });

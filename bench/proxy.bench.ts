@@ -102,7 +102,7 @@ function cpuPerCallFigures(directRuns: readonly ThroughputRun[], proxiedRuns: re
 async function main(): Promise<void> {
   await withTempDir('proxy', async (home) => {
     const directRun = await connect([EVERYTHING, 'stdio']);
-    const proxiedRun = await connect([path.join(ROOT, 'dist', 'cli', 'bin.js'), '--home', home, 'proxy', '--', process.execPath, EVERYTHING, 'stdio']);
+    const proxiedRun = await connect([path.join(ROOT, 'dist', 'cli', 'bin.cjs'), '--home', home, 'proxy', '--', process.execPath, EVERYTHING, 'stdio']);
     const [direct, proxied] = [directRun.client, proxiedRun.client];
     try {
       console.log(`proxy: ${formatCount(CALLS)} echo calls each, direct and through aura proxy (server-everything over stdio), rounds of ${ROUND}`);

@@ -5,9 +5,10 @@
  * one file; CommonJS, because src/cli/bundle-loader.ts compiles a bundle with `vm.Script` and a V8
  * code cache. Run after tsc (npm run build; test/global-setup.ts).
  *
- * The loader itself is bundled to CommonJS too, dist/cli/bundle-loader.cjs beside its ES module,
- * for bin.js to require(): imported as an ES module, each Node built-in it uses gets a module facade
- * that reads every export, and node:crypto's lazy ones (webcrypto, its streams) then load too.
+ * The entry itself, src/cli/bin.ts with the loader, is bundled to CommonJS too: dist/cli/bin.cjs,
+ * the package's bin. An ES module entry starts through Node's module loader (its resolver, its
+ * promise-based file reads), and each Node built-in it imports gets a module facade that reads
+ * every export (node:crypto's lazy ones, webcrypto and its streams, load then too).
  */
 
 import { build } from 'esbuild';
@@ -102,4 +103,5 @@ await bundle('cli/main.js', 'cli.cjs', {
   ],
 });
 
-await bundle('cli/bundle-loader.js', 'cli/bundle-loader.cjs', {});
+// The package's bin, with the loader in it: a CommonJS entry starts without Node's ES module loader.
+await bundle('cli/bin.js', 'cli/bin.cjs', {});

@@ -1,7 +1,7 @@
 /**
  * The SuperAuditor two-pull check, against any MCP server that offers `get_session_findings`:
  *
- *   npm run check:superauditor -- --stdio "node dist/cli/bin.js mcp"
+ *   npm run check:superauditor -- --stdio "node dist/cli/bin.cjs mcp"
  *   npm run check:superauditor -- --url http://127.0.0.1:8765/mcp --token <bearer token>
  *
  * It pulls with per_kind_limit 1 and then 200 and checks what the standard makes observable: no

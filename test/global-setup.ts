@@ -16,7 +16,7 @@ export default function setup(): () => void {
   });
   // tsc copies no other files: the report pages' CSS and JS go next to the built module that inlines them.
   fs.cpSync(path.join(root, 'src', 'report', 'assets'), path.join(root, 'dist', 'report', 'assets'), { recursive: true });
-  // The command's one-file bundles (scripts/build-bundles.mjs), which bin.js runs.
+  // The command's one-file bundles (scripts/build-bundles.mjs), which dist/cli/bin.cjs runs.
   execFileSync(process.execPath, [path.join(root, 'scripts', 'build-bundles.mjs')], { stdio: 'inherit' });
   return () => fs.rmSync(cache, { recursive: true, force: true });
 }

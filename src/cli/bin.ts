@@ -1,18 +1,16 @@
 #!/usr/bin/env node
 /**
- * The `aura` and `aura-harness` commands. Each runs from a one-file bundle (scripts/build-bundles.mjs,
- * loaded by ./bundle-loader.ts with a code cache): `aura hook claude-code`, which runs before every
- * tool call a person waits on, from its own that loads nothing else; every other command from the
- * CLI's (./main.ts).
+ * The `aura` and `aura-harness` commands, built to the package's bin, dist/cli/bin.cjs
+ * (scripts/build-bundles.mjs): a CommonJS entry, because Node starts an ES module entry through its
+ * module loader, which costs each command several milliseconds before it runs. Each command runs
+ * from a one-file bundle loaded by ./bundle-loader.ts with a code cache: `aura hook claude-code`,
+ * which runs before every tool call a person waits on, from its own that loads nothing else; every
+ * other command from the CLI's (./main.ts).
  */
 
-import type { BundleName, loadBundle as LoadBundle } from './bundle-loader.js';
+import { loadBundle, type BundleName } from './bundle-loader.js';
 import type { claudeCodeHook } from './hook-claude-code.js';
 import type { runCli } from './main.js';
-
-// The loader's CommonJS build: required, the built-ins it uses load lazily as they do for CommonJS.
-const { createRequire } = await import('node:module');
-const { loadBundle } = createRequire(import.meta.url)('./bundle-loader.cjs') as { loadBundle: typeof LoadBundle };
 
 /** A bundle's export, or a clear failure when dist/ was built without its bundles. */
 function exported<T>(bundle: BundleName, value: T | undefined): T {
@@ -20,16 +18,17 @@ function exported<T>(bundle: BundleName, value: T | undefined): T {
   return value;
 }
 
-const argv = process.argv.slice(2);
-if (argv[0] === 'hook' && argv[1] === 'claude-code') {
-  const args = argv.slice(2);
-  const hook = loadBundle<{ claudeCodeHook: typeof claudeCodeHook }>('claude-code-hook', optionValue(args, '--home'));
-  process.exitCode = await exported('claude-code-hook', hook.exports.claudeCodeHook)(args);
-  hook.saveCache();
-} else {
-  const cli = loadBundle<{ runCli: typeof runCli }>('cli', optionValue(argv, '--home'));
-  await exported('cli', cli.exports.runCli)(argv);
-  cli.saveCache();
+async function main(argv: readonly string[]): Promise<void> {
+  if (argv[0] === 'hook' && argv[1] === 'claude-code') {
+    const args = argv.slice(2);
+    const hook = loadBundle<{ claudeCodeHook: typeof claudeCodeHook }>('claude-code-hook', optionValue(args, '--home'));
+    process.exitCode = await exported('claude-code-hook', hook.exports.claudeCodeHook)(args);
+    hook.saveCache();
+  } else {
+    const cli = loadBundle<{ runCli: typeof runCli }>('cli', optionValue(argv, '--home'));
+    await exported('cli', cli.exports.runCli)(argv);
+    cli.saveCache();
+  }
 }
 
 /** The value of `name` (`NAME VALUE` or `NAME=VALUE`) before any `--`; the command checks its arguments itself. */
@@ -40,3 +39,6 @@ function optionValue(args: readonly string[], name: string): string | undefined 
   }
   return undefined;
 }
+
+// A failure the commands do not turn into an exit code ends the process as an uncaught error would.
+void main(process.argv.slice(2));

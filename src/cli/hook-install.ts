@@ -63,7 +63,7 @@ export function hookInstallCommand(target: string, options: HookInstallOptions, 
 
 /** The command Claude Code runs: this installation's binary, by absolute path (no npx on the hot path). */
 function hookCommand(options: HookInstallOptions, config: AuraConfig): string {
-  const bin = path.join(path.dirname(fileURLToPath(import.meta.url)), 'bin.js');
+  const bin = path.join(path.dirname(fileURLToPath(import.meta.url)), 'bin.cjs');
   const words = ['node', bin, 'hook', 'claude-code', '--home', config.paths.home];
   if (options.profile !== undefined) words.push('--profile', path.resolve(options.profile));
   if (options.agent !== undefined) words.push('--agent', options.agent);

@@ -18,7 +18,7 @@
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type * as WorkerThreads from 'node:worker_threads';
 import type { OtelSettings } from '../config/otel.js';
 import type { LiveExportLimits, LiveQueueOptions, OtelExportStats } from './live-queue.js';
 import type { LiveWorkerMessage, LiveWorkerReport } from './live-worker.js';
@@ -187,10 +187,10 @@ export class LiveExport {
 
 let sessionCount = 0;
 let openSessions = 0;
-let worker: Worker | null = null;
+let worker: WorkerThreads.Worker | null = null;
 
 /** The process's live-export thread, started with the first session that needs it. */
-function liveWorker(): Worker {
+function liveWorker(): WorkerThreads.Worker {
   if (worker === null) {
     // The worker lowers its own priority, and threads inherit their creator's: libuv's pool must
     // be started here first, or a lookup of the collector's host from the worker would start it
@@ -215,7 +215,10 @@ function liveWorker(): Worker {
  * (tests, benchmarks), it registers the tsx loader first (a worker's `--import` comes too late on
  * Node 20 for the entry itself).
  */
-function startWorker(): Worker {
+function startWorker(): WorkerThreads.Worker {
+  // Required here, not imported: node:worker_threads (with the perf_hooks it loads) costs a
+  // command that never exports live, such as a Claude Code hook, a few milliseconds of its start.
+  const { Worker } = createRequire(import.meta.url)('node:worker_threads') as typeof WorkerThreads;
   if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./live-worker.js', import.meta.url));
   const entry = new URL('./live-worker.ts', import.meta.url).href;
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/index\.cjs$/, 'index.mjs')).href;

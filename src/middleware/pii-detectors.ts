@@ -23,7 +23,8 @@
  *   and Google (`AIza…`).
  */
 
-import { isIPv6 } from 'node:net';
+import { createRequire } from 'node:module';
+import type * as Net from 'node:net';
 
 /** The entity types the middleware knows. */
 export const PII_ENTITIES = ['email', 'phone', 'payment_card', 'iban', 'ip', 'national_id', 'api_key'] as const;
@@ -193,9 +194,15 @@ function validIban(candidate: string): boolean {
   return ibanValid(candidate.replaceAll(' ', ''));
 }
 
+// Required at the first candidate, not imported: node:net (and the stream modules it loads) costs
+// every command that masks nothing, such as most Claude Code hooks, a millisecond of its start.
+let net: typeof Net | null = null;
+
 function validIpv6(candidate: string): boolean {
   // Two hex groups at least: '::' alone, or 'a::', are more often code than addresses.
-  return candidate.split(':').filter((group) => group !== '').length >= 2 && isIPv6(candidate);
+  if (candidate.split(':').filter((group) => group !== '').length < 2) return false;
+  net ??= createRequire(import.meta.url)('node:net') as typeof Net;
+  return net.isIPv6(candidate);
 }
 
 function validPhone(candidate: string): boolean {

@@ -38,7 +38,7 @@ describe('optional peers', () => {
   it('the package exports each adapter as its own subpath', () => {
     const pkg = JSON.parse(fs.readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { exports: Record<string, unknown>; bin: Record<string, string>; peerDependenciesMeta: Record<string, { optional: boolean }> };
     expect(Object.keys(pkg.exports)).toEqual(['.', './ai-sdk', './langchain', './openai-agents', './package.json']);
-    expect(pkg.bin).toEqual({ aura: 'dist/cli/bin.js', 'aura-harness': 'dist/cli/bin.js' });
+    expect(pkg.bin).toEqual({ aura: 'dist/cli/bin.cjs', 'aura-harness': 'dist/cli/bin.cjs' });
     expect(Object.values(pkg.peerDependenciesMeta).every((meta) => meta.optional)).toBe(true);
   });
 });

@@ -11,7 +11,7 @@ import { spansOnDisk } from '../helpers/otlp-receiver.js';
 import { pythonVerify } from '../helpers/python.js';
 import { tempDir } from '../helpers/temp.js';
 
-const BIN = path.join(REPO, 'dist', 'cli', 'bin.js');
+const BIN = path.join(REPO, 'dist', 'cli', 'bin.cjs');
 
 const PROFILE = `agent_ref: acme/claude
 rules:
@@ -245,7 +245,9 @@ describe('aura hook install claude-code', () => {
     expect(Object.keys(merged.hooks).sort()).toEqual(['PostToolUse', 'PostToolUseFailure', 'PreToolUse', 'SessionEnd', 'SessionStart', 'Stop', 'UserPromptSubmit']);
     expect(merged.hooks['PreToolUse']).toHaveLength(2);
     expect(merged.hooks['PreToolUse']?.[0]).toEqual(other);
-    expect(merged.hooks['PreToolUse']?.[1]?.hooks[0]?.command).toMatch(/^node \S+\/dist\/cli\/bin\.js hook claude-code --home \S+ --profile \S+claude\.yaml$/);
+    expect(merged.hooks['PreToolUse']?.[1]?.hooks[0]?.command).toMatch(/^node \S+\/dist\/cli\/bin\.cjs hook claude-code --home \S+ --profile \S+claude\.yaml$/);
+    // The command it wrote names the built entry, which is there to run.
+    expect(fs.existsSync(merged.hooks['PreToolUse']?.[1]?.hooks[0]?.command.split(' ')[1] ?? '')).toBe(true);
 
     const printed = aura(['hook', 'install', 'claude-code', '--json'], { home });
     expect(JSON.parse(printed.stdout)).toMatchObject({ hooks: { SessionEnd: [{ hooks: [{ type: 'command' }] }] } });

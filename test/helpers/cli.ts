@@ -16,7 +16,7 @@ export interface CliRun {
 export const STACK_TRACE = /\n\s+at /;
 
 /** The built binary (test/global-setup.ts builds it). */
-export const AURA_BIN = path.join(REPO, 'dist', 'cli', 'bin.js');
+export const AURA_BIN = path.join(REPO, 'dist', 'cli', 'bin.cjs');
 
 /**
  * The environment of a run: AURA_HOME is `home`, else an empty folder of its own, so no run reads
