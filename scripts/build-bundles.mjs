@@ -19,20 +19,27 @@ import { fileURLToPath, URL } from 'node:url';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = path.join(root, 'dist');
 
+// `import * as fs from 'node:fs'` in a module of dist/.
+const BUILTIN_NAMESPACE = /^import \* as (\w+) from '(node:[\w/]+)';$/gm;
+
 /**
- * Each module keeps the URL it has in dist/: what it finds beside itself (../package.json, the
- * report's assets, the live export's worker, packages it requires at first use) is where it is for
- * the ES modules.
+ * aura's modules as the bundles take them:
+ * - each keeps the URL it has in dist/: what it finds beside itself (../package.json, the report's
+ *   assets, the live export's worker, packages it requires at first use) is where it is for the ES
+ *   modules;
+ * - a Node built-in imported as a namespace is required as it is. esbuild would copy each such
+ *   import into an object of its own, every export a getter (`__toESM`): for the forty of them,
+ *   milliseconds of every command's start.
  */
-const moduleUrls = {
-  name: 'module-urls',
+const distModules = {
+  name: 'dist-modules',
   setup(build) {
     build.onLoad({ filter: /\.js$/ }, async (args) => {
       if (!args.path.startsWith(`${dist}${path.sep}`)) return undefined;
       const text = await readFile(args.path, 'utf8');
-      if (!text.includes('import.meta.url')) return undefined;
       const url = `new URL(${JSON.stringify(path.relative(dist, args.path).split(path.sep).join('/'))}, __auraDistUrl).href`;
-      return { contents: text.replaceAll('import.meta.url', url), loader: 'js' };
+      const contents = text.replaceAll('import.meta.url', url).replace(BUILTIN_NAMESPACE, "const $1 = require('$2');");
+      return contents === text ? undefined : { contents, loader: 'js' };
     });
   },
 };
@@ -58,10 +65,10 @@ function bundle(entry, outfile, options) {
     ...commonJs,
     entryPoints: [path.join(dist, entry)],
     outfile: path.join(dist, outfile),
-    // The folder moduleUrls resolves from, found from where the bundle is.
+    // The folder distModules resolves from, found from where the bundle is.
     banner: { js: `const __auraDistUrl = require('node:url').pathToFileURL(require('node:path').join(__dirname, ${JSON.stringify(toDist)}, '/')).href;` },
     ...options,
-    plugins: [moduleUrls, ...(options.plugins ?? [])],
+    plugins: [distModules, ...(options.plugins ?? [])],
   });
 }
 
