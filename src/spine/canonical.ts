@@ -181,9 +181,25 @@ function scrubbedKeys(keys: readonly string[], record: Readonly<Record<string, u
   return renamed.sort(([a], [b]) => compareCodePoints(a, b));
 }
 
-/** Keys in Unicode code-point order (Python's), which equals UTF-16 order unless a key holds a surrogate. */
+// Up to this many keys an object's keys are sorted by insertion, in place.
+const INSERTION_SORT_KEYS = 16;
+
+/**
+ * Keys in Unicode code-point order (Python's), which equals UTF-16 order unless a key holds a
+ * surrogate. Sorted in place: by insertion when they are few, as an event's objects' keys are
+ * (`Array.prototype.sort` copies them into a work array first, and calls its comparison for each
+ * pair: a ninth of an event's encoding, measured).
+ */
 export function sortedKeys(keys: string[]): string[] {
-  keys.sort();
+  if (keys.length > INSERTION_SORT_KEYS) keys.sort();
+  else {
+    for (let i = 1; i < keys.length; i++) {
+      const key = keys[i] as string;
+      let at = i;
+      for (; at > 0 && (keys[at - 1] as string) > key; at--) keys[at] = keys[at - 1] as string;
+      keys[at] = key;
+    }
+  }
   for (const key of keys) {
     if (keyFacts(key).surrogate) return keys.sort(compareCodePoints);
   }

@@ -22,6 +22,22 @@ describe('canonicalJson', () => {
       expect(values.map((value) => canonicalJson(value))).toEqual(pythonCanonical(texts));
     });
 
+    it('sorts the keys of small and large objects, in whatever order they were given, as Python does', () => {
+      // Up to 16 keys are sorted by insertion, more by Array.prototype.sort: both against Python's sort.
+      // Integer-like keys ('10', '9') come first from Object.keys in numeric order, which is not the text order.
+      let seed = 7;
+      const random = (): number => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+      const objects = [1, 2, 3, 5, 8, 13, 16, 17, 24, 40].map((size) => {
+        const keys = Array.from({ length: size }, (_, i) => `${['k', 'K', 'a_', 'é', 'z', '', '9', '1'][i % 8]}${i}`);
+        for (let i = keys.length - 1; i > 0; i--) {
+          const j = Math.floor(random() * (i + 1));
+          [keys[i], keys[j]] = [keys[j] as string, keys[i] as string];
+        }
+        return Object.fromEntries(keys.map((key, i) => [key, i]));
+      });
+      expect(objects.map((value) => canonicalJson(value))).toEqual(pythonCanonical(objects.map((value) => JSON.stringify(value))));
+    });
+
     it('prints floats with Python repr across the exponent boundaries', () => {
       const floats = [1e-4, 9.999e-5, 1e-5, 0.0001234, 9999999999999998, 1e16, 1.5e16, 1e21, 1e22, 1.5e300, 123456789012345680, 2.0, -0.0];
       // Sent as Python float literals (with '.0' or an exponent), so Python reads floats.
