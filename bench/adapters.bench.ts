@@ -124,14 +124,31 @@ async function agentsRun(session: Session | null): Promise<number> {
  * and with it. CPU time, not wall time: on a shared machine, time spent waiting for a core is
  * someone else's load, and it swamped the difference measured here (runs everything in-process).
  */
-async function perCall(run: (session: Session | null) => Promise<number>, withAura: boolean): Promise<number> {
+async function perCall(run: (session: Session | null) => Promise<number>, mode: 'alone' | 'glue' | 'aura'): Promise<number> {
   const conversations = async (session: Session | null): Promise<number> => {
     let cpu = 0;
     for (let i = 0; i < CONVERSATIONS; i++) cpu += await run(session);
     return cpu;
   };
-  const cpu = withAura ? await withSession(conversations) : await conversations(null);
+  const cpu = mode === 'aura' ? await withSession(conversations) : await conversations(mode === 'glue' ? glueSession() : null);
   return cpu / (CALLS * CONVERSATIONS);
+}
+
+/**
+ * What the adapters ask of a session, answered without a trail: a run through the adapter with it
+ * costs the framework, the adapter's own code and nothing of aura's recording. Diagnostic only,
+ * to show apart what an adapter adds from what recording costs inside a framework.
+ */
+function glueSession(): Session {
+  let events = 0;
+  const glue = {
+    id: 'glue',
+    stoppedBy: null,
+    agent: { policy: { rules: [] } },
+    emit: () => ({ event_id: `e${++events}` }),
+    tool: (_tool: string, args: Record<string, unknown>, fn: (live: Record<string, unknown>) => unknown) => Promise.resolve(fn({ ...args })),
+  };
+  return glue as unknown as Session;
 }
 
 /**
@@ -196,14 +213,14 @@ async function main(): Promise<void> {
     { name: 'openai-agents', run: agentsRun },
   ] as const;
   for (const framework of frameworks) {
-    await perCall(framework.run, false);
-    await perCall(framework.run, true);
+    for (const mode of ['alone', 'glue', 'aura'] as const) await perCall(framework.run, mode);
   }
   const samples = await interleave([
-    { name: 'floor', run: () => perCall(floorRun, true) },
+    { name: 'floor', run: () => perCall(floorRun, 'aura') },
     ...frameworks.flatMap((framework) => [
-      { name: `${framework.name} alone`, run: () => perCall(framework.run, false) },
-      { name: `${framework.name} with aura`, run: () => perCall(framework.run, true) },
+      { name: `${framework.name} alone`, run: () => perCall(framework.run, 'alone') },
+      { name: `${framework.name} glue`, run: () => perCall(framework.run, 'glue') },
+      { name: `${framework.name} with aura`, run: () => perCall(framework.run, 'aura') },
     ]),
   ]);
   const floor = median(samplesOf(samples, 'floor'));
@@ -213,12 +230,16 @@ async function main(): Promise<void> {
     const alone = samplesOf(samples, `${framework.name} alone`);
     const guarded = samplesOf(samples, `${framework.name} with aura`);
     // Each round ran both: the difference within a round is less exposed to the machine's drift than the difference of the medians.
+    const glue = samplesOf(samples, `${framework.name} glue`);
     const added = median(guarded.map((value, round) => value - (alone[round] as number)));
+    const glueAdded = median(glue.map((value, round) => value - (alone[round] as number)));
     const ratio = medianPairedRatio(guarded, alone);
     console.log(`  ${framework.name}`);
     console.log(`    alone     ${describeSamples(alone, 'µs')}`);
     console.log(`    with aura ${describeSamples(guarded, 'µs')}`);
+    console.log(`    the adapter's own code (the session's calls answered without a trail) ${formatValue(glueAdded, 'µs')} a tool call, median of the rounds' differences`);
     console.log(`    aura adds ${formatValue(added, 'µs')} a tool call, median of the rounds' differences (target <= ${CEILING_US} µs: ${added <= CEILING_US ? 'met' : 'MISSED'}); ${ratio.toFixed(2)}× the framework alone; beyond the trail's own cost: ${formatValue(added - floor, 'µs')}`);
+    figures.push({ name: `${framework.name}: the adapter's own code a tool call`, value: glueAdded, unit: 'µs' });
     figures.push({ name: `${framework.name}: aura adds a tool call`, value: added, unit: 'µs', ceiling: CEILING_US });
     figures.push({ name: `${framework.name}: with aura / alone`, value: ratio, unit: 'x' });
   }
