@@ -144,10 +144,12 @@ function writeObject(object: object, depth: number, walk: Walk): string {
     const child = record[key];
     if (child === undefined) continue;
     try {
-      const keyText = walk.ascii ? quote(name, true) : quotedKey(name);
+      // `"key": `, after `, ` but for the first: one string made once a key, and two joins a member.
+      const member = walk.ascii ? `${first ? '' : ', '}${quote(name, true)}: ` : memberText(name, first);
       // A secret-like key keeps its place, so a reader sees that a value was there.
       const valueText = walk.redact !== null && (walk.redact.secretKey(key) || (name !== key && walk.redact.secretKey(name))) ? REDACTED_TEXT : write(child, depth + 1, walk);
-      text += (first ? '' : ', ') + keyText + ': ' + valueText;
+      text += member;
+      text += valueText;
     } catch (error) {
       if (error instanceof Refusal) error.segments.unshift(name);
       throw error;
@@ -209,6 +211,9 @@ export function sortedKeys(keys: string[]): string[] {
 interface KeyFacts {
   /** Filled on first use inside the walk, so a key that cannot be quoted fails where its path is known. */
   quoted: string | null;
+  /** `"key": ` and `, "key": `, as {@link quoted}. */
+  first: string | null;
+  next: string | null;
   readonly surrogate: boolean;
 }
 
@@ -220,7 +225,7 @@ const KEY_CACHE_LIMIT = 10_000;
 function keyFacts(key: string): KeyFacts {
   let facts = keyCache.get(key);
   if (facts === undefined) {
-    facts = { quoted: null, surrogate: SURROGATE.test(key) };
+    facts = { quoted: null, first: null, next: null, surrogate: SURROGATE.test(key) };
     if (keyCache.size < KEY_CACHE_LIMIT) keyCache.set(key, facts);
   }
   return facts;
@@ -230,6 +235,13 @@ function quotedKey(key: string): string {
   const facts = keyFacts(key);
   facts.quoted ??= quote(key, false);
   return facts.quoted;
+}
+
+/** An object member's text up to its value: the key quoted, after `, ` unless it is the first. */
+function memberText(key: string, first: boolean): string {
+  const facts = keyFacts(key);
+  if (first) return (facts.first ??= `${quotedKey(key)}: `);
+  return (facts.next ??= `, ${quotedKey(key)}: `);
 }
 
 /** Code-point comparison of two strings. */
