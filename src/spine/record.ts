@@ -123,6 +123,11 @@ class QuotedField {
     }
     return this.text;
   }
+
+  /** The text of `value` when it is the value last quoted, else null. */
+  cached(value: string | null): string | null {
+    return value === this.value ? this.text : null;
+  }
 }
 
 /**
@@ -151,8 +156,9 @@ export class EventEncoder {
 
   encode(fields: EventFields): EncodedEvent {
     const q = this.q;
+    // An event's parent is most often the event before it, whose id is quoted already.
+    const parentId = q.event_id.cached(fields.parent_id) ?? q.parent_id.of(fields.parent_id);
     const eventId = q.event_id.of(fields.event_id);
-    const parentId = q.parent_id.of(fields.parent_id);
     const stepId = q.step_id.of(fields.step_id);
     const kind = q.kind.of(fields.kind);
     const timestamp = q.timestamp.of(fields.timestamp);

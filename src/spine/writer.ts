@@ -134,8 +134,8 @@ export class TrailWriter {
     }
     // Encoding once gives the length to check a short write against, without a second scan; into
     // one reused buffer when the line fits (at most 3 bytes a UTF-16 unit), so a line costs no allocation.
-    const data = line.length * 3 <= this.lineBuffer.length ? this.lineBuffer.subarray(0, this.lineBuffer.write(line)) : Buffer.from(line, 'utf8');
-    this.write(data);
+    if (line.length * 3 <= this.lineBuffer.length) this.write(this.lineBuffer, this.lineBuffer.write(line));
+    else this.write(Buffer.from(line, 'utf8'));
   }
 
   /**
@@ -160,10 +160,10 @@ export class TrailWriter {
     if (held.length > 0) this.write(held.length === 1 ? (held[0] as Buffer) : Buffer.concat(held));
   }
 
-  private write(data: Buffer): void {
-    const bytes = data.length;
+  /** Writes the first `bytes` of `data`. */
+  private write(data: Buffer, bytes = data.length): void {
     try {
-      const written = fs.writeSync(this.fd, data);
+      const written = fs.writeSync(this.fd, data, 0, bytes);
       if (written !== bytes) throw Object.assign(new Error(`short write: ${written} of ${bytes} bytes`), { code: 'ENOSPC' });
       if (this.fsync === 'every') fs.fsyncSync(this.fd);
     } catch (error) {
