@@ -52,8 +52,18 @@ function uuidHex(): string {
   return poolHex.slice(start, start + ID_BYTES * 2);
 }
 
-/** The wall clock with microseconds (Date has only milliseconds). */
-export const systemClock: Clock = () => Math.floor((performance.timeOrigin + performance.now()) * 1000);
+// The wall clock in microseconds when this module loaded, less the monotonic clock then. Date has
+// only milliseconds, so the middle of its millisecond is taken: within half a millisecond, finer
+// than clocks of two machines agree. `performance.timeOrigin` is finer, but the `performance`
+// global loads perf_hooks, a millisecond or more of a short process such as a Claude Code hook.
+const wallOrigin = Date.now() * 1000 + 500 - monotonicMicros();
+
+function monotonicMicros(): number {
+  return Number(process.hrtime.bigint() / 1000n);
+}
+
+/** The wall clock with microseconds (Date has only milliseconds), moving with the monotonic clock. */
+export const systemClock: Clock = () => wallOrigin + monotonicMicros();
 
 /**
  * A timestamp as Python's `datetime.isoformat()` prints a UTC time: microseconds, `+00:00`, and

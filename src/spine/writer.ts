@@ -87,9 +87,9 @@ export class TrailWriter {
    */
   static attach(path: string, sessionId: string, fsync: FsyncPolicy, options: SharedTrailOptions): TrailWriter {
     const appendLock = appendLockPathOf(path);
-    const until = performance.now() + options.waitMs;
+    const until = Date.now() + options.waitMs;
     for (let holder = tryLock(appendLock, sessionId, path); holder !== null; holder = tryLock(appendLock, sessionId, path)) {
-      if (performance.now() > until) throw new SessionLockedError(sessionId, holder.pid);
+      if (Date.now() > until) throw new SessionLockedError(sessionId, holder.pid);
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, APPEND_WAIT_STEP_MS);
     }
     try {

@@ -42,6 +42,8 @@ describe('the built command at its start', () => {
     for (const name of NOT_AT_START) expect(loaded).not.toContain(name);
     // Sockets too: the hook writes its answer to the pipe's descriptor, and PII masking (which checks IPv6 addresses with node:net) is off.
     expect(loaded).not.toContain('NativeModule net');
+    // Nor perf_hooks, which the `performance` global loads: the trail's clock is the monotonic one.
+    expect(loaded).not.toContain('NativeModule perf_hooks');
   });
 
   it('verify chain loads none of them either (its output is a stream: a pipe here, so sockets are in)', () => {
