@@ -19,7 +19,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as vm from 'node:vm';
 import { auraHome } from '../config/home.js';
-import { replaceWhole } from '../store/fs-write.js';
+import { removeFile, replaceWhole } from '../store/fs-write.js';
 
 const CACHE_SUFFIX = '.v8cache';
 
@@ -83,7 +83,7 @@ function writeCache(dir: string, file: string, prefix: string, data: Buffer): vo
     if (!fs.existsSync(dir)) fs.mkdirSync(dir, { mode: 0o700 });
     if (!replaceWhole(file, data)) return;
     for (const name of fs.readdirSync(dir)) {
-      if (name.startsWith(prefix) && name.endsWith(CACHE_SUFFIX) && name !== path.basename(file)) fs.rmSync(path.join(dir, name), { force: true });
+      if (name.startsWith(prefix) && name.endsWith(CACHE_SUFFIX) && name !== path.basename(file)) removeFile(path.join(dir, name));
     }
   } catch {
     // Without a cache the next process compiles from source, as this one did.

@@ -6,6 +6,7 @@
 
 import * as fs from 'node:fs';
 import { ExportError } from '../errors.js';
+import { removeFile } from '../store/fs-write.js';
 
 /** A file to commit. */
 export interface FileToCommit {
@@ -58,7 +59,7 @@ export class StagedFile {
   discard(): void {
     const created = this.fd !== null;
     this.close();
-    if (created) fs.rmSync(stagingPathOf(this.path), { force: true });
+    if (created) removeFile(stagingPathOf(this.path));
   }
 
   private flush(): void {
@@ -114,7 +115,7 @@ export function commitFiles(sessionId: string, files: readonly (FileToCommit | S
     renameAll(sessionId, files);
   } finally {
     for (const file of files) if (file instanceof StagedFile) file.discard();
-    for (const staging of staged) fs.rmSync(staging, { force: true });
+    for (const staging of staged) removeFile(staging);
   }
 }
 
@@ -130,7 +131,7 @@ function writeDurably(staging: string, content: string | Uint8Array, target: str
     fs.fsyncSync(fd);
   } catch (error) {
     fs.closeSync(fd);
-    fs.rmSync(staging, { force: true });
+    removeFile(staging);
     throw new ExportError(sessionId, target, error);
   }
   fs.closeSync(fd);
@@ -145,7 +146,7 @@ function renameAll(sessionId: string, files: readonly { readonly path: string }[
         backup = keepPrevious(file.path);
         fs.renameSync(stagingPathOf(file.path), file.path);
       } catch (error) {
-        if (backup !== null) fs.rmSync(backup, { force: true });
+        if (backup !== null) removeFile(backup);
         throw new ExportError(sessionId, file.path, error);
       }
       done.push({ target: file.path, backup });
@@ -153,7 +154,7 @@ function renameAll(sessionId: string, files: readonly { readonly path: string }[
   } catch (error) {
     for (const { target, backup } of done.reverse()) {
       try {
-        if (backup === null) fs.rmSync(target, { force: true });
+        if (backup === null) removeFile(target);
         else fs.renameSync(backup, target);
       } catch {
         // The disk that refused the commit may refuse this too: the ExportError says what failed first.
@@ -161,7 +162,7 @@ function renameAll(sessionId: string, files: readonly { readonly path: string }[
     }
     throw error;
   }
-  for (const { backup } of done) if (backup !== null) fs.rmSync(backup, { force: true });
+  for (const { backup } of done) if (backup !== null) removeFile(backup);
 }
 
 /**
@@ -171,7 +172,7 @@ function renameAll(sessionId: string, files: readonly { readonly path: string }[
  */
 function keepPrevious(target: string): string | null {
   const backup = `${target}.previous`;
-  fs.rmSync(backup, { force: true });
+  removeFile(backup);
   try {
     fs.linkSync(target, backup);
     return backup;

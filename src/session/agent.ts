@@ -11,7 +11,7 @@ import { currentConfig } from '../config/configure.js';
 import { ConfigError, describeCause, InvalidAgentRefError } from '../errors.js';
 import { canonicalJson } from '../spine/canonical.js';
 import { sha256 } from '../spine/hash.js';
-import { makeFolder, writing } from '../store/fs-write.js';
+import { makeFolder, removeFile, writing } from '../store/fs-write.js';
 import { newUlid } from './ids.js';
 import { Policy, type DefaultToolPolicy } from '../policy/policy.js';
 import { codeSource, profileError, type ProfileSource } from '../policy/profile-source.js';
@@ -265,7 +265,7 @@ function writeIfChanged(file: string, content: string): void {
       fs.writeFileSync(staging, content);
       fs.renameSync(staging, file);
     } finally {
-      fs.rmSync(staging, { force: true });
+      removeFile(staging);
     }
   });
 }

@@ -18,7 +18,7 @@ import { digestOf } from '../spine/hash.js';
 import { isCount } from '../spine/json-shape.js';
 import { openRegularFile } from '../spine/regular-file.js';
 import type { TrailWriter } from '../spine/writer.js';
-import { replaceWhole } from '../store/fs-write.js';
+import { removeFile, replaceWhole } from '../store/fs-write.js';
 import type { LoopStop } from './hold.js';
 import { pastEventOf, traceParentOf, type PastEvent } from './resume.js';
 import type { TraceParent } from './trace-context.js';
@@ -102,7 +102,7 @@ export function saveResumeState(writer: TrailWriter, lastLine: string, session: 
  */
 export function removeResumeState(trailPath: string): void {
   try {
-    fs.rmSync(resumePathOf(trailPath), { force: true });
+    removeFile(resumePathOf(trailPath));
   } catch {
     // Left behind, and never taken up.
   }

@@ -13,7 +13,7 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { AuraError, NotFoundError, ReadError } from '../errors.js';
-import { makeFolder, writing } from '../store/fs-write.js';
+import { makeFolder, removeFile, writing } from '../store/fs-write.js';
 import { readTextFile } from '../store/json-file.js';
 
 /** A public key and its id. */
@@ -171,7 +171,7 @@ export class KeyRing {
         fs.renameSync(staging, active);
       });
     } catch (error) {
-      for (const file of [privateFile, publicFile, staging]) fs.rmSync(file, { force: true });
+      for (const file of [privateFile, publicFile, staging]) removeFile(file);
       throw error;
     }
     return keyId;

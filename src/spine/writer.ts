@@ -15,6 +15,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { InvalidOptionError, SessionLockedError, TrailWriteError } from '../errors.js';
+import { removeFile } from '../store/fs-write.js';
 
 /** When the trail is flushed to stable storage. */
 export type FsyncPolicy = 'close' | 'every' | 'none';
@@ -102,7 +103,7 @@ export class TrailWriter {
       const existed = cutTornTail(fd) > 0;
       return new TrailWriter(path, sessionId, fsync, fd, { existed });
     } catch (error) {
-      fs.rmSync(appendLock, { force: true });
+      removeFile(appendLock);
       throw error instanceof SessionLockedError || error instanceof TrailWriteError ? error : new TrailWriteError(path, error);
     }
   }
@@ -181,9 +182,9 @@ export class TrailWriter {
     if (this.closed) return;
     this.closed = true;
     fs.closeSync(this.fd);
-    if (this.size === 0) fs.rmSync(this.path, { force: true });
+    if (this.size === 0) removeFile(this.path);
     if (this.shared === null || this.size === 0) releaseLock(this.path);
-    if (this.shared !== null) fs.rmSync(appendLockPathOf(this.path), { force: true });
+    if (this.shared !== null) removeFile(appendLockPathOf(this.path));
   }
 
   /** Flushes (unless fsync is `none`), closes the file and releases the lock (and a shared trail's lease). Idempotent. */
@@ -209,7 +210,7 @@ export class TrailWriter {
     } finally {
       fs.closeSync(this.fd);
       if (ending) releaseLock(this.path);
-      if (this.shared !== null) fs.rmSync(appendLockPathOf(this.path), { force: true });
+      if (this.shared !== null) removeFile(appendLockPathOf(this.path));
     }
   }
 
@@ -281,7 +282,7 @@ export function tryLock(lockPath: string, label: string, forPath: string): { pid
     const holder = readLock(lockPath);
     if (holder !== null && !holderAlive(holder)) {
       // The process that held it is gone (killed): the lock is stale.
-      fs.rmSync(lockPath, { force: true });
+      removeFile(lockPath);
       continue;
     }
     return { pid: holder?.pid ?? null };
@@ -316,12 +317,12 @@ function placeLock(lockPath: string, body: string, forPath: string): boolean {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw new TrailWriteError(forPath, error);
   } finally {
-    fs.rmSync(staged, { force: true });
+    removeFile(staged);
   }
 }
 
 function releaseLock(trailPath: string): void {
-  fs.rmSync(lockPathOf(trailPath), { force: true });
+  removeFile(lockPathOf(trailPath));
 }
 
 /** The lock's content, or null when it is unreadable. */

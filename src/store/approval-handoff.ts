@@ -15,6 +15,7 @@ import { trailLines } from '../spine/trail-lines.js';
 import { trailWriter, tryLock } from '../spine/writer.js';
 import { resolveSessionKey, type SessionFiles } from './session-files.js';
 import { parseJsonStrict, parseLineText } from '../spine/fast-record.js';
+import { removeFile } from './fs-write.js';
 
 /** One handed-over approval, as a line of the hand-off file. */
 export interface HandedApproval {
@@ -71,7 +72,7 @@ export function handOffApproval(sessionsDir: string, sessionKey: string, request
     }
     return { session_id: files.sessionId, ...approval, tool: state.requested.tool, digest: state.requested.digest, path: file };
   } finally {
-    fs.rmSync(lock, { force: true });
+    removeFile(lock);
   }
 }
 

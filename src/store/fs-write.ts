@@ -17,6 +17,21 @@ export function writing<T>(target: string, write: () => T): T {
 }
 
 /**
+ * Removes a file when it is there, as `fs.rmSync(file, { force: true })` does a file, without
+ * loading the recursive remover that rmSync loads at its first call (most of a millisecond of a
+ * short process, such as a Claude Code hook).
+ * @throws what unlink throws when something is at `file` (a folder: EISDIR or EPERM)
+ */
+export function removeFile(file: string): void {
+  try {
+    fs.unlinkSync(file);
+  } catch (error) {
+    // A read-only file system refuses (EROFS) even a name that is not there: only one that is, is an error.
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT' && fs.lstatSync(file, { throwIfNoEntry: false }) !== undefined) throw error;
+  }
+}
+
+/**
  * Replaces `file` with `data` (mode 0600) whole, for what a process keeps for the next: written
  * beside it, then renamed over it, so a reader finds the old bytes or the new, never half. The
  * staging file is created anew (`wx`): whatever is at its name, a symlink included, is never
@@ -26,13 +41,13 @@ export function writing<T>(target: string, write: () => T): T {
 export function replaceWhole(file: string, data: string | Uint8Array): boolean {
   const staging = `${file}.${process.pid}.tmp`;
   try {
-    fs.rmSync(staging, { force: true });
+    removeFile(staging);
     fs.writeFileSync(staging, data, { mode: 0o600, flag: 'wx' });
     fs.renameSync(staging, file);
     return true;
   } catch {
     try {
-      fs.rmSync(staging, { force: true });
+      removeFile(staging);
     } catch {
       // Left behind under a name no reader takes.
     }

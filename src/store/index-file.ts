@@ -14,7 +14,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { sha256 } from '../spine/hash.js';
 import { VERSION } from '../version.js';
-import { makeFolder, replaceWhole } from './fs-write.js';
+import { makeFolder, removeFile, replaceWhole } from './fs-write.js';
 
 /** The reader's cache folder. */
 export function cacheDir(): string {
@@ -52,7 +52,7 @@ function secret(): Buffer | null {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     } finally {
-      fs.rmSync(aside, { force: true });
+      removeFile(aside);
     }
     return secret();
   } catch {

@@ -18,7 +18,7 @@ import { canonicalJson } from '../spine/canonical.js';
 import { contentHash } from '../spine/hash.js';
 import { sealLogText, type Signer } from '../spine/signing.js';
 import { tryLock } from '../spine/writer.js';
-import { makeFolder } from './fs-write.js';
+import { makeFolder, removeFile } from './fs-write.js';
 import { parseJsonStrict } from '../spine/fast-record.js';
 import { readRegularFile } from '../spine/regular-file.js';
 
@@ -140,7 +140,7 @@ export function appendSeal(logPath: string, seal: Seal, signer: Signer | null = 
   } catch (error) {
     throw new TrailWriteError(logPath, error);
   } finally {
-    fs.rmSync(lockPath, { force: true });
+    removeFile(lockPath);
   }
 }
 

@@ -16,8 +16,8 @@ import { tempDir } from '../helpers/temp.js';
 const PRELOAD = path.join(REPO, 'test', 'fixtures', 'module-list.cjs');
 const TRAIL = path.join(REPO, 'test', 'fixtures', 'aura-py', 'sessions', fs.readdirSync(path.join(REPO, 'test', 'fixtures', 'aura-py', 'sessions')).find((name) => name.endsWith('.jsonl')) as string);
 // Loaded only by the commands that use them: live export's thread, Node's ES module loader (and the
-// promise-based file reads it loads) for `import`.
-const NOT_AT_START = ['NativeModule worker_threads', 'NativeModule internal/modules/esm/loader', 'NativeModule internal/fs/promises'];
+// promise-based file reads it loads) for `import`, the recursive remover of fs.rmSync.
+const NOT_AT_START = ['NativeModule worker_threads', 'NativeModule internal/modules/esm/loader', 'NativeModule internal/fs/promises', 'NativeModule internal/fs/rimraf'];
 
 /** The modules a process loaded beyond what a bare Node start loads. */
 function loadedBeyondNode(args: readonly string[], input = ''): string[] {
