@@ -75,9 +75,11 @@ export interface StoreOptions {
  */
 export async function storeUrlFor(options: StoreOptions, config: AuraConfig): Promise<string | null> {
   if (options.store === false) return null;
+  const given = typeof options.store === 'string' ? { value: options.store, where: '--store' } : config.settings.store === null ? null : { value: config.settings.store, where: 'store (config)' };
+  // The PostgreSQL client (a fifth of a `sessions list` start) only when a store is named.
+  if (given === null) return null;
   const { resolveStoreUrl } = await import('../store/postgres/connection.js');
-  if (typeof options.store === 'string') return resolveStoreUrl(options.store, '--store');
-  return config.settings.store === null ? null : resolveStoreUrl(config.settings.store, 'store (config)');
+  return resolveStoreUrl(given.value, given.where);
 }
 
 /**
