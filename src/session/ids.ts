@@ -52,10 +52,11 @@ function uuidHex(): string {
   return poolHex.slice(start, start + ID_BYTES * 2);
 }
 
-// The wall clock in microseconds when this module loaded, less the monotonic clock then. Date has
-// only milliseconds, so the middle of its millisecond is taken: within half a millisecond, finer
-// than clocks of two machines agree. `performance.timeOrigin` is finer, but the `performance`
-// global loads perf_hooks, a millisecond or more of a short process such as a Claude Code hook.
+// The wall clock in microseconds when this module loaded, less the monotonic clock then; from there
+// the time follows the monotonic clock (never back), as `performance.timeOrigin + now()` did. Date
+// has only milliseconds, so the middle of its millisecond is taken: within half a millisecond at
+// load. `performance.timeOrigin` is finer, but the `performance` global loads perf_hooks, a
+// millisecond or more of a short process such as a Claude Code hook.
 const wallOrigin = Date.now() * 1000 + 500 - monotonicMicros();
 
 function monotonicMicros(): number {
