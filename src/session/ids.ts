@@ -52,19 +52,33 @@ function uuidHex(): string {
   return poolHex.slice(start, start + ID_BYTES * 2);
 }
 
-// The wall clock in microseconds when this module loaded, less the monotonic clock then; from there
-// the time follows the monotonic clock (never back), as `performance.timeOrigin + now()` did. Date
-// has only milliseconds, so the middle of its millisecond is taken: within half a millisecond at
-// load. `performance.timeOrigin` is finer, but the `performance` global loads perf_hooks, a
-// millisecond or more of a short process such as a Claude Code hook.
-const wallOrigin = Date.now() * 1000 + 500 - monotonicMicros();
+// The wall clock in microseconds, less the monotonic clock: the time is the monotonic clock from
+// there (`performance.timeOrigin + now()` is finer, but the `performance` global loads perf_hooks,
+// a millisecond or more of a short process such as a Claude Code hook). Date has only milliseconds,
+// so the middle of its millisecond is taken. A wall clock slewed or set since (a virtual machine's
+// moved 5 ms within a test run) is caught up with at the next check, once a second.
+let wallOrigin = Date.now() * 1000 + 500 - monotonicMicros();
+let checkedAt = monotonicMicros();
+const RECHECK_MICROS = 1_000_000;
+const DRIFT_MICROS = 2_000;
 
 function monotonicMicros(): number {
   return Number(process.hrtime.bigint() / 1000n);
 }
 
-/** The wall clock with microseconds (Date has only milliseconds), moving with the monotonic clock. */
-export const systemClock: Clock = () => wallOrigin + monotonicMicros();
+/**
+ * The wall clock with microseconds (Date has only milliseconds): the monotonic clock, taken back
+ * to the wall clock when they drift apart. A session's recorder never lets an event's time go back.
+ */
+export const systemClock: Clock = () => {
+  const monotonic = monotonicMicros();
+  if (monotonic - checkedAt >= RECHECK_MICROS) {
+    checkedAt = monotonic;
+    const wall = Date.now() * 1000 + 500;
+    if (Math.abs(wall - (wallOrigin + monotonic)) > DRIFT_MICROS) wallOrigin = wall - monotonic;
+  }
+  return wallOrigin + monotonic;
+};
 
 /**
  * A timestamp as Python's `datetime.isoformat()` prints a UTC time: microseconds, `+00:00`, and

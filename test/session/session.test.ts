@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { agent, parseAgentRef } from '../../src/session/agent.js';
-import { isoTimestamp, randomIds, systemClock } from '../../src/session/ids.js';
+import { isoTimestamp, randomIds } from '../../src/session/ids.js';
 import { PythonNumber } from '../../src/spine/python-number.js';
 import { verifyTrail } from '../../src/spine/verify.js';
 import { InvalidAgentRefError, InvalidOptionError, InvalidSessionIdError, NonJsonValueError, SessionClosedError } from '../../src/errors.js';
@@ -248,26 +248,6 @@ describe('isoTimestamp', () => {
     expect(isoTimestamp(Date.UTC(2026, 0, 1) * 1000)).toBe('2026-01-01T00:00:00+00:00');
     expect(isoTimestamp(Date.UTC(2026, 0, 1) * 1000 + 1)).toBe('2026-01-01T00:00:00.000001+00:00');
     expect(isoTimestamp(Date.UTC(2026, 7, 22, 13, 17, 20) * 1000 + 123456)).toBe('2026-08-22T13:17:20.123456+00:00');
-  });
-});
-
-describe('systemClock', () => {
-  it('tells the wall time in microseconds, and never goes back', () => {
-    const readings: number[] = [];
-    for (let i = 0; i < 1000; i++) {
-      const before = Date.now();
-      const micros = systemClock();
-      const after = Date.now();
-      expect(Number.isInteger(micros)).toBe(true);
-      // It follows the monotonic clock from when it loaded: a wall clock slewed or set since moves
-      // Date away from it (milliseconds on a virtual machine), never by a second in a test run.
-      expect(micros).toBeGreaterThan((before - 1000) * 1000);
-      expect(micros).toBeLessThan((after + 1000) * 1000);
-      readings.push(micros);
-    }
-    expect(readings.every((micros, i) => i === 0 || micros >= (readings[i - 1] as number))).toBe(true);
-    // Microseconds, not milliseconds times a thousand.
-    expect(readings.some((micros) => micros % 1000 !== 0)).toBe(true);
   });
 });
 
