@@ -16,10 +16,9 @@
  */
 
 import * as fs from 'node:fs';
-import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
-import type * as WorkerThreads from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { OtelSettings } from '../config/otel.js';
+import { besideModule, startModuleWorker } from '../worker-thread.js';
 import type { LiveExportLimits, LiveQueueOptions, OtelExportStats } from './live-queue.js';
 import type { LiveWorkerMessage, LiveWorkerReport } from './live-worker.js';
 import { resolveOtlpTarget } from './otlp-http.js';
@@ -187,16 +186,16 @@ export class LiveExport {
 
 let sessionCount = 0;
 let openSessions = 0;
-let worker: WorkerThreads.Worker | null = null;
+let worker: Worker | null = null;
 
 /** The process's live-export thread, started with the first session that needs it. */
-function liveWorker(): WorkerThreads.Worker {
+function liveWorker(): Worker {
   if (worker === null) {
     // The worker lowers its own priority, and threads inherit their creator's: libuv's pool must
     // be started here first, or a lookup of the collector's host from the worker would start it
     // and slow every async file, crypto and zlib call of the host process.
     fs.access('.', () => undefined);
-    const started = startWorker();
+    const started = startModuleWorker(besideModule('live-worker', import.meta.url));
     // Only a closing session keeps the process alive for it.
     started.unref();
     // Each open session listens for its own reports.
@@ -208,20 +207,4 @@ function liveWorker(): WorkerThreads.Worker {
     worker = started;
   }
   return worker;
-}
-
-/**
- * The worker thread. Built, it is live-worker.js beside this file; run from the TypeScript sources
- * (tests, benchmarks), it registers the tsx loader first (a worker's `--import` comes too late on
- * Node 20 for the entry itself).
- */
-function startWorker(): WorkerThreads.Worker {
-  // Required here, not imported: node:worker_threads (with the perf_hooks it loads) costs a
-  // command that never exports live, such as a Claude Code hook, a few milliseconds of its start.
-  const { Worker } = createRequire(import.meta.url)('node:worker_threads') as typeof WorkerThreads;
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./live-worker.js', import.meta.url));
-  const entry = new URL('./live-worker.ts', import.meta.url).href;
-  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/index\.cjs$/, 'index.mjs')).href;
-  const code = `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(entry)}); });`;
-  return new Worker(code, { eval: true });
 }

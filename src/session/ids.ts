@@ -57,8 +57,8 @@ function uuidHex(): string {
 // a millisecond or more of a short process such as a Claude Code hook). Date has only milliseconds,
 // so the middle of its millisecond is taken. A wall clock slewed or set since (a virtual machine's
 // moved 5 ms within a test run) is caught up with at the next check, once a second.
-let wallOrigin = Date.now() * 1000 + 500 - monotonicMicros();
 let checkedAt = monotonicMicros();
+let wallOrigin = Date.now() * 1000 + 500 - checkedAt;
 const RECHECK_MICROS = 1_000_000;
 const DRIFT_MICROS = 2_000;
 

@@ -8,13 +8,10 @@
  * stops can be run again.
  */
 
-import * as fs from 'node:fs';
-import { createRequire } from 'node:module';
 import * as os from 'node:os';
-import * as path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { CheckFailedError } from '../../errors.js';
+import { besideModule, startModuleWorker } from '../../worker-thread.js';
 import type { Checked, CheckTask } from './ingest-check.js';
 
 /** What each worker starts with. */
@@ -52,27 +49,7 @@ interface Pending {
 }
 
 // Beside this module, with its own extension: `.js` when built, `.ts` when run from the sources.
-const WORKER_SCRIPT = new URL(`./check-worker${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url);
-
-/**
- * A worker thread running `script`. Run from the sources (the benches, under tsx), a worker does
- * not inherit the TypeScript loader of the main thread: it registers it before loading the script.
- */
-function startWorker(script: URL, workerData: CheckWorkerData): Worker {
-  if (!script.pathname.endsWith('.ts')) return new Worker(script, { workerData });
-  const loader = tsxEsmApi();
-  return new Worker(`import(${JSON.stringify(loader)}).then(({ register }) => { register(); return import(${JSON.stringify(script.href)}); });`, { eval: true, workerData });
-}
-
-/**
- * Where tsx's ESM API is, from its package's own exports. Not `import.meta.resolve`: the CLI's
- * CommonJS bundle is built from this module, and there `import.meta` is empty.
- */
-function tsxEsmApi(): string {
-  const manifest = createRequire(import.meta.url).resolve('tsx/package.json');
-  const { exports } = JSON.parse(fs.readFileSync(manifest, 'utf8')) as { exports: { './esm/api': { import: { default: string } } } };
-  return pathToFileURL(path.join(path.dirname(manifest), exports['./esm/api'].import.default)).href;
-}
+const WORKER_SCRIPT = besideModule('check-worker', import.meta.url);
 
 /**
  * Sessions a worker holds at once: the one it checks and the next, already there when it is done.
@@ -100,7 +77,7 @@ export class CheckPool {
     const size = Math.max(1, Math.min(options.size ?? Math.min(os.availableParallelism(), 8), options.sessions ?? Infinity));
     const workerData: CheckWorkerData = { publicKeys: options.publicKeys, keysOrigin: options.keysOrigin };
     for (let i = 0; i < size; i++) {
-      const worker = startWorker(options.script ?? WORKER_SCRIPT, workerData);
+      const worker = startModuleWorker(options.script ?? WORKER_SCRIPT, { workerData });
       worker.on('message', (reply: CheckReply) => this.answered(worker, reply));
       worker.on('error', (error) => this.died(worker, error.message, error));
       worker.on('exit', (code) => this.died(worker, `the worker thread exited with code ${code}`));
