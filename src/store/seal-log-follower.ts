@@ -15,30 +15,35 @@ import { readSealLogBytes, walkSealLog, type SealLogEntry, type SealLogMark, typ
 /** The whole lines verified so far, and the bytes they were verified from (those up to the mark). */
 interface Verified {
   readonly mark: SealLogMark;
-  readonly entries: readonly SealLogEntry[];
+  /** How many entries those lines hold. */
+  readonly count: number;
+  /** Those entries; null until asked for when the verification was taken from a kept {@link FollowedLog}. */
+  readonly entries: readonly SealLogEntry[] | null;
   readonly bytes: Buffer;
 }
 
 const START: SealLogMark = { end: 0, lines: 0, prev: null };
-const NOTHING: Verified = { mark: START, entries: [], bytes: Buffer.alloc(0) };
+const NOTHING: Verified = { mark: START, count: 0, entries: [], bytes: Buffer.alloc(0) };
 
-/** What a follower verified, as kept between processes (store/index-file.ts): its entries and the digest of their bytes. */
+/**
+ * What a follower verified, as kept between processes (store/index-file.ts): how far, and the
+ * digest of those bytes. Not the entries: a reader whose log did not change never needs them, and
+ * for 10,000 sessions they were two thirds of the kept index's parse.
+ */
 export interface FollowedLog {
   readonly mark: SealLogMark;
-  readonly entries: readonly SealLogEntry[];
+  readonly count: number;
   readonly digest: string;
 }
 
 /** One seal log, followed. */
 export class SealLogFollower {
   private verified: Verified = NOTHING;
+  /** Entries read past the verified lines (a last line without its newline), and the first problem. */
+  private after: readonly SealLogEntry[] = [];
+  private problem: SealLogRead['problem'] = null;
+  private read: SealLogRead | null = { entries: [], problem: null };
   private stamp: FileStamp | null = null;
-  private read: SealLogRead = { entries: [], problem: null };
-
-  /** The log as {@link current} last read it. */
-  get last(): SealLogRead {
-    return this.read;
-  }
   /** What the log says, in one string: its entries (each hash chains over those before it) and its first problem. */
   identity = '';
 
@@ -48,6 +53,12 @@ export class SealLogFollower {
     private kept: FollowedLog | null = null,
   ) {}
 
+  /** The log as {@link refresh} last read it. */
+  get last(): SealLogRead {
+    this.read ??= { entries: [...this.verifiedEntries(), ...this.after], problem: this.problem };
+    return this.read;
+  }
+
   /** How many bytes of the log it has verified. */
   get verifiedBytes(): number {
     return this.verified.mark.end;
@@ -55,8 +66,8 @@ export class SealLogFollower {
 
   /** What it has verified, to be kept. */
   followed(): FollowedLog {
-    const { mark, entries, bytes } = this.verified;
-    return { mark, entries, digest: digestOf([bytes.subarray(0, mark.end)]) };
+    const { mark, count, bytes } = this.verified;
+    return { mark, count, digest: digestOf([bytes.subarray(0, mark.end)]) };
   }
 
   /**
@@ -64,32 +75,68 @@ export class SealLogFollower {
    * @throws ReadError when it is there but cannot be read
    */
   current(): SealLogRead {
+    this.refresh();
+    return this.last;
+  }
+
+  /**
+   * Reads the log again when it changed: {@link identity} is then up to date, and the entries are
+   * taken only when {@link last} is asked for.
+   * @throws ReadError when it is there but cannot be read
+   */
+  refresh(): void {
     // The stamp is taken before the read: a write during it changes the stamp, so it shows next time.
     const stamp = fileStamp(this.logPath);
-    if (this.stamp !== null && sameStamp(this.stamp, stamp)) return this.read;
+    if (this.stamp !== null && sameStamp(this.stamp, stamp)) return;
     const bytes = readSealLogBytes(this.logPath);
     this.stamp = stamp;
     this.update(bytes ?? Buffer.alloc(0));
-    return this.read;
   }
 
   private update(bytes: Buffer): void {
     let verified = this.kept === null ? this.stillVerified(bytes) : this.takeKept(bytes);
-    const entries = [...verified.entries];
-    const { problem, whole } = walkSealLog(bytes, verified.mark, entries);
+    let after: SealLogEntry[] = [];
+    const { problem, whole } = walkSealLog(bytes, verified.mark, after);
     if (whole.end > verified.mark.end) {
-      verified = { mark: whole, entries: entries.slice(0, entriesUpTo(entries, verified.entries.length, whole)), bytes };
+      const within = entriesUpTo(after, whole);
+      const entries = verified.entries === null ? null : [...verified.entries, ...after.slice(0, within)];
+      verified = { mark: whole, count: verified.count + within, entries, bytes };
+      after = after.slice(within);
     }
     this.verified = verified;
-    this.read = { entries, problem };
-    this.identity = `${entries.length} ${entries.at(-1)?.hash ?? '-'} ${problem === null ? '-' : `${problem.line} ${problem.message}`}`;
+    this.after = after;
+    this.problem = problem;
+    this.read = null;
+    const head = after.at(-1)?.hash ?? verified.mark.prev ?? '-';
+    this.identity = `${verified.count + after.length} ${head} ${problem === null ? '-' : `${problem.line} ${problem.message}`}`;
+  }
+
+  /**
+   * The verified entries, taken from their bytes again when they came from a kept log: those
+   * bytes are the ones verified (their digest matched), and every line of them was a seal entry
+   * `walkSealLog` accepted, so plain `JSON.parse` gives the values its strict parse gave.
+   */
+  private verifiedEntries(): readonly SealLogEntry[] {
+    const verified = this.verified;
+    if (verified.entries !== null) return verified.entries;
+    const texts: string[] = [];
+    const bytes = verified.bytes;
+    for (let at = 0; at < verified.mark.end; ) {
+      const newline = bytes.indexOf(0x0a, at);
+      const text = bytes.toString('utf8', at, newline);
+      if (text.trim() !== '') texts.push(text);
+      at = newline + 1;
+    }
+    const entries = JSON.parse(`[${texts.join(',')}]`) as SealLogEntry[];
+    this.verified = { ...verified, entries };
+    return entries;
   }
 
   /** What was verified, when the log still begins with the bytes it was verified from; else nothing. */
   private stillVerified(bytes: Buffer): Verified {
     const verified = this.verified;
     const end = verified.mark.end;
-    if (end === 0 || (bytes.length >= end && bytes.subarray(0, end).equals(verified.bytes.subarray(0, end)))) return verified;
+    if (end === 0 || (bytes.length >= end && bytes.subarray(0, end).equals(verified.bytes.subarray(0, end)))) return { ...verified, bytes };
     return NOTHING;
   }
 
@@ -98,12 +145,12 @@ export class SealLogFollower {
     const kept = this.kept as FollowedLog;
     this.kept = null;
     if (bytes.length < kept.mark.end) return NOTHING;
-    return digestOf([bytes.subarray(0, kept.mark.end)]) === kept.digest ? { mark: kept.mark, entries: kept.entries, bytes } : NOTHING;
+    return digestOf([bytes.subarray(0, kept.mark.end)]) === kept.digest ? { mark: kept.mark, count: kept.count, entries: null, bytes } : NOTHING;
   }
 }
 
-/** How many of `entries` lie within the whole lines up to `whole` (a last line without its newline may add one past them). */
-function entriesUpTo(entries: readonly SealLogEntry[], before: number, whole: SealLogMark): number {
-  for (let i = entries.length; i > before; i--) if ((entries[i - 1] as SealLogEntry).hash === whole.prev) return i;
-  return before;
+/** How many of `entries`, read from a mark on, lie within the whole lines up to `whole` (a last line without its newline may add one past them). */
+function entriesUpTo(entries: readonly SealLogEntry[], whole: SealLogMark): number {
+  for (let i = entries.length; i > 0; i--) if ((entries[i - 1] as SealLogEntry).hash === whole.prev) return i;
+  return 0;
 }

@@ -87,7 +87,7 @@ interface KeptIndex {
 }
 
 // Bumped when what is kept changes shape.
-const KEPT_FORMAT = '3';
+const KEPT_FORMAT = '4';
 
 /** The sessions of one folder, indexed. */
 export class SessionIndex {
@@ -143,7 +143,7 @@ export class SessionIndex {
    * @throws ReadError when the folder or the seal log cannot be read
    */
   sessionsNow(changed: ReadonlySet<string> | null = null): readonly IndexedSession[] {
-    this.log.current();
+    this.log.refresh();
     // A log that says what it said when the views were computed leaves every place as it was.
     const logChanged = this.log.identity !== this.placesFrom;
     this.placesFrom = this.log.identity;

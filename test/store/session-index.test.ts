@@ -184,6 +184,37 @@ describe('the seal log follower', () => {
     expect(after.problem?.line).toBe(1);
   });
 
+  it('taken up from what another follower kept, answers as a full read: before and after an append, and after an edit before the kept point', async () => {
+    const home = tempDir();
+    const log = path.join(home, 'seals.jsonl');
+    await closedSession(home, 1);
+    await closedSession(home, 50);
+    const first = new SealLogFollower(log);
+    first.refresh();
+    const kept = first.followed();
+    // How far and a digest: the entries are read from the log again, when asked for.
+    expect(Object.keys(kept).sort()).toEqual(['count', 'digest', 'mark']);
+    expect(kept.count).toBe(2);
+    const taken = new SealLogFollower(log, kept);
+    taken.refresh();
+    expect(taken.identity).toBe(first.identity);
+    expect(taken.last).toEqual(readSealLog(log));
+    const appended = new SealLogFollower(log, kept);
+    await closedSession(home, 100);
+    appended.refresh();
+    const fresh = new SealLogFollower(log);
+    fresh.refresh();
+    expect(appended.identity).toBe(fresh.identity);
+    expect(appended.last).toEqual(readSealLog(log));
+    expect(appended.last.entries).toHaveLength(3);
+    const edited = new SealLogFollower(log, appended.followed());
+    const text = fs.readFileSync(log, 'utf8');
+    fs.writeFileSync(log, text.replace(/"events":(\d)/, (_, digit: string) => `"events":${(Number(digit) + 1) % 10}`));
+    edited.refresh();
+    expect(edited.last).toEqual(readSealLog(log));
+    expect(edited.last.problem?.line).toBe(1);
+  });
+
   it('reads a last line still being written as a full read does, and resumes before it', async () => {
     const home = tempDir();
     const log = path.join(home, 'seals.jsonl');
