@@ -1,9 +1,13 @@
 /**
  * Secret redaction, on every emit (reference §11.6): the value of a secret-like key, at any
  * depth, is recorded as `[redacted]`, and a secret value the session injected into a tool call is
- * scrubbed from every recorded string, object keys and ids included. It runs inside the canonical
+ * scrubbed from every recorded string, object keys and ids included. Every recorded string also
+ * has the credentials it holds as text replaced ({@link redactCredentials}): a command, a file a
+ * tool read or an answer it gave is free text that no key names. It runs inside the canonical
  * walk (spine/canonical.ts), so it costs no second pass over the payload.
  */
+
+import { findPii, type PiiEntity } from './pii-detectors.js';
 
 /** The text that stands in for a redacted value. */
 export const REDACTED = '[redacted]';
@@ -12,7 +16,7 @@ export const REDACTED = '[redacted]';
 export interface Redactor {
   /** True when the value under this key must not be recorded. */
   secretKey(key: string): boolean;
-  /** The text with every known secret value replaced. */
+  /** The text with every known secret value, and every credential it holds, replaced. */
   scrub(text: string): string;
   /** {@link scrub} for an object key: keys repeat from event to event, so the answer is kept. */
   scrubKey(key: string): string;
@@ -94,8 +98,84 @@ export class SessionRedactor implements Redactor {
   scrub(text: string): string {
     let out = text;
     for (const secret of this.secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
-    return out;
+    return redactCredentials(out);
   }
+}
+
+const API_KEYS: ReadonlySet<PiiEntity> = new Set(['api_key']);
+
+/**
+ * Shapes whose every match is a credential, beyond the published API-key shapes of the PII
+ * detectors (`sk-…`, `ghp_…`, `AKIA…`, …), and what a recorded text keeps of a match.
+ */
+const CREDENTIAL_SHAPES: readonly { readonly name: string; readonly pattern: RegExp; readonly kept: string }[] = [
+  { name: 'a JSON web token', pattern: /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, kept: REDACTED },
+  // To its end line, or to the end of the text when it was cut before it.
+  { name: 'a private key', pattern: /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----|[\s\S]*)/g, kept: REDACTED },
+  { name: 'an HTTP credential', pattern: /\b(Bearer|Basic)(\s+)[A-Za-z0-9._~+/=-]{16,}/g, kept: `$1$2${REDACTED}` },
+  { name: 'a password in a URL', pattern: /\b([a-z][a-z0-9+.-]*:\/\/[^\s/:@]+:)[^\s/@]+@/gi, kept: `$1${REDACTED}@` },
+  // `https://<token>@github.com/…`: a user name that long is a token.
+  { name: 'a token in a URL', pattern: /\b([a-z][a-z0-9+.-]*:\/\/)[A-Za-z0-9_-]{20,}@/gi, kept: `$1${REDACTED}@` },
+];
+
+/**
+ * A value given to a name: `DB_PASSWORD=…` (an env file, a shell), `"api_key": "…"` (JSON as
+ * text), `token: …` (YAML, a header), `--password=…`, `?token=…&`. Only a name with a secret's
+ * word in it is taken (so `https://…` is not read as a name whose value hides a `?token=` after
+ * it); whether it is a secret's name is then {@link isSecretLikeKey}'s answer, as for a key of a
+ * payload. The value is taken quoted, or up to a space or a separator; a scheme word
+ * (`Authorization: Bearer …`) goes with what follows it.
+ */
+const ASSIGNMENT =
+  /(?<![\w.])(?=[\w.-]*?(?:pass|pwd|secret|token|key|auth|cookie|credential|dsn|jwt|otp|pin|pan|cv[cv]))([A-Za-z_][\w.-]*)(["']?[ \t]*[:=][ \t]*)(?:"((?:[^"\\\r\n]|\\.)*)"|'([^'\r\n]*)'|((?:(?:Bearer|Basic|Token|Digest)[ \t]+)?(?:\[redacted\]|[^\s"'`,;&)}\]]+)))/gi;
+
+/** A value that names where a secret is rather than holding it (`$DB_PASSWORD`, `${TOKEN}`), or none at all. */
+const NOT_A_SECRET = /^(?:\$.*|true|false|null|none|undefined)$/i;
+
+/**
+ * What a text holding a credential holds at least one of (a plain scan, far cheaper than the
+ * patterns): most recorded strings have none of these and are returned as they are.
+ */
+const CREDENTIAL_GATE = /sk-|[sr]k_|gh[pousr]_|github_pat_|akia|xox|aiza|eyj|-----begin|bearer|basic|:\/\/|pass|pwd|secret|token|key|auth|cookie|credential|dsn|jwt|otp|pin|pan|cv[cv]/i;
+
+// The shortest credential in text: `pwd=x`.
+const MIN_CREDENTIAL_TEXT = 5;
+
+/**
+ * The text with every credential it holds replaced by `[redacted]`: the published API-key shapes,
+ * JSON web tokens, private key blocks, `Bearer`/`Basic` credentials, and passwords and tokens in
+ * URLs whole (the scheme word and the URL kept), and the value of an assignment to a secret-like name
+ * (`DB_PASSWORD=[redacted]`, `"api_key": "[redacted]"`).
+ */
+export function redactCredentials(text: string): string {
+  if (text.length < MIN_CREDENTIAL_TEXT || !CREDENTIAL_GATE.test(text)) return text;
+  let out = text;
+  const keys = findPii(out, API_KEYS);
+  for (let i = keys.length - 1; i >= 0; i--) {
+    const key = keys[i] as (typeof keys)[number];
+    out = `${out.slice(0, key.start)}${REDACTED}${out.slice(key.end)}`;
+  }
+  for (const shape of CREDENTIAL_SHAPES) out = out.replace(shape.pattern, shape.kept);
+  return out.replace(ASSIGNMENT, assignedValue);
+}
+
+function assignedValue(match: string, name: string, separator: string, doubleQuoted?: string, singleQuoted?: string, bare?: string): string {
+  const value = doubleQuoted ?? singleQuoted ?? bare ?? '';
+  if (value === '' || value.endsWith(REDACTED) || NOT_A_SECRET.test(value) || !isSecretLikeKey(name)) return match;
+  const quote = doubleQuoted !== undefined ? '"' : singleQuoted !== undefined ? "'" : '';
+  return `${name}${separator}${quote}${REDACTED}${quote}`;
+}
+
+/**
+ * Which known credential shape `text` holds, if any: the published API-key shapes, a JSON web
+ * token, a private key, a `Bearer`/`Basic` credential, a password in a URL. A profile holding one
+ * is refused (policy/secrets.ts).
+ */
+export function credentialShape(text: string): string | null {
+  if (findPii(text, API_KEYS).length > 0) return 'an API key';
+  // `search` starts at the text's start whatever the global pattern's lastIndex.
+  for (const shape of CREDENTIAL_SHAPES) if (text.search(shape.pattern) >= 0) return shape.name;
+  return null;
 }
 
 /**

@@ -8,7 +8,7 @@
  */
 
 import { InvalidOptionError } from '../errors.js';
-import { findPii } from '../middleware/pii-detectors.js';
+import { credentialShape } from '../middleware/redact.js';
 import { profileError, type KeyPath, type ProfileSource } from './profile-source.js';
 
 /** Resolves secret references. Return `undefined` (or throw) for one it cannot resolve. */
@@ -74,25 +74,6 @@ export function secretRefProblem(value: string, schemes: readonly string[]): str
   return null;
 }
 
-// Shapes whose every match is a credential, beyond the published API-key shapes of the PII detectors.
-const SHAPES: readonly (readonly [string, RegExp])[] = [
-  ['a JSON web token', /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/],
-  ['a private key', /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/],
-  ['an HTTP credential', /\b(?:Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{16,}/],
-  ['a password in a URL', /\b[a-z][a-z0-9+.-]*:\/\/[^\s/:@]+:[^\s/@]+@/i],
-];
-const API_KEYS = new Set(['api_key'] as const);
-
-/**
- * Which known credential shape `text` holds, if any: the published API-key shapes (`sk-…`,
- * `sk_live_…`, `ghp_…`, `AKIA…`, `xoxb-…`, `AIza…`), a JSON web token, a PEM private key, a
- * Bearer or Basic credential, or a URL with a password in it.
- */
-export function credentialShape(text: string): string | null {
-  if (findPii(text, API_KEYS).length > 0) return 'an API key';
-  for (const [name, pattern] of SHAPES) if (pattern.test(text)) return name;
-  return null;
-}
 
 /**
  * Refuses a profile value that holds a known credential shape anywhere: in a string, or in a key.

@@ -168,6 +168,37 @@ describe('aura hook claude-code', () => {
     expect(events.find((e) => e.kind === 'constraint.approved')?.payload).toMatchObject({ request_id: command?.[2], principal: 'alice' });
   });
 
+  it('keeps the credentials a session handles out of the trail: a pasted key, a token in a command, a .env file read, then closes verified', async () => {
+    const { home, profile } = setup();
+    const c = claude('sess-secrets');
+    const key = `sk-proj-${'Q7w'.repeat(12)}`;
+    const token = `ghp_${'k3'.repeat(18)}`;
+    expect((await hook(home, profile, c.start())).status).toBe(0);
+    expect((await hook(home, profile, c.prompt(`use this key: ${key}`))).status).toBe(0);
+    const command = { command: `curl -H "Authorization: token ${token}" https://api.github.com/user` };
+    expect(decision(await hook(home, profile, c.pre('toolu_1', 'Bash', command)))).toBeNull();
+    expect((await hook(home, profile, c.post('toolu_1', 'Bash', command, { stdout: '{"login": "me"}', stderr: '' }))).status).toBe(0);
+    const read = { file_path: '/home/me/project/.env' };
+    expect(decision(await hook(home, profile, c.pre('toolu_2', 'Read', read)))).toBeNull();
+    const env = `OPENAI_API_KEY=${key}\nDATABASE_URL=postgres://app:db-pass-5521@db/app\nDEBUG=true\n`;
+    expect((await hook(home, profile, c.post('toolu_2', 'Read', read, { type: 'text', file: { filePath: read.file_path, content: env } }))).status).toBe(0);
+    expect((await hook(home, profile, c.end())).status).toBe(0);
+    const { file, events } = trailOf(home);
+    const trail = fs.readFileSync(file, 'utf8');
+    for (const secret of [key, token, 'db-pass-5521']) expect(trail.includes(secret), secret).toBe(false);
+    // What is left says what was there, and what was done.
+    expect(trail).toContain('OPENAI_API_KEY=[redacted]');
+    expect(trail).toContain('postgres://app:[redacted]@db/app');
+    expect(trail).toContain('api.github.com/user');
+    expect(events.filter((e) => e.kind === 'tool.call')).toHaveLength(2);
+    expect(verifyTrail(file)).toMatchObject({ hash_chain_valid: true, complete: true });
+    expect(pythonVerify(file)).toMatchObject({ valid: true });
+    for (const derived of ['.summary.json', '.otel.jsonl']) {
+      const text = fs.readFileSync(file.replace(/\.jsonl$/, derived), 'utf8');
+      for (const secret of [key, token, 'db-pass-5521']) expect(text.includes(secret), `${derived}: ${secret}`).toBe(false);
+    }
+  });
+
   it('fails closed on an internal error when the profile says so, and records it in the trail', async () => {
     const { home, profile } = setup(`${PROFILE}claude_code: { on_error: deny }\n`);
     const c = claude('error-sess');

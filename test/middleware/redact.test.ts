@@ -105,3 +105,73 @@ describe('an injected secret', () => {
     for (const [where, text] of texts) expect(text?.includes(SECRET), where).toBe(false);
   });
 });
+
+describe('credentials in text', () => {
+  const OPENAI = `sk-proj-${'A1b2'.repeat(10)}`;
+  const GITHUB = `ghp_${'x9'.repeat(18)}`;
+  const JWT = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U';
+  // [as given, as recorded]
+  const REDACTED_TEXTS: readonly (readonly [string, string])[] = [
+    [`OPENAI_API_KEY=${OPENAI}\nDB_PASSWORD=hunter2hunter2\nDEBUG=true`, 'OPENAI_API_KEY=[redacted]\nDB_PASSWORD=[redacted]\nDEBUG=true'],
+    [`git push https://${GITHUB}@github.com/acme/x AKIAIOSFODNN7EXAMPLE`, 'git push https://[redacted]@github.com/acme/x [redacted]'],
+    ['curl -H "Authorization: Bearer abcdefghijklmnopqrstuvwxyz" https://api.example.com', 'curl -H "Authorization: Bearer [redacted]" https://api.example.com'],
+    ['curl -H "Authorization: Bearer short" -H \'X-Api-Key: 12345\' https://x', 'curl -H "Authorization: [redacted]" -H \'X-Api-Key: [redacted]\' https://x'],
+    ['{"password": "two words", "user": "bob", "max_tokens": 100}', '{"password": "[redacted]", "user": "bob", "max_tokens": 100}'],
+    ['psql postgres://admin:pa55word@db.example.com/app', 'psql postgres://admin:[redacted]@db.example.com/app'],
+    ['mysql --password=topsecret -u root', 'mysql --password=[redacted] -u root'],
+    ['https://x.example.com/cb?access_token=abc123&state=ok', 'https://x.example.com/cb?access_token=[redacted]&state=ok'],
+    ['export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY', 'export AWS_SECRET_ACCESS_KEY=[redacted]'],
+    ['db:\n  password: s3cret\n  host: db', 'db:\n  password: [redacted]\n  host: db'],
+    ['key file:\n-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----\nend', 'key file:\n[redacted]\nend'],
+    ['cut short: -----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk', 'cut short: [redacted]'],
+    [`session ${JWT}`, 'session [redacted]'],
+  ];
+  // Text that names secrets without holding one, and look-alikes of what is taken.
+  const KEPT_TEXTS = [
+    'PASSWORD=$DB_PASSWORD ./run.sh',
+    'TOKEN=${GITHUB_TOKEN} make',
+    'token_count=3 total_tokens: 5 max_tokens=100',
+    'password: null, auth: true',
+    'keyboard: qwerty; monkey=1; author: ann',
+    'see https://example.com/docs?page=2',
+    '2026-12-03T18:21:06.635906+00:00',
+    'sk-short and ghp_short',
+  ];
+
+  function recorded(given: readonly string[]): { result: Promise<SessionResult>; seen: string[] } {
+    const session = agent('acme/text', { home: tempDir() }).session({ ids: countingIds(), clock: steppingClock() });
+    const seen: string[] = [];
+    const done = (async () => {
+      // The tool gets what it was given; the trail holds it redacted, in the arguments and the result alike.
+      await session.tool('shell', { commands: given }, (live) => {
+        seen.push(...(live['commands'] as string[]));
+        return { output: given };
+      });
+      return session.close();
+    })();
+    return { result: done, seen };
+  }
+
+  it('are recorded as [redacted] in every string, the name, scheme word and URL around them kept; the tool gets them as given', async () => {
+    const given = REDACTED_TEXTS.map(([text]) => text);
+    const run = recorded(given);
+    const result = await run.result;
+    expect(run.seen).toEqual(given);
+    const events = lines(result.log_path).map((line) => JSON.parse(line) as { kind: string; payload: Record<string, unknown> });
+    const expected = REDACTED_TEXTS.map(([, text]) => text);
+    expect((events.find((e) => e.kind === 'tool.call')?.payload['args'] as { commands: string[] }).commands).toEqual(expected);
+    expect((events.find((e) => e.kind === 'tool.result')?.payload['result'] as { output: string[] }).output).toEqual(expected);
+    const trail = fs.readFileSync(result.log_path, 'utf8');
+    for (const secret of [OPENAI, GITHUB, JWT, 'hunter2hunter2', 'AKIAIOSFODNN7EXAMPLE', 'pa55word', 'topsecret', 'abc123', 'wJalrXUtnFEMI', 's3cret', 'MIIEowIBAAKCAQEA', 'b3BlbnNzaC1rZXk']) {
+      expect(trail.includes(secret), secret).toBe(false);
+    }
+    expect(result.chain).toMatchObject({ hash_chain_valid: true, complete: true });
+    expect(pythonVerify(result.log_path)).toMatchObject({ valid: true, events: events.length });
+  });
+
+  it('leave text that only names a secret, or looks like one, as it is', async () => {
+    const result = await recorded(KEPT_TEXTS).result;
+    const call = lines(result.log_path).map((line) => JSON.parse(line) as { kind: string; payload: { args?: { commands: string[] } } }).find((e) => e.kind === 'tool.call');
+    expect(call?.payload.args?.commands).toEqual(KEPT_TEXTS);
+  });
+});
