@@ -29,6 +29,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { auraHome } from '../config/home.js';
 import { ApprovalRequiredError, AuraError, InvalidOptionError, LoopBrokenError, PolicyDeniedError, SessionClosedError } from '../errors.js';
+import { redactCredentials } from '../middleware/redact.js';
 import { approveCommand, refusalOf } from '../policy/refusal.js';
 import { agent, type Agent } from '../session/agent.js';
 import { readProfileFile } from '../session/profile-file.js';
@@ -92,7 +93,8 @@ export async function claudeCodeHook(argv: readonly string[], io: HookIo = proce
     if (answer.output !== null) io.write(`${JSON.stringify(answer.output)}\n`);
     return 0;
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+    // Said on stderr and to the model: a credential the error quotes is not repeated (the trail redacts its own copy).
+    const message = redactCredentials(error instanceof Error ? error.message : String(error));
     const decision = event === 'PreToolUse' ? (failClosed ? 'deny' : 'none') : 'none';
     if (session !== null && !session.closed) {
       try {

@@ -11,6 +11,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import type { AuraConfig } from '../config/config.js';
 import { AuraError, describeCause } from '../errors.js';
+import { redactCredentials } from '../middleware/redact.js';
 import { VERSION } from '../version.js';
 import { configFor, keysFor, type GlobalOptions, type KeyOptions, type StoreOptions } from './context.js';
 import type { LogsOptions } from './logs.js';
@@ -329,8 +330,10 @@ function reportError(error: unknown, asJson: boolean): number {
   } else {
     [code, message, exit] = ['INTERNAL', `internal error: ${error instanceof Error ? error.message : String(error)}`, EXIT.internal];
   }
-  if (asJson) process.stdout.write(`${JSON.stringify({ error: { code, message, ...(data === undefined ? {} : { data }) } }, null, 2)}\n`);
-  else process.stderr.write(`aura: ${message}\n`);
+  // An error can quote what it was given (a path, a URL): a credential in it is not repeated.
+  const quoted = (_key: string, value: unknown): unknown => (typeof value === 'string' ? redactCredentials(value) : value);
+  if (asJson) process.stdout.write(`${JSON.stringify({ error: { code, message, ...(data === undefined ? {} : { data }) } }, quoted, 2)}\n`);
+  else process.stderr.write(`aura: ${redactCredentials(message)}\n`);
   return exit;
 }
 

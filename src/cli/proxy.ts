@@ -7,6 +7,7 @@
 
 import type { AuraConfig } from '../config/config.js';
 import { InvalidOptionError } from '../errors.js';
+import { redactCredentials } from '../middleware/redact.js';
 import { portOption, positiveOption } from './context.js';
 import { readTokens } from '../mcp/http.js';
 import { listeningPort } from '../mcp/loopback.js';
@@ -31,7 +32,7 @@ export interface ProxyOptions {
 }
 
 const log = (line: string): void => {
-  process.stderr.write(`aura proxy: ${line}\n`);
+  process.stderr.write(`aura proxy: ${redactCredentials(line)}\n`);
 };
 
 /** Runs the proxy; exit 0 when it ended normally, 2 when it could not serve the client. */

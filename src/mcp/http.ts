@@ -13,6 +13,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import * as fs from 'node:fs';
 import { parseYamlSource, type KeyPath } from '../config/yaml-source.js';
 import { ConfigError, describeCause } from '../errors.js';
+import { redactCredentials } from '../middleware/redact.js';
 import { FindingsService, type FindingsTools } from './findings-service.js';
 import { isLoopbackHost, listenOnLoopback, listeningPort, secretDigest } from './loopback.js';
 import { buildServer } from './server.js';
@@ -113,7 +114,7 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, serve
     await mcp.connect(transport);
     await transport.handleRequest(req, res);
   } catch (error) {
-    process.stderr.write(`aura mcp: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(`aura mcp: ${redactCredentials(error instanceof Error ? error.message : String(error))}\n`);
     if (!res.headersSent) refuse(res, 500, 'internal error');
   }
 }

@@ -14,6 +14,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import * as http from 'node:http';
 import { AuraError } from '../errors.js';
+import { redactCredentials } from '../middleware/redact.js';
 import { isLoopbackHost, listeningPort, listenOnLoopback, secretDigest } from '../mcp/loopback.js';
 import type { KeyRing } from '../spine/signing.js';
 import type { SessionSource } from '../store/source.js';
@@ -49,7 +50,7 @@ export async function serveUi(port: number, options: UiOptions): Promise<UiServe
   const digest = secretDigest(token);
   const server = http.createServer((req, res) => {
     handle(req, res, listening, digest, options).catch((error: unknown) => {
-      process.stderr.write(`aura ui: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.stderr.write(`aura ui: ${redactCredentials(error instanceof Error ? error.message : String(error))}\n`);
       // What a file of the folder lacks (unreadable, a folder in its place) is said as it is.
       if (!res.headersSent) answer(res, 500, error instanceof AuraError ? error.message : 'internal error');
     });

@@ -159,3 +159,17 @@ describe('aura --json errors', () => {
     }
   });
 });
+
+describe('an error that quotes what it was given', () => {
+  it('never repeats a credential in it, on stderr or in --json', () => {
+    const home = tempDir();
+    const given = 'https://deploy:hunter2-pass-77@example.com/trail.jsonl';
+    const text = aura(['verify', 'chain', given], { home });
+    expect(text.status).toBe(2);
+    expect(text.stderr).toContain('trail not found: https://deploy:[redacted]@example.com/trail.jsonl');
+    const json = auraJson(['verify', 'chain', `OPENAI_API_KEY=sk-proj-${'Zx8'.repeat(12)}`], { home });
+    expect(json.status).toBe(2);
+    expect(json.json).toMatchObject({ error: { code: 'NOT_FOUND', message: expect.stringContaining('OPENAI_API_KEY=[redacted]') } });
+    for (const output of [text.stdout + text.stderr, JSON.stringify(json)]) expect(output).not.toMatch(/hunter2-pass-77|Zx8Zx8/);
+  });
+});
