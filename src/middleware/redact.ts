@@ -113,7 +113,8 @@ const CREDENTIAL_SHAPES: readonly { readonly name: string; readonly pattern: Reg
   // To its end line, or to the end of the text when it was cut before it.
   { name: 'a private key', pattern: /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----|[\s\S]*)/g, kept: REDACTED },
   { name: 'an HTTP credential', pattern: /\b(Bearer|Basic)(\s+)[A-Za-z0-9._~+/=-]{16,}/g, kept: `$1$2${REDACTED}` },
-  { name: 'a password in a URL', pattern: /\b([a-z][a-z0-9+.-]*:\/\/[^\s/:@]+:)[^\s/@]+@/gi, kept: `$1${REDACTED}@` },
+  // A password already masked (`***`, as a store's label shows one) is left as it is.
+  { name: 'a password in a URL', pattern: /\b([a-z][a-z0-9+.-]*:\/\/[^\s/:@]+:)(?!\*+@)[^\s/@]+@/gi, kept: `$1${REDACTED}@` },
   // `https://<token>@github.com/…`: a user name that long is a token.
   { name: 'a token in a URL', pattern: /\b([a-z][a-z0-9+.-]*:\/\/)[A-Za-z0-9_-]{20,}@/gi, kept: `$1${REDACTED}@` },
 ];
@@ -129,8 +130,8 @@ const CREDENTIAL_SHAPES: readonly { readonly name: string; readonly pattern: Reg
 const ASSIGNMENT =
   /(?<![\w.])(?=[\w.-]*?(?:pass|pwd|secret|token|key|auth|cookie|credential|dsn|jwt|otp|pin|pan|cv[cv]))([A-Za-z_][\w.-]*)(["']?[ \t]*[:=][ \t]*)(?:"((?:[^"\\\r\n]|\\.)*)"|'([^'\r\n]*)'|((?:(?:Bearer|Basic|Token|Digest)[ \t]+)?(?:\[redacted\]|[^\s"'`,;&)}\]]+)))/gi;
 
-/** A value that names where a secret is rather than holding it (`$DB_PASSWORD`, `${TOKEN}`), or none at all. */
-const NOT_A_SECRET = /^(?:\$.*|true|false|null|none|undefined)$/i;
+/** A value that names where a secret is rather than holding it (`$DB_PASSWORD`, `${TOKEN}`), one already masked (`***`), or none at all. */
+const NOT_A_SECRET = /^(?:\$.*|\*+|true|false|null|none|undefined)$/i;
 
 /**
  * What a text holding a credential holds at least one of (a plain scan, far cheaper than the

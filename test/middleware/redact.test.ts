@@ -136,6 +136,7 @@ describe('credentials in text', () => {
     'see https://example.com/docs?page=2',
     '2026-12-03T18:21:06.635906+00:00',
     'sk-short and ghp_short',
+    'the store postgres://someone:***@db.example.com/aura; password=***',
   ];
 
   function recorded(given: readonly string[]): { result: Promise<SessionResult>; seen: string[] } {
