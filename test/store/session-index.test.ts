@@ -164,11 +164,16 @@ describe('the index kept between processes', () => {
 });
 
 describe('the seal log follower', () => {
-  it('answers as a full read after appends, and after an entry edited before where it had read', async () => {
+  /** A home whose seal log holds two closed sessions. */
+  async function twoSealed(): Promise<{ home: string; log: string }> {
     const home = tempDir();
-    const log = path.join(home, 'seals.jsonl');
     await closedSession(home, 1);
     await closedSession(home, 50);
+    return { home, log: path.join(home, 'seals.jsonl') };
+  }
+
+  it('answers as a full read after appends, and after an entry edited before where it had read', async () => {
+    const { home, log } = await twoSealed();
     const follower = new SealLogFollower(log);
     expect(follower.current()).toEqual(readSealLog(log));
     await closedSession(home, 100);
@@ -185,10 +190,7 @@ describe('the seal log follower', () => {
   });
 
   it('taken up from what another follower kept, answers as a full read: before and after an append, and after an edit before the kept point', async () => {
-    const home = tempDir();
-    const log = path.join(home, 'seals.jsonl');
-    await closedSession(home, 1);
-    await closedSession(home, 50);
+    const { home, log } = await twoSealed();
     const first = new SealLogFollower(log);
     first.refresh();
     const kept = first.followed();
@@ -216,10 +218,7 @@ describe('the seal log follower', () => {
   });
 
   it('reads a last line still being written as a full read does, and resumes before it', async () => {
-    const home = tempDir();
-    const log = path.join(home, 'seals.jsonl');
-    await closedSession(home, 1);
-    await closedSession(home, 50);
+    const { log } = await twoSealed();
     const whole = fs.readFileSync(log);
     const cut = whole.indexOf(0x0a) + 20;
     fs.writeFileSync(log, whole.subarray(0, cut));
