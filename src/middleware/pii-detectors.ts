@@ -147,6 +147,22 @@ export function findPii(text: string, entities: ReadonlySet<PiiEntity>): PiiMatc
   return found.sort((a, b) => a.start - b.start);
 }
 
+/**
+ * `text` with each value {@link findPii} finds of the given types replaced by what `replacement`
+ * makes of it; the same string when there is none.
+ */
+export function replacePii(text: string, entities: ReadonlySet<PiiEntity>, replacement: (match: PiiMatch) => string): string {
+  const matches = findPii(text, entities);
+  if (matches.length === 0) return text;
+  let out = '';
+  let at = 0;
+  for (const match of matches) {
+    out += text.slice(at, match.start) + replacement(match);
+    at = match.end;
+  }
+  return out + text.slice(at);
+}
+
 /** The Luhn check (ISO/IEC 7812-1) over a string of digits. */
 export function luhnValid(digits: string): boolean {
   let sum = 0;

@@ -17,7 +17,7 @@
 import { createHmac } from 'node:crypto';
 import { InvalidOptionError } from '../errors.js';
 import { freeKey, isSecretLikeKey } from './redact.js';
-import { findPii, type PiiEntity, type PiiMatch } from './pii-detectors.js';
+import { replacePii, type PiiEntity, type PiiMatch } from './pii-detectors.js';
 
 /** How a value is replaced. */
 export type PiiStrategy = 'redact' | 'mask' | 'pseudonymize';
@@ -63,16 +63,10 @@ export class PiiMasker {
 
   /** The text with every value found replaced, and what was found (by type, in `counts`). */
   maskText(text: string, counts: Map<PiiEntity, number>): string {
-    const matches = findPii(text, this.entities);
-    if (matches.length === 0) return text;
-    let out = '';
-    let at = 0;
-    for (const match of matches) {
-      out += text.slice(at, match.start) + this.replacement(match);
-      at = match.end;
+    return replacePii(text, this.entities, (match) => {
       counts.set(match.entity, (counts.get(match.entity) ?? 0) + 1);
-    }
-    return out + text.slice(at);
+      return this.replacement(match);
+    });
   }
 
   /**

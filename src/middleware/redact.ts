@@ -7,7 +7,7 @@
  * walk (spine/canonical.ts), so it costs no second pass over the payload.
  */
 
-import { findPii, type PiiEntity } from './pii-detectors.js';
+import { findPii, replacePii, type PiiEntity } from './pii-detectors.js';
 
 /** The text that stands in for a redacted value. */
 export const REDACTED = '[redacted]';
@@ -150,12 +150,7 @@ const MIN_CREDENTIAL_TEXT = 5;
  */
 export function redactCredentials(text: string): string {
   if (text.length < MIN_CREDENTIAL_TEXT || !CREDENTIAL_GATE.test(text)) return text;
-  let out = text;
-  const keys = findPii(out, API_KEYS);
-  for (let i = keys.length - 1; i >= 0; i--) {
-    const key = keys[i] as (typeof keys)[number];
-    out = `${out.slice(0, key.start)}${REDACTED}${out.slice(key.end)}`;
-  }
+  let out = replacePii(text, API_KEYS, () => REDACTED);
   for (const shape of CREDENTIAL_SHAPES) out = out.replace(shape.pattern, shape.kept);
   return out.replace(ASSIGNMENT, assignedValue);
 }
