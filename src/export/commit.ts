@@ -94,6 +94,11 @@ export class StagedFile {
   }
 }
 
+/** A staging file that another thread wrote in full and made durable: it is committed as it stands. */
+export class DurableStagedFile {
+  constructor(readonly path: string) {}
+}
+
 /** Writes all of `bytes` (a write may take fewer than it is given). */
 function writeAll(fd: number, bytes: Uint8Array): void {
   for (let at = 0; at < bytes.length; ) at += fs.writeSync(fd, bytes, at, bytes.length - at);
@@ -104,17 +109,20 @@ function writeAll(fd: number, bytes: Uint8Array): void {
  * all are renamed into place.
  * @throws ExportError naming the file that failed; the staging files are removed.
  */
-export function commitFiles(sessionId: string, files: readonly (FileToCommit | StagedFile)[]): void {
+export function commitFiles(sessionId: string, files: readonly (FileToCommit | StagedFile | DurableStagedFile)[]): void {
   const staged: string[] = [];
   try {
     for (const file of files) {
       if (file instanceof StagedFile) file.finish();
-      else writeDurably(stagingPathOf(file.path), file.content, file.path, sessionId);
+      else if (!(file instanceof DurableStagedFile)) writeDurably(stagingPathOf(file.path), file.content, file.path, sessionId);
       staged.push(stagingPathOf(file.path));
     }
     renameAll(sessionId, files);
   } finally {
-    for (const file of files) if (file instanceof StagedFile) file.discard();
+    for (const file of files) {
+      if (file instanceof StagedFile) file.discard();
+      else if (file instanceof DurableStagedFile) removeFile(stagingPathOf(file.path));
+    }
     for (const staging of staged) removeFile(staging);
   }
 }

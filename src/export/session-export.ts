@@ -3,18 +3,22 @@
  * together or not at all. Closing a session and `aura export` both come through here.
  */
 
-import { digestTrail, readTrail, type TrailRead } from '../spine/trail-reader.js';
+import { trailLines } from '../spine/trail-lines.js';
+import { readTrail, type TrailRead } from '../spine/trail-reader.js';
+import { removeFile } from '../store/fs-write.js';
 import type { SessionFiles } from '../store/session-files.js';
-import { commitFiles, StagedFile } from './commit.js';
+import { commitFiles, DurableStagedFile, StagedFile, stagingPathOf } from './commit.js';
+import { EvidencePass, type EvidenceRead } from './evidence-pass.js';
 import type { OtelExportStats } from './live-queue.js';
-import { spanLineOf, spanLines, spanSourceOf } from './otel.js';
-import { buildSpans, SpanBuilder, type Span, type SpanOptions } from './spans.js';
-import { buildSummary, summaryKeeps, summaryText, type SessionSummary, type SummaryOptions } from './summary.js';
+import { spanLines } from './otel.js';
+import { buildSpans, type Span, type SpanOptions } from './spans.js';
+import { buildSummary, summaryText, type SessionSummary, type SummaryOptions } from './summary.js';
+
 
 /** What exporting a session produced. */
 export interface SessionExport {
   readonly summary: SessionSummary;
-  /** The trail as verified: its chain, and a digest of its events (see `digestTrail`). */
+  /** The trail as verified: its chain, and a digest of its events (see `TrailDigester`). */
   readonly trail: TrailRead;
   /** The paths written, when written. */
   readonly written: { readonly summary: string; readonly otel: string } | null;
@@ -33,24 +37,19 @@ export function exportSession(
     readonly beforeCommit?: (summary: SessionSummary) => void;
     readonly spans?: SpanOptions;
     readonly live?: OtelExportStats;
+    /** The pass already made ahead of close (close-ahead.ts), its spans staged when `write`. */
+    readonly ahead?: EvidenceRead;
   } = {},
 ): SessionExport {
-  const otel = write ? new StagedFile(files.sessionId, files.otel) : null;
+  const otel = write ? (options.ahead === undefined ? new StagedFile(files.sessionId, files.otel) : new DurableStagedFile(files.otel)) : null;
   try {
-    let line: ((span: Span) => string) | null = null;
-    let spanCount = 0;
-    const builder =
-      otel === null && options.live === undefined
-        ? null
-        : new SpanBuilder((span) => {
-            spanCount++;
-            if (otel !== null && line !== null) otel.write(line(span));
-          }, options.spans);
-    const trail = digestTrail(files.trail, summaryKeeps(), (event) => {
-      line ??= spanLineOf(spanSourceOf(event.session_id, event.aura_id));
-      builder?.add(event);
-    });
-    builder?.finish();
+    let read = options.ahead;
+    if (read === undefined) {
+      const pass = new EvidencePass(otel instanceof StagedFile ? otel : null, options.live !== undefined, options.spans);
+      for (const line of trailLines(files.trail)) pass.add(line);
+      read = pass.finish();
+    }
+    const { trail, spanCount } = read;
     // Whatever the collector did not take is dropped: the file has every span, so the count is exact.
     const live = options.live === undefined ? undefined : { ...options.live, dropped: Math.max(0, spanCount - options.live.exported) };
     const summary = buildSummary(files.sessionId, trail, files.trail, { ...options, ...(live === undefined ? {} : { otel: live }) });
@@ -59,7 +58,8 @@ export function exportSession(
     commitFiles(files.sessionId, [{ path: files.summary, content: summaryText(summary) }, otel]);
     return { summary, trail, written: { summary: files.summary, otel: files.otel } };
   } catch (error) {
-    otel?.discard();
+    if (otel instanceof StagedFile) otel.discard();
+    else if (otel !== null) removeFile(stagingPathOf(otel.path));
     throw error;
   }
 }

@@ -4,6 +4,7 @@
  */
 
 import { ExportError, TrailWriteError } from '../errors.js';
+import type { CloseAhead } from '../export/close-ahead.js';
 import type { LiveExport } from '../export/live-export.js';
 import { sealText, type Signer } from '../spine/signing.js';
 import { appendSeal } from '../store/seal-log.js';
@@ -19,13 +20,15 @@ export interface ClosedSession {
   readonly exportOnClose: boolean;
   readonly signer: Signer | null;
   readonly live: LiveExport | null;
+  /** The evidence pass made ahead of close, when the session grew long enough to start one. */
+  readonly ahead: CloseAhead | null;
 }
 
 /** @throws ExportError (the trail is kept whole), ReadError */
 export async function exportClosed(closed: ClosedSession): Promise<SessionResult> {
   const { agent, files, signer } = closed;
   const sessionId = files.sessionId;
-  const otel = closed.live === null ? undefined : await closed.live.close();
+  const [otel, ahead] = await Promise.all([closed.live?.close(), closed.ahead?.finish()]);
   const { paths } = agent.config;
   // Loaded at close only: the audit and the exporters are most of what a session's modules weigh,
   // and a short process that only appends (a Claude Code hook) never needs them.
@@ -34,6 +37,7 @@ export async function exportClosed(closed: ClosedSession): Promise<SessionResult
     exportPii: agent.config.values['identity_export_pii'] === true,
     spans: { captureToolContent: agent.config.settings.otel.capture_tool_content },
     ...(otel === undefined ? {} : { live: otel }),
+    ...(ahead === undefined || ahead === null ? {} : { ahead }),
     seal: (extent) => {
       const unsigned = { session_id: sessionId, ...extent };
       return { ...unsigned, key_id: signer?.keyId ?? null, signature: signer === null ? null : signer.sign(sealText(unsigned)) };

@@ -17,6 +17,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { IdentityRequiredError, InvalidOptionError, InvalidSessionIdError, SessionClosedError, TrailWriteError } from '../errors.js';
+import { CLOSE_AHEAD_BYTES, CloseAhead } from '../export/close-ahead.js';
 import { LiveExport } from '../export/live-export.js';
 import { openPiiMasking } from '../middleware/middleware.js';
 import { SessionRedactor } from '../middleware/redact.js';
@@ -98,6 +99,9 @@ export class Session implements AsyncDisposable {
   private resumed: ResumePoint | null = null;
   private goalReached = false;
   private closedState = false;
+  /** The trail size at which the close-ahead thread starts (never, for a shared trail), and that thread. */
+  private aheadAt = CLOSE_AHEAD_BYTES;
+  private ahead: CloseAhead | null = null;
 
   private constructor(
     readonly agent: SessionAgent,
@@ -178,9 +182,12 @@ export class Session implements AsyncDisposable {
     });
     // A shared session's spans are built at close, from the whole trail: no process sees all of it live.
     this.publisher = new Publisher(shared === null ? LiveExport.fromSettings(settings.otel) : null, bus, () => escalations);
+    // For the same reason, its evidence is not read ahead of close.
+    if (shared !== null) this.aheadAt = Infinity;
     this.recorder = new Recorder({ sessionId: this.id, traceId: this.traceId, taskId }, this.writer, redactor, ids, clock, { agentIdsText: canonicalJson(agent.trailer(), 'agent_ids'), auraId: agent.profile.aura_id }, (appended) => {
       this.publisher.publish(appended);
       this.checkpointer.after(appended.givenKind);
+      if (this.writer.length >= this.aheadAt) this.startAhead();
     });
     this.loop = new LoopHold(this.approvals, record);
     this.gate = new PolicyGate(this.id, policy, this.approvals, this.loop, record);
@@ -368,6 +375,9 @@ export class Session implements AsyncDisposable {
         this.checkpointer.final();
       });
       if (this.writer.shared !== null) removeResumeState(this.files.trail);
+    } catch (error) {
+      this.ahead?.abandon();
+      throw error;
     } finally {
       this.writer.close();
     }
@@ -379,6 +389,20 @@ export class Session implements AsyncDisposable {
       exportOnClose: this.exportOnClose,
       signer: this.checkpointer.signer,
       live: this.publisher.live,
+      ahead: this.ahead,
+    });
+  }
+
+  /** Starts reading the trail's evidence ahead of close (export/close-ahead.ts), once. */
+  private startAhead(): void {
+    this.aheadAt = Infinity;
+    const { settings } = this.agent.config;
+    this.ahead = CloseAhead.start({
+      sessionId: this.id,
+      trail: this.files.trail,
+      otel: this.exportOnClose ? this.files.otel : null,
+      buildSpans: this.publisher.live !== null,
+      spans: { captureToolContent: settings.otel.capture_tool_content },
     });
   }
 

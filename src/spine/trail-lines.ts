@@ -103,29 +103,99 @@ function* linesOf(fd: number, path: string, maxLineBytes: number): Generator<Tra
       carried = filled;
       continue;
     }
-    // Decoding many complete lines at once is about twice as fast as line by line; in pieces of
-    // about DECODE_BYTES, so the text is young garbage and not a chunk-sized large object that
-    // only a full collection frees (a long trail's close then grew memory by 70%).
-    for (let from = 0; from <= lastNewline; ) {
-      let to = from + DECODE_BYTES >= lastNewline ? lastNewline : buffer.lastIndexOf(NEWLINE, from + DECODE_BYTES);
-      // One line longer than a piece: the piece runs to its end.
-      if (to < from) to = buffer.indexOf(NEWLINE, from + DECODE_BYTES);
-      const text = buffer.toString('utf8', from, to);
-      let start = 0;
-      for (;;) {
-        const end = text.indexOf('\n', start);
-        number++;
-        if (end < 0) {
-          yield { text: text.slice(start), number, terminated: true };
-          break;
-        }
-        yield { text: text.slice(start, end), number, terminated: true };
-        start = end + 1;
-      }
-      from = to + 1;
+    for (const line of decodedLines(buffer, lastNewline, number)) {
+      number = line.number;
+      yield line;
     }
     carried = filled - lastNewline - 1;
     buffer.copy(buffer, 0, lastNewline + 1, filled);
+  }
+}
+
+/**
+ * The lines of `buffer` up to its newline at `lastNewline`, numbered after `number`.
+ *
+ * Decoding many complete lines at once is about twice as fast as line by line; in pieces of
+ * about DECODE_BYTES, so the text is young garbage and not a chunk-sized large object that
+ * only a full collection frees (a long trail's close then grew memory by 70%).
+ */
+function* decodedLines(buffer: Buffer, lastNewline: number, number: number): Generator<TrailLine> {
+  for (let from = 0; from <= lastNewline; ) {
+    let to = from + DECODE_BYTES >= lastNewline ? lastNewline : buffer.lastIndexOf(NEWLINE, from + DECODE_BYTES);
+    // One line longer than a piece: the piece runs to its end.
+    if (to < from) to = buffer.indexOf(NEWLINE, from + DECODE_BYTES);
+    const text = buffer.toString('utf8', from, to);
+    let start = 0;
+    for (;;) {
+      const end = text.indexOf('\n', start);
+      number++;
+      if (end < 0) {
+        yield { text: text.slice(start), number, terminated: true };
+        break;
+      }
+      yield { text: text.slice(start, end), number, terminated: true };
+      start = end + 1;
+    }
+    from = to + 1;
+  }
+}
+
+/**
+ * Reads a trail that is still being written, a chunk at a time: each {@link TrailFollower.read}
+ * returns the whole lines written since the last, and keeps a line cut by the end of what is
+ * written for the next. One writer appends whole lines, so the reader never guesses where one ends.
+ */
+export class TrailFollower {
+  private buffer = Buffer.allocUnsafe(CHUNK_BYTES);
+  private carried = 0;
+  private number = 0;
+  private position = 0;
+
+  constructor(
+    private readonly fd: number,
+    private readonly path: string,
+  ) {}
+
+  /** Bytes read from the file so far. */
+  get offset(): number {
+    return this.position;
+  }
+
+  /**
+   * The whole lines of the next chunk, or null when nothing more is written yet. With `end` (the
+   * writer is done), a last line without its newline comes too, as the file reader gives it.
+   * @throws ReadError (unreadable, or one line longer than {@link MAX_LINE_BYTES})
+   */
+  read(end: boolean): TrailLine[] | null {
+    if (this.carried === this.buffer.length) {
+      if (this.buffer.length >= MAX_LINE_BYTES) throw new ReadError(this.path, new Error(`line ${this.number + 1} is longer than ${MAX_LINE_BYTES} bytes`));
+      const larger = Buffer.allocUnsafe(Math.min(this.buffer.length * 2, MAX_LINE_BYTES));
+      this.buffer.copy(larger, 0, 0, this.carried);
+      this.buffer = larger;
+    }
+    let read: number;
+    try {
+      read = fs.readSync(this.fd, this.buffer, this.carried, this.buffer.length - this.carried, this.position);
+    } catch (error) {
+      throw new ReadError(this.path, error);
+    }
+    this.position += read;
+    const filled = this.carried + read;
+    if (read === 0) {
+      if (!end || filled === 0) return null;
+      this.carried = 0;
+      return [{ text: this.buffer.toString('utf8', 0, filled), number: ++this.number, terminated: false }];
+    }
+    const lastNewline = this.buffer.lastIndexOf(NEWLINE, filled - 1);
+    if (lastNewline < 0) {
+      this.carried = filled;
+      return [];
+    }
+    const lines = [...decodedLines(this.buffer, lastNewline, this.number)];
+    this.number += lines.length;
+    this.carried = filled - lastNewline - 1;
+    this.buffer.copy(this.buffer, 0, lastNewline + 1, filled);
+    return lines;
   }
 }
 

@@ -44,7 +44,7 @@ export function readTrailLines(lines: Iterable<TrailLine>, seal?: ChainSeal, opt
   const verifier = new ChainVerifier(options);
   const events: AuraEvent[] = [];
   for (const line of lines) {
-    const event = verifier.add(line) ?? eventOf(line.text);
+    const event = verifier.add(line) ?? eventOfLine(line.text);
     each?.(event);
     if (hold && event !== null) events.push(event);
   }
@@ -57,21 +57,49 @@ export function readTrailLines(lines: Iterable<TrailLine>, seal?: ChainSeal, opt
  * Throws only when the file cannot be read.
  */
 export function digestTrail(path: string, keep: (event: AuraEvent) => boolean, each: (event: AuraEvent) => void, seal?: ChainSeal, options: VerifyOptions = {}): TrailRead {
-  const events: AuraEvent[] = [];
-  const positions: number[] = [];
-  const kinds = new Map<string, number>();
-  let count = 0;
-  const read = readTrailLines(trailLines(path), seal, options, (event) => {
+  const digester = new TrailDigester(keep, each, options);
+  for (const line of trailLines(path)) digester.add(line);
+  return digester.result(seal);
+}
+
+/** {@link digestTrail} fed line by line, so a trail can be digested as it grows. */
+export class TrailDigester {
+  private readonly verifier: ChainVerifier;
+  private readonly events: AuraEvent[] = [];
+  private readonly lines: string[] = [];
+  private readonly positions: number[] = [];
+  private readonly kinds = new Map<string, number>();
+  private count = 0;
+
+  constructor(
+    private readonly keep: (event: AuraEvent) => boolean,
+    private readonly each: (event: AuraEvent) => void,
+    options: VerifyOptions = {},
+  ) {
+    this.verifier = new ChainVerifier(options);
+  }
+
+  /** The text of each kept event's line, in order: how a digest crosses to another thread. */
+  get keptLines(): readonly string[] {
+    return this.lines;
+  }
+
+  add(line: TrailLine): void {
+    const event = this.verifier.add(line) ?? eventOfLine(line.text);
     if (event === null) return;
-    each(event);
-    kinds.set(event.kind, (kinds.get(event.kind) ?? 0) + 1);
-    if (keep(event)) {
-      events.push(event);
-      positions.push(count);
+    this.each(event);
+    this.kinds.set(event.kind, (this.kinds.get(event.kind) ?? 0) + 1);
+    if (this.keep(event)) {
+      this.events.push(event);
+      this.lines.push(line.text);
+      this.positions.push(this.count);
     }
-    count++;
-  }, false);
-  return { chain: read.chain, events, digest: { count, kinds, positions } };
+    this.count++;
+  }
+
+  result(seal?: ChainSeal): TrailRead {
+    return { chain: this.verifier.result(seal), events: this.events, digest: { count: this.count, kinds: this.kinds, positions: this.positions } };
+  }
 }
 
 /** How many events of `kind` the trail holds, whether `events` is all of them or a digest's. */
@@ -82,7 +110,8 @@ export function kindCount(events: readonly AuraEvent[], kind: string, digest?: T
   return count;
 }
 
-function eventOf(text: string): AuraEvent | null {
+/** The record a line holds (null for a blank line or one that is not a record), read losslessly. */
+export function eventOfLine(text: string): AuraEvent | null {
   if (text.trim() === '') return null;
   try {
     const value = parseJsonLossless(text);

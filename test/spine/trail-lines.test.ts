@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { trailLines } from '../../src/spine/trail-lines.js';
+import { openTrail, TrailFollower, trailLines } from '../../src/spine/trail-lines.js';
 import { tempDir } from '../helpers/temp.js';
 
 describe('trailLines', () => {
@@ -17,5 +17,30 @@ describe('trailLines', () => {
     expect(read.map((line) => line.text)).toEqual([...written, '{"torn": ']);
     expect(read.map((line) => line.number)).toEqual(read.map((_, i) => i + 1));
     expect(read.map((line) => line.terminated)).toEqual([...written.map(() => true), false]);
+  });
+});
+
+describe('TrailFollower', () => {
+  it('takes each line once it is whole, a line cut by the end of what is written at the next read, and a last line without newline only at the end', () => {
+    const file = path.join(tempDir(), 'trail.jsonl');
+    fs.writeFileSync(file, '');
+    const fd = openTrail(file);
+    const follower = new TrailFollower(fd, file);
+    const texts = (end = false): string[] | null => follower.read(end)?.map((line) => line.text) ?? null;
+    expect(texts()).toBeNull();
+    fs.appendFileSync(file, '{"n": 1}\n{"n": 2}\n{"n": ');
+    expect(texts()).toEqual(['{"n": 1}', '{"n": 2}']);
+    expect(texts()).toBeNull();
+    fs.appendFileSync(file, '3, "t": "é😀"}\n');
+    expect(follower.read(false)).toEqual([{ text: '{"n": 3, "t": "é😀"}', number: 3, terminated: true }]);
+    const long = `{"long": "${'a'.repeat(5 * 1024 * 1024)}"}`;
+    fs.appendFileSync(file, `${long}\n{"torn": `);
+    const reads: string[] = [];
+    for (let lines = follower.read(false); lines !== null; lines = follower.read(false)) reads.push(...lines.map((line) => line.text));
+    expect(reads).toEqual([long]);
+    expect(follower.read(true)).toEqual([{ text: '{"torn": ', number: 5, terminated: false }]);
+    expect(follower.read(true)).toBeNull();
+    expect(follower.offset).toBe(fs.statSync(file).size);
+    fs.closeSync(fd);
   });
 });
