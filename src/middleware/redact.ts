@@ -1,9 +1,10 @@
 /**
  * Secret redaction, on every emit (reference §11.6): the value of a secret-like key, at any
  * depth, is recorded as `[redacted]`, and a secret value the session injected into a tool call is
- * scrubbed from every recorded string, object keys and ids included. Every recorded string also
- * has the credentials it holds as text replaced ({@link redactCredentials}): a command, a file a
- * tool read or an answer it gave is free text that no key names. It runs inside the canonical
+ * scrubbed from every recorded string, object keys and ids included. Every recorded string and
+ * key also has the credentials it holds as text replaced ({@link redactCredentials}): a command, a
+ * file a tool read or an answer it gave is free text that no key names, and a map keyed by token
+ * is a key that is one. It runs inside the canonical
  * walk (spine/canonical.ts), so it costs no second pass over the payload.
  */
 
@@ -20,8 +21,6 @@ export interface Redactor {
   scrub(text: string): string;
   /** {@link scrub} for an object key: keys repeat from event to event, so the answer is kept. */
   scrubKey(key: string): string;
-  /** True once there is a value to scrub (until then `scrub` changes nothing, and keys need no second look). */
-  readonly scrubbing: boolean;
 }
 
 // Key names are compared on their letters and digits only, lower-cased, without a trailing
@@ -73,10 +72,6 @@ export class SessionRedactor implements Redactor {
 
   secretKey(key: string): boolean {
     return isSecretLikeKey(key);
-  }
-
-  get scrubbing(): boolean {
-    return this.secrets.length > 0;
   }
 
   /** Remembers a value that must never be recorded (and its prefixed form, such as `Bearer …`). */

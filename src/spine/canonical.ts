@@ -133,7 +133,7 @@ function writeObject(object: object, depth: number, walk: Walk): string {
   const record = object as Record<string, unknown>;
   const keys = sortedKeys(Object.keys(record));
   if (walk.counter !== null) walk.counter.keys += keys.length;
-  const renamed = walk.redact?.scrubbing === true ? scrubbedKeys(keys, record, walk.redact) : null;
+  const renamed = walk.redact === null ? null : scrubbedKeys(keys, record, walk.redact);
   const count = renamed === null ? keys.length : renamed.length;
   let text = '{';
   let first = true;

@@ -170,6 +170,20 @@ describe('credentials in text', () => {
     expect(pythonVerify(result.log_path)).toMatchObject({ valid: true, events: events.length });
   });
 
+  it('are recorded as [redacted] in object keys too, keys that come out alike kept apart, ordinary keys as they are', async () => {
+    const session = agent('acme/keys', { home: tempDir() }).session({ ids: countingIds(), clock: steppingClock() });
+    // A map keyed by token (a tool's answer listing keys and their scopes), and headers captured as keys.
+    session.emit('tool.result', { result: { [OPENAI]: { scope: 'read' }, [GITHUB]: { scope: 'repo' }, [`Bearer ${'Q'.repeat(20)}`]: true, path: '/etc/hosts', max_tokens: 5 } });
+    const result = await session.close();
+    const trail = fs.readFileSync(result.log_path, 'utf8');
+    for (const secret of [OPENAI, GITHUB, 'Q'.repeat(20)]) expect(trail.includes(secret), secret).toBe(false);
+    const event = lines(result.log_path).map((line) => JSON.parse(line) as { kind: string; payload: { result?: Record<string, unknown> } }).find((e) => e.kind === 'tool.result');
+    // Apart by the code-point order of the keys as given: `ghp_…` before `sk-…`.
+    expect(event?.payload.result).toEqual({ 'Bearer [redacted]': true, '[redacted]': { scope: 'repo' }, '[redacted]~2': { scope: 'read' }, max_tokens: 5, path: '/etc/hosts' });
+    expect(result.chain).toMatchObject({ hash_chain_valid: true, complete: true });
+    expect(pythonVerify(result.log_path)).toMatchObject({ valid: true });
+  });
+
   it('leave text that only names a secret, or looks like one, as it is', async () => {
     const result = await recorded(KEPT_TEXTS).result;
     const call = lines(result.log_path).map((line) => JSON.parse(line) as { kind: string; payload: { args?: { commands: string[] } } }).find((e) => e.kind === 'tool.call');
