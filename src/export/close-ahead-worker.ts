@@ -5,7 +5,6 @@
  */
 
 import * as fs from 'node:fs';
-import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { openTrail, TrailFollower } from '../spine/trail-lines.js';
 import { StagedFile } from './commit.js';
@@ -39,25 +38,38 @@ export type CloseAheadReport =
     }
   | { readonly done: false; readonly reason: string };
 
-// Between reads that found nothing new: the thread sleeps, a session that writes slowly costs nothing.
+// Between looks at the trail while there is nothing to read, or while the session is busy.
 const IDLE_MS = 25;
-// Background work, as live export's thread: the session's own thread comes first.
-const BACKGROUND_NICE = 19;
+/**
+ * A session that appends faster than this (bytes a millisecond: about 9,000 events a second) is
+ * busy recording: its thread would lose a fifth to a third of its speed to this one's reading and
+ * span writing on two cores (memory, and V8's helper threads that both share), so this one waits
+ * for a pause. An agent's session pauses for every model call; a loop that does nothing but record
+ * leaves the whole pass to close, as before.
+ */
+const BUSY_BYTES_PER_MS = 8 * 1024;
 
 const port = parentPort;
 if (port !== null) {
   const start = workerData as CloseAheadStart;
-  try {
-    setPriority(BACKGROUND_NICE);
-  } catch {
-    // Not permitted: the thread runs at the process's priority.
-  }
   const otel = start.otel === null ? null : new StagedFile(start.sessionId, start.otel);
   const fd = openTrail(start.trail);
   const follower = new TrailFollower(fd, start.trail);
   const pass = new EvidencePass(otel, start.buildSpans, start.spans);
   let finishing = false;
   let timer: NodeJS.Timeout | null = null;
+  let seenSize = 0;
+  let seenAt = performance.now();
+
+  /** True while the session appends as fast as a busy one: its growth since the last look. */
+  const sessionBusy = (): boolean => {
+    const size = fs.fstatSync(fd).size;
+    const now = performance.now();
+    const busy = size - seenSize > BUSY_BYTES_PER_MS * Math.max(now - seenAt, 1);
+    seenSize = size;
+    seenAt = now;
+    return busy;
+  };
 
   // The session's thread ends this one once it has the report.
   const end = (report: CloseAheadReport): void => {
@@ -68,6 +80,10 @@ if (port !== null) {
   const step = (): void => {
     timer = null;
     try {
+      if (!finishing && sessionBusy()) {
+        timer = setTimeout(step, IDLE_MS);
+        return;
+      }
       const lines = follower.read(finishing);
       if (lines !== null) {
         for (const line of lines) pass.add(line);

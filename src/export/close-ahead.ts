@@ -1,8 +1,10 @@
 /**
  * Close ahead: a long session's evidence pass (evidence-pass.ts) made while the session runs, on
- * a thread of its own that follows the trail on disk as it grows. At close only what was written
- * since its last read is left, so a session that ran for hours closes in about the time its last
- * lines take, where a pass over the whole trail took 18 s for a million events.
+ * a thread of its own that follows the trail on disk as it grows, in the session's pauses (a model
+ * call, a tool's own work): while the session records as fast as it can, the thread waits, so it
+ * never slows the session down. At close only what was written since its last read is left, so a
+ * session that ran for hours closes in about the time its last lines take, where a pass over the
+ * whole trail took 18 s for a million events.
  *
  * What close reports is still read from the bytes on disk, as they were read: the thread reads
  * the file, verifying each line as the pass at close does. A thread that fails, or a trail that

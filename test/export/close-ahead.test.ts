@@ -30,7 +30,7 @@ describe('close ahead', () => {
     await expect(session.tool('shell.exec', { cmd: 'ls' }, () => 'no')).rejects.toThrow();
     // The thread has had time to read some of it (its spans are staged), and some is left for close.
     const staging = `${session.files.otel}.staging`;
-    // The thread runs at the lowest priority: on a machine busy with other tests it starts late.
+    // The thread reads once the session pauses; on a machine busy with other tests it starts late.
     for (let waited = 0; !fs.existsSync(staging) && waited < 30_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
     const staged = fs.statSync(staging);
     expect(staged.size).toBeGreaterThan(0);
