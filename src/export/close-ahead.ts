@@ -26,10 +26,6 @@ import type { EvidenceRead } from './evidence-pass.js';
  */
 export const CLOSE_AHEAD_BYTES = 32 * 1024 * 1024;
 
-// The thread's young generation: left to grow, it took 34 MB of a million-event session's memory
-// (70 MB of heap in all, against 25-47 MB at this size) for no gain in time.
-const YOUNG_GENERATION_MB = 12;
-
 /** The close-ahead thread of one session. */
 export class CloseAhead {
   private readonly report: Promise<CloseAheadReport | null>;
@@ -50,8 +46,7 @@ export class CloseAhead {
   /** Starts the thread; null when it cannot start (the pass is then made at close). */
   static start(options: CloseAheadStart): CloseAhead | null {
     try {
-      const worker = startModuleWorker(besideModule('close-ahead-worker', import.meta.url), { workerData: options, resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB } });
-      return new CloseAhead(worker, options.otel);
+      return new CloseAhead(startModuleWorker(besideModule('close-ahead-worker', import.meta.url), { workerData: options }), options.otel);
     } catch {
       return null;
     }
