@@ -14,9 +14,8 @@
 import type { Worker } from 'node:worker_threads';
 import { eventOfLine } from '../spine/trail-reader.js';
 import type { AuraEvent } from '../spine/record.js';
-import { removeFile } from '../store/fs-write.js';
 import { besideModule, startModuleWorker } from '../worker-thread.js';
-import { stagingPathOf } from './commit.js';
+import { DurableStagedFile } from './commit.js';
 import type { CloseAheadMessage, CloseAheadReport, CloseAheadStart } from './close-ahead-worker.js';
 import type { EvidenceRead } from './evidence-pass.js';
 
@@ -29,11 +28,14 @@ export const CLOSE_AHEAD_BYTES = 32 * 1024 * 1024;
 /** The close-ahead thread of one session. */
 export class CloseAhead {
   private readonly report: Promise<CloseAheadReport | null>;
+  /** The spans file the thread stages, when spans are written. */
+  private readonly staged: DurableStagedFile | null;
 
   private constructor(
     private readonly worker: Worker,
-    private readonly otel: string | null,
+    otel: string | null,
   ) {
+    this.staged = otel === null ? null : new DurableStagedFile(otel);
     // The thread never keeps the process alive on its own: only a close waiting for it does.
     worker.unref();
     this.report = new Promise((resolve) => {
@@ -84,7 +86,7 @@ export class CloseAhead {
   }
 
   private discard(): void {
-    if (this.otel !== null) removeFile(stagingPathOf(this.otel));
+    this.staged?.discard();
   }
 
   private post(message: CloseAheadMessage): void {

@@ -97,6 +97,11 @@ export class StagedFile {
 /** A staging file that another thread wrote in full and made durable: it is committed as it stands. */
 export class DurableStagedFile {
   constructor(readonly path: string) {}
+
+  /** Removes the staging file (an export that fails or is given up). */
+  discard(): void {
+    removeFile(stagingPathOf(this.path));
+  }
 }
 
 /** Writes all of `bytes` (a write may take fewer than it is given). */
@@ -119,10 +124,7 @@ export function commitFiles(sessionId: string, files: readonly (FileToCommit | S
     }
     renameAll(sessionId, files);
   } finally {
-    for (const file of files) {
-      if (file instanceof StagedFile) file.discard();
-      else if (file instanceof DurableStagedFile) removeFile(stagingPathOf(file.path));
-    }
+    for (const file of files) if (file instanceof StagedFile) file.discard();
     for (const staging of staged) removeFile(staging);
   }
 }

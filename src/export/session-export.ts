@@ -5,15 +5,13 @@
 
 import { trailLines } from '../spine/trail-lines.js';
 import { readTrail, type TrailRead } from '../spine/trail-reader.js';
-import { removeFile } from '../store/fs-write.js';
 import type { SessionFiles } from '../store/session-files.js';
-import { commitFiles, DurableStagedFile, StagedFile, stagingPathOf } from './commit.js';
+import { commitFiles, DurableStagedFile, StagedFile } from './commit.js';
 import { EvidencePass, type EvidenceRead } from './evidence-pass.js';
 import type { OtelExportStats } from './live-queue.js';
 import { spanLines } from './otel.js';
 import { buildSpans, type Span, type SpanOptions } from './spans.js';
 import { buildSummary, summaryText, type SessionSummary, type SummaryOptions } from './summary.js';
-
 
 /** What exporting a session produced. */
 export interface SessionExport {
@@ -58,8 +56,7 @@ export function exportSession(
     commitFiles(files.sessionId, [{ path: files.summary, content: summaryText(summary) }, otel]);
     return { summary, trail, written: { summary: files.summary, otel: files.otel } };
   } catch (error) {
-    if (otel instanceof StagedFile) otel.discard();
-    else if (otel !== null) removeFile(stagingPathOf(otel.path));
+    otel?.discard();
     throw error;
   }
 }
