@@ -19,8 +19,8 @@ import { describeSamples, formatCount, interleave, median, samplesOf, since, wit
 import { printResult, type Figure } from './utils/result.js';
 
 const HISTORIES = [1_000, 10_000, 100_000];
-const MEASURED = 30_000;
-const EMIT_PAIRS = 50_000;
+const MEASURED = 15_000;
+const EMIT_PAIRS = 25_000;
 const CEILING = 1.2;
 
 /** The events of guarded call `n`: intent, call, result; arguments change with `n`, results too. */

@@ -11,7 +11,7 @@ import { describeSamples, formatCount, interleave, median, medianPairedRatio, sa
 import { KIND, toolCallPayload } from './utils/payload.js';
 import { printResult, type Figure } from './utils/result.js';
 
-const EVENTS = 200_000;
+const EVENTS = 100_000;
 const WARMUP_EVENTS = 20_000;
 const TARGET = 0.95;
 

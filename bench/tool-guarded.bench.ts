@@ -11,7 +11,7 @@ import { agent } from '../src/index.js';
 import { describeSamples, formatCount, formatValue, interleave, median, samplesOf, since, withTempDir } from './utils/measure.js';
 import { printResult, type Figure } from './utils/result.js';
 
-const CALLS = 20_000;
+const CALLS = 10_000;
 const WARMUP_CALLS = 5_000;
 const CEILING = 2;
 
