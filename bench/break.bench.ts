@@ -15,7 +15,7 @@ import { BreakObserver, parseBreakConfig } from '../src/observers/break.js';
 import type { ObservedEvent, ObserverContext } from '../src/observers/bus.js';
 import { PresetConfig } from '../src/observers/config.js';
 import { codeSource } from '../src/policy/profile-source.js';
-import { describeSamples, formatCount, interleave, median, samplesOf, since, withTempDir } from './utils/measure.js';
+import { describeSamples, formatCount, GUARD_REPETITIONS, interleave, median, samplesOf, since, withTempDir } from './utils/measure.js';
 import { printResult, type Figure } from './utils/result.js';
 
 const HISTORIES = [1_000, 10_000, 100_000];
@@ -92,7 +92,7 @@ async function main(): Promise<void> {
   console.log(`break: detector cost per event for ${formatCount(MEASURED)} events after ${HISTORIES.map(formatCount).join(' / ')} events of history; median of interleaved runs`);
   // Warm-up: the first runs pay for compiling the detector's paths.
   for (let i = 0; i < 3; i++) detectorCost(HISTORIES[1] as number);
-  const costs = await interleave(HISTORIES.map((history) => ({ name: String(history), run: () => detectorCost(history) })));
+  const costs = await interleave(HISTORIES.map((history) => ({ name: String(history), run: () => detectorCost(history) })), GUARD_REPETITIONS);
   const medians = HISTORIES.map((history) => median(samplesOf(costs, String(history))));
   for (const history of HISTORIES) console.log(`  after ${formatCount(history).padStart(7)} events   ${describeSamples(samplesOf(costs, String(history)), 'µs/event')}`);
   const [at1k, at10k, at100k] = medians as [number, number, number];
@@ -105,7 +105,7 @@ async function main(): Promise<void> {
   const rates = await interleave([
     { name: 'none', run: () => emitRate('none', []) },
     { name: 'break', run: () => emitRate('break', [{ preset: 'break' }]) },
-  ]);
+  ], GUARD_REPETITIONS);
   const none = median(samplesOf(rates, 'none'));
   const withBreak = median(samplesOf(rates, 'break'));
   const cpuNone = median(samplesOf(cpuMicros, 'none'));

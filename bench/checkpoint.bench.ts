@@ -7,7 +7,7 @@
 import * as path from 'node:path';
 import { agent } from '../src/index.js';
 import { KeyRing } from '../src/spine/signing.js';
-import { describeSamples, formatCount, interleave, median, medianPairedRatio, samplesOf, since, withTempDir } from './utils/measure.js';
+import { describeSamples, formatCount, GUARD_REPETITIONS, interleave, median, medianPairedRatio, samplesOf, since, withTempDir } from './utils/measure.js';
 import { KIND, toolCallPayload } from './utils/payload.js';
 import { printResult, type Figure } from './utils/result.js';
 
@@ -36,7 +36,7 @@ async function main(): Promise<void> {
   const samples = await interleave([
     { name: 'plain', run: () => run(false, EVENTS) },
     { name: 'signed', run: () => run(true, EVENTS) },
-  ]);
+  ], GUARD_REPETITIONS);
   const plain = samplesOf(samples, 'plain');
   const signed = samplesOf(samples, 'signed');
   const ratio = median(signed) / median(plain);

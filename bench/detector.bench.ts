@@ -10,7 +10,7 @@ import { buildConformance } from '../src/audit/conformance.js';
 import { detect } from '../src/audit/detector.js';
 import { readTrail } from '../src/spine/trail-reader.js';
 import { verifyTrail } from '../src/spine/verify.js';
-import { describeSamples, formatCount, interleave, median, samplesOf, since, withTempDir } from './utils/measure.js';
+import { describeSamples, formatCount, GUARD_REPETITIONS, interleave, median, samplesOf, since, withTempDir } from './utils/measure.js';
 import { toolCallPayload } from './utils/payload.js';
 import { printResult, type Figure } from './utils/result.js';
 
@@ -48,7 +48,7 @@ async function main(): Promise<void> {
           return (events.length / since(start)) * 1000;
         },
       },
-    ]);
+    ], GUARD_REPETITIONS);
     const verify = median(samplesOf(samples, 'verify'));
     const detector = median(samplesOf(samples, 'detect'));
     console.log(`  verify    ${describeSamples(samplesOf(samples, 'verify'), 'events/s')}`);

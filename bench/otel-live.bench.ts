@@ -9,7 +9,7 @@
 
 import { spawn } from 'node:child_process';
 import { agent } from '../src/index.js';
-import { describeSamples, formatCount, interleave, median, medianPairedRatio, samplesOf, since, withTempDir } from './utils/measure.js';
+import { describeSamples, formatCount, GUARD_REPETITIONS, interleave, median, medianPairedRatio, samplesOf, since, withTempDir } from './utils/measure.js';
 import { KIND, toolCallPayload } from './utils/payload.js';
 import { printResult, type Figure } from './utils/result.js';
 
@@ -87,7 +87,7 @@ async function main(): Promise<void> {
           return last.eventsPerSecond;
         },
       },
-    ]);
+    ], GUARD_REPETITIONS);
     const off = samplesOf(samples, 'off');
     const on = samplesOf(samples, 'on');
     const ratio = median(on) / median(off);

@@ -16,7 +16,7 @@
 import { agent } from '../src/index.js';
 import { PII_ENTITIES } from '../src/middleware/pii-detectors.js';
 import { PiiMasker } from '../src/middleware/pii-mask.js';
-import { describeSamples, formatCount, interleave, median, medianPairedRatio, samplesOf, since, withTempDir } from './utils/measure.js';
+import { describeSamples, formatCount, GUARD_REPETITIONS, interleave, median, medianPairedRatio, samplesOf, since, withTempDir } from './utils/measure.js';
 import { printResult, type Figure } from './utils/result.js';
 
 const PAYLOADS = Number(process.env['AURA_BENCH_PII_PAYLOADS'] ?? 4_000);
@@ -90,7 +90,7 @@ async function main(): Promise<void> {
     { name: 'baseline', run: () => emitRun(payloads, false, megabytes) },
     { name: 'masked', run: () => emitRun(payloads, true, megabytes) },
     { name: 'masker', run: () => maskerRun(payloads, megabytes) },
-  ]);
+  ], GUARD_REPETITIONS);
   const baseline = samplesOf(samples, 'baseline');
   const masked = samplesOf(samples, 'masked');
   const masker = samplesOf(samples, 'masker');

@@ -17,12 +17,10 @@ import { reportPageModel } from '../src/report/page-model.js';
 import { sessionFiles } from '../src/store/session-files.js';
 import { launchChromium } from '../test/helpers/browser.js';
 import { writeMixedSession } from './utils/mixed-session.js';
-import { describeSamples, formatCount, interleave, median, samplesOf, since, withTempDir } from './utils/measure.js';
+import { describeSamples, formatCount, GUARD_REPETITIONS, interleave, median, samplesOf, since, withTempDir } from './utils/measure.js';
 import { printResult, type Figure } from './utils/result.js';
 
 const EVENTS = Number(process.env['AURA_BENCH_REPORT_EVENTS'] ?? 100_000);
-// Rounds of each timing, in node and in the browser: three keep the scenario near half a minute.
-const ROUNDS = 3;
 const SCROLL_STEPS = 100;
 const SMALL_EVENTS = 1_000;
 
@@ -56,7 +54,7 @@ async function main(): Promise<void> {
           return since(start);
         },
       },
-    ], ROUNDS);
+    ], GUARD_REPETITIONS);
     const show = median(samplesOf(samples, 'report show'));
     const render = median(samplesOf(samples, 'report html'));
     const megabytes = Buffer.byteLength(html, 'utf8') / 1e6;
@@ -105,7 +103,7 @@ async function inChromium(files: readonly string[]): Promise<PageRuns[]> {
   const browser = await launchChromium();
   const runs: PageRuns[] = files.map(() => ({ loads: [], frames: [], tasks: [], perStep: [] }));
   try {
-    for (let round = 0; round < ROUNDS; round++) {
+    for (let round = 0; round < GUARD_REPETITIONS; round++) {
       for (const [i, file] of files.entries()) {
         const measured = runs[i] as PageRuns;
         const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });

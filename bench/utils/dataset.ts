@@ -9,6 +9,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { agent } from '../../src/index.js';
+import { KeyRing } from '../../src/spine/signing.js';
 import { formatCount, since } from './measure.js';
 
 /** The folder kept between runs. */
@@ -21,15 +22,17 @@ export const FINDINGS_STORE = { sessions: 10_000, events: 100 } as const;
 
 /**
  * An aura home of `sessions` closed sessions of `events` events each (agent `ref`), built once and
- * kept. Every session holds one denied call, so each carries a finding.
+ * kept. Every session holds one denied call, so each carries a finding; `signed`, the home has a
+ * signing key, so each session is signed (its seal and checkpoints).
  */
-export async function dataset(name: string, ref: string, shape: { readonly sessions: number; readonly events: number }): Promise<string> {
+export async function dataset(name: string, ref: string, shape: { readonly sessions: number; readonly events: number }, options: { readonly signed?: boolean } = {}): Promise<string> {
   const home = path.join(benchDataDir(), `${name}-${shape.sessions}x${shape.events}-v2`);
   const done = path.join(home, 'complete');
   if (fs.existsSync(done)) return home;
   fs.rmSync(home, { recursive: true, force: true });
   console.log(`  building ${name}: ${formatCount(shape.sessions)} sessions x ${formatCount(shape.events)} events, once (kept in ${home})`);
   const start = performance.now();
+  if (options.signed === true) KeyRing.generate(path.join(home, 'keys'));
   const ag = agent(ref, { home, rules: [{ type: 'deny_tools', tools: ['shell.*'] }] });
   for (let i = 0; i < shape.sessions; i++) {
     const session = ag.session({ fsync: 'none' });

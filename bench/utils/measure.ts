@@ -12,6 +12,13 @@ import * as path from 'node:path';
 /** Repetitions of each measured variant; odd, so the median is one real run. */
 export const REPETITIONS = 5;
 
+/**
+ * Repetitions in the scenarios that guard targets met long since (policy cost, checkpoints, the
+ * detectors, PII masking, live export, the report page) rather than the open performance goals:
+ * three rounds, so that the whole bench runs in under ten minutes.
+ */
+export const GUARD_REPETITIONS = 3;
+
 /** One named variant: does one timed run and returns its figure (higher is better). */
 export interface Variant {
   readonly name: string;
