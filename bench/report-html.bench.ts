@@ -21,7 +21,7 @@ import { describeSamples, formatCount, GUARD_REPETITIONS, interleave, median, sa
 import { printResult, type Figure } from './utils/result.js';
 
 const EVENTS = Number(process.env['AURA_BENCH_REPORT_EVENTS'] ?? 100_000);
-const SCROLL_STEPS = 100;
+const SCROLL_STEPS = 50;
 const SMALL_EVENTS = 1_000;
 
 /** What the browser measured of one page, a sample a run. */

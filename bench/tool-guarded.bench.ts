@@ -8,7 +8,7 @@
 
 import type { AgentOptions } from '../src/index.js';
 import { agent } from '../src/index.js';
-import { describeSamples, formatCount, formatValue, GUARD_REPETITIONS, interleave, median, samplesOf, since, withTempDir } from './utils/measure.js';
+import { describeSamples, formatCount, formatValue, interleave, median, samplesOf, since, withTempDir } from './utils/measure.js';
 import { printResult, type Figure } from './utils/result.js';
 
 const CALLS = 20_000;
@@ -73,7 +73,7 @@ async function main(): Promise<void> {
     { name: 'emit', run: () => bareEmit({}, CALLS) },
     { name: 'four', run: () => fourBare(CALLS) },
     { name: 'guarded', run: () => guarded(CALLS) },
-  ], GUARD_REPETITIONS);
+  ]);
   const emit = median(samplesOf(samples, 'emit'));
   const four = median(samplesOf(samples, 'four'));
   const call = median(samplesOf(samples, 'guarded'));

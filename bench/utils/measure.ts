@@ -13,8 +13,8 @@ import * as path from 'node:path';
 export const REPETITIONS = 5;
 
 /**
- * Repetitions in the scenarios that guard targets met long since (policy cost, checkpoints, the
- * detectors, PII masking, live export, the report page) rather than the open performance goals:
+ * Repetitions in the scenarios that guard targets met long since (checkpoints, the detectors, PII
+ * masking, live export, the report page) rather than the open performance goals:
  * three rounds, so that the whole bench runs in under ten minutes.
  */
 export const GUARD_REPETITIONS = 3;
