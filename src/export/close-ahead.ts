@@ -36,13 +36,14 @@ export class CloseAhead {
     otel: string | null,
   ) {
     this.staged = otel === null ? null : new DurableStagedFile(otel);
-    // The thread never keeps the process alive on its own: only a close waiting for it does.
-    worker.unref();
     this.report = new Promise((resolve) => {
       worker.once('message', (report: CloseAheadReport) => resolve(report));
       worker.once('error', () => resolve(null));
       worker.once('exit', () => resolve(null));
     });
+    // The thread never keeps the process alive on its own: only a close waiting for it does. After
+    // the listeners: a 'message' listener refs the thread's port again.
+    worker.unref();
   }
 
   /** Starts the thread; null when it cannot start (the pass is then made at close). */

@@ -71,8 +71,10 @@ export class LiveExport {
     this.ring = Buffer.from(new SharedArrayBuffer(options.limits.ringBytes ?? DEFAULT_RING_BYTES));
     this.maxBacklogChars = options.limits.backlogChars ?? DEFAULT_BACKLOG_CHARS;
     this.latest = { endpoint: options.target.endpoint, protocol: options.target.protocol, exported: 0, dropped: 0 };
-    openSessions++;
-    liveWorker().on('message', this.onReport);
+    const worker = liveWorker();
+    worker.on('message', this.onReport);
+    // A 'message' listener refs the thread's port: an open session must not keep the process alive.
+    if (closingSessions === 0) worker.unref();
     this.post({ session: this.session, open: options, ring: this.ring.buffer });
   }
 
@@ -114,6 +116,7 @@ export class LiveExport {
     this.flush(true);
     const worker = liveWorker();
     // Keep the process alive while the collector gets its last chance.
+    closingSessions++;
     worker.ref();
     let timer: NodeJS.Timeout | undefined;
     let onFinal: ((report: LiveWorkerReport) => void) | undefined;
@@ -132,7 +135,7 @@ export class LiveExport {
       clearTimeout(timer);
       if (onFinal !== undefined) worker.off('message', onFinal);
       worker.off('message', this.onReport);
-      if (--openSessions === 0) worker.unref();
+      if (--closingSessions === 0) worker.unref();
     }
   }
 
@@ -185,7 +188,8 @@ export class LiveExport {
 }
 
 let sessionCount = 0;
-let openSessions = 0;
+/** Sessions waiting for the thread's last account: while there are some, it keeps the process alive. */
+let closingSessions = 0;
 let worker: Worker | null = null;
 
 /** The process's live-export thread, started with the first session that needs it. */

@@ -11,6 +11,7 @@ import { CLOSE_AHEAD_BYTES } from '../../src/export/close-ahead.js';
 import { exportSession } from '../../src/export/session-export.js';
 import { verifyTrail } from '../../src/spine/verify.js';
 import { sessionFiles } from '../../src/store/session-files.js';
+import { spawnFixture, waitForExit } from '../faults/helpers.js';
 import { openSession } from '../helpers/sessions.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -66,5 +67,13 @@ describe('close ahead', () => {
     const onDisk = verifyTrail(trail);
     expect(onDisk.hash_chain_valid).toBe(false);
     expect(closed.chain).toEqual(onDisk);
+  }, 60_000);
+
+  it('does not keep the process alive when the session is left open, as a short session does not', async () => {
+    const home = tempDir();
+    // Before the fix, the thread's port kept the process running for good after this.
+    const exit = await waitForExit(spawnFixture('open-session.ts', [home, 'long']), 50_000);
+    expect(exit, exit.stderr).toMatchObject({ code: 0, signal: null });
+    expect(exit.stdout).toContain('staged true');
   }, 60_000);
 });

@@ -1,11 +1,14 @@
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseOtelSettings } from '../../src/config/otel.js';
 import { LiveExport } from '../../src/export/live-export.js';
 import type { LiveExportLimits } from '../../src/export/live-queue.js';
+import { spawnFixture, waitForExit } from '../faults/helpers.js';
 import { OtlpReceiver, RECEIVER_TOKEN, spansOnDisk, type ReceivedSpan } from '../helpers/otlp-receiver.js';
 import { openSession } from '../helpers/sessions.js';
+import { tempDir } from '../helpers/temp.js';
 
 const RING = 16 * 1024;
 const receivers: OtlpReceiver[] = [];
@@ -83,4 +86,15 @@ describe('live export through the shared ring', () => {
     expect(stats.dropped).toBeGreaterThan(0);
     expect(receiver.spans).toHaveLength(stats.exported);
   });
+
+  it('does not keep the process alive for a session left open, and sends its spans meanwhile', async () => {
+    const receiver = await collector();
+    const home = tempDir();
+    fs.writeFileSync(path.join(home, 'config.yaml'), `otel:\n  endpoint: ${receiver.endpoint}\n  headers: { authorization: "Bearer ${RECEIVER_TOKEN}" }\n`);
+    // Before the fix, the session's listener on the thread kept the process running for good.
+    const exit = await waitForExit(spawnFixture('open-session.ts', [home, '20']), 30_000);
+    expect(exit, exit.stderr).toMatchObject({ code: 0, signal: null });
+    expect(exit.stdout).toContain('left open');
+    expect(receiver.spans.filter((span) => span.name === 'execute_tool fs.read')).toHaveLength(20);
+  }, 40_000);
 });
