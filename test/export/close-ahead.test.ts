@@ -12,6 +12,7 @@ import { exportSession } from '../../src/export/session-export.js';
 import { verifyTrail } from '../../src/spine/verify.js';
 import { sessionFiles } from '../../src/store/session-files.js';
 import { spawnFixture, waitForExit } from '../faults/helpers.js';
+import { stagedSpans } from '../helpers/close-ahead.js';
 import { openSession } from '../helpers/sessions.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -30,10 +31,9 @@ describe('close ahead', () => {
     const emitted = fillPastThreshold((n) => session.emit('tool.call', { tool: 'fs.read', args: { path: `/src/module_${n}.ts` }, n }), trail);
     await expect(session.tool('shell.exec', { cmd: 'ls' }, () => 'no')).rejects.toThrow();
     // The thread has had time to read some of it (its spans are staged), and some is left for close.
-    const staging = `${session.files.otel}.staging`;
-    // The thread reads once the session pauses; on a machine busy with other tests it starts late.
-    for (let waited = 0; !fs.existsSync(staging) && waited < 30_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
-    const staged = fs.statSync(staging);
+    const staging = await stagedSpans(session.files.otel);
+    expect(staging).not.toBeNull();
+    const staged = fs.statSync(staging as string);
     expect(staged.size).toBeGreaterThan(0);
     for (let n = 0; n < 3000; n++) session.emit('tool.call', { tool: 'fs.read', n });
     const closed = await session.close();
