@@ -12,6 +12,7 @@ import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type * as WorkerThreads from 'node:worker_threads';
+import { parseJson } from './spine/native-json.js';
 
 /** Module `name` beside the module at `from` (its `import.meta.url`), with that module's extension: `.js` built, `.ts` from the sources. */
 export function besideModule(name: string, from: string): URL {
@@ -31,6 +32,6 @@ export function startModuleWorker(script: URL, options: WorkerThreads.WorkerOpti
  */
 function tsxEsmApi(): string {
   const manifest = createRequire(import.meta.url).resolve('tsx/package.json');
-  const { exports } = JSON.parse(fs.readFileSync(manifest, 'utf8')) as { exports: { './esm/api': { import: { default: string } } } };
+  const { exports } = parseJson(fs.readFileSync(manifest, 'utf8')) as { exports: { './esm/api': { import: { default: string } } } };
   return pathToFileURL(path.join(path.dirname(manifest), exports['./esm/api'].import.default)).href;
 }

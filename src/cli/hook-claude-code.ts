@@ -36,6 +36,7 @@ import { readProfileFile } from '../session/profile-file.js';
 import { Session } from '../session/session.js';
 import { objectOf, stringOf } from '../spine/json-shape.js';
 import { ApprovalInbox, handoffPathOf } from '../store/approval-handoff.js';
+import { parseJson } from '../spine/native-json.js';
 
 /** The hook's command-line options. */
 export interface HookOptions {
@@ -182,7 +183,7 @@ async function readStdin(): Promise<Buffer> {
 function parseInput(bytes: Buffer): Record<string, unknown> {
   let value: unknown;
   try {
-    value = JSON.parse(bytes.toString('utf8'));
+    value = parseJson(bytes.toString('utf8'));
   } catch {
     throw new InvalidOptionError('stdin', 'text that is not JSON', "Claude Code's hook input, one JSON object");
   }

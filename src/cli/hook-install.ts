@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import type { AuraConfig } from '../config/config.js';
 import { ConfigError, InvalidOptionError, TrailWriteError } from '../errors.js';
 import { EXIT, type CommandResult } from './output.js';
+import { parseJson } from '../spine/native-json.js';
 
 /** The events aura records, and whether Claude Code matches them on the tool name. */
 export const CLAUDE_CODE_EVENTS: readonly (readonly [event: string, toolMatcher: boolean])[] = [
@@ -90,7 +91,7 @@ function readSettings(file: string): Record<string, unknown> {
   }
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = parseJson(text);
   } catch (error) {
     // Refuse rather than overwrite: the file holds the user's other settings.
     throw new ConfigError(file, null, `not valid JSON (${(error as Error).message})`);

@@ -14,6 +14,7 @@ import { TrailLineReader } from './live-line.js';
 import { spanSourceOf, type SpanSource } from './otel.js';
 import { sendSpans, type OtlpTarget } from './otlp-http.js';
 import { SpanBuilder, type Span } from './spans.js';
+import { parseJson } from '../spine/native-json.js';
 
 /** What live export did, as the summary reports it (never a header). */
 export interface OtelExportStats {
@@ -77,7 +78,7 @@ export class LiveSpanQueue {
     this.target = options.target;
     this.limits = options.limits;
     this.builder = new SpanBuilder((span) => this.enqueue(span), { captureToolContent: options.captureToolContent });
-    this.parse = options.captureToolContent ? parseJsonLossless : JSON.parse;
+    this.parse = options.captureToolContent ? parseJsonLossless : parseJson;
     this.reader = new TrailLineReader(this.parse);
   }
 

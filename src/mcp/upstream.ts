@@ -16,6 +16,7 @@ import { deserializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { writeMessage } from './stdio-batch.js';
+import { parseJson } from '../spine/native-json.js';
 
 /**
  * The largest message a stdio upstream may send, in bytes, unless `--max-message-bytes` says
@@ -202,7 +203,7 @@ const ID_AT_END = new RegExp(String.raw`"id"\s*:\s*${ID}\s*\}\s*$`);
 function responseIdOf(head: string, tail: string): RequestId | null {
   if (!RESPONSE_HEAD.test(head)) return null;
   const found = ID_IN_HEAD.exec(head) ?? ID_AT_END.exec(tail.replace(/\r$/, ''));
-  return found === null ? null : (JSON.parse(found[1] as string) as RequestId);
+  return found === null ? null : (parseJson(found[1] as string) as RequestId);
 }
 
 /** The transport toward the upstream, not yet started. */

@@ -21,6 +21,7 @@ import { configKeyRef, NO_MIDDLEWARE, parseMiddleware, type MiddlewareConfig } f
 import { parseSequencer, type SequencerSpec } from '../sequencer/spec.js';
 import { Session } from './session.js';
 import { parseSessionMode, type AgentProfile, type SessionAgent, type SessionMode, type SessionOptions } from './types.js';
+import { parseJson } from '../spine/native-json.js';
 
 /** What `agent()` takes besides the ref. Each option wins over the same key of `profileFile`. */
 export interface AgentOptions extends ConfigOptions {
@@ -240,7 +241,7 @@ class Registry {
     }
     let parsed: Partial<RegistryState>;
     try {
-      parsed = JSON.parse(text) as Partial<RegistryState>;
+      parsed = parseJson(text) as Partial<RegistryState>;
     } catch (error) {
       // Refuse rather than start afresh: rewriting it would lose every agent's registered id.
       throw new ConfigError(file, null, `not valid JSON (${(error as Error).message})`);

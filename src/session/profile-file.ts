@@ -13,6 +13,7 @@ import { canonicalJson } from '../spine/canonical.js';
 import { sha256 } from '../spine/hash.js';
 import { replaceWhole } from '../store/fs-write.js';
 import { readTextFile } from '../store/json-file.js';
+import { parseJson } from '../spine/native-json.js';
 
 /** The keys a profile may have. */
 export const PROFILE_KEYS = [
@@ -109,7 +110,7 @@ function cachedSource(path: string, cacheDir: string): { readonly source: Profil
   const source = textSource(path, text);
   const json = JSON.stringify(source.value);
   // No .inf, no integer past 2^53: the next process must read the very same profile (in the same key order).
-  const same = json !== undefined && canonicalOrNull(JSON.parse(json)) === canonicalOrNull(source.value) && canonicalOrNull(source.value) !== null;
+  const same = json !== undefined && canonicalOrNull(parseJson(json)) === canonicalOrNull(source.value) && canonicalOrNull(source.value) !== null;
   return { source, keep: same ? () => keep(cacheDir, cache, `{"text_sha256": ${JSON.stringify(textHash)}, "value": ${json}}`) : null };
 }
 
@@ -124,7 +125,7 @@ function canonicalOrNull(value: unknown): string | null {
 /** The value kept for a text with this hash, or null. */
 function keptValue(cache: string, textHash: string): { value: unknown } | null {
   try {
-    const kept = JSON.parse(fs.readFileSync(cache, 'utf8')) as { text_sha256?: unknown; value?: unknown };
+    const kept = parseJson(fs.readFileSync(cache, 'utf8')) as { text_sha256?: unknown; value?: unknown };
     return kept.text_sha256 === textHash && kept.value !== undefined ? { value: kept.value } : null;
   } catch {
     return null;

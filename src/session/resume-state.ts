@@ -22,6 +22,7 @@ import { removeFile, replaceWhole } from '../store/fs-write.js';
 import type { LoopStop } from './hold.js';
 import { pastEventOf, traceParentOf, type PastEvent } from './resume.js';
 import type { TraceParent } from './trace-context.js';
+import { parseJson } from '../spine/native-json.js';
 
 const VERSION = 1;
 const NEWLINE = 0x0a;
@@ -149,7 +150,7 @@ interface ParsedState {
 function parseSaved(text: string, sessionId: string, trailLength: number): ParsedState | null {
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = parseJson(text);
   } catch {
     return null;
   }

@@ -25,6 +25,7 @@
  * the lossless reader.
  */
 
+import { decodeJsonString } from './json-reader.js';
 import { pythonFloatRepr } from './python-number.js';
 import { RECORD_KEYS } from './record.js';
 
@@ -125,7 +126,7 @@ export class CanonicalLine {
     const end = this.ends[i] as number;
     if (this.text.charCodeAt(start) !== QUOTE) return null;
     const backslash = this.text.indexOf('\\', start);
-    return backslash >= 0 && backslash < end ? (JSON.parse(this.text.slice(start, end)) as string) : this.text.slice(start + 1, end - 1);
+    return backslash >= 0 && backslash < end ? decodeJsonString(this.text.slice(start, end)) : this.text.slice(start + 1, end - 1);
   }
 
   /**

@@ -8,9 +8,10 @@
  * - {@link readRecordFast}, for other layouts (Python Aura writes nested values unsorted):
  *   `JSON.parse` (native) and the canonical writer. It is not the same as the lossless reader when
  *   the line holds a number JSON.parse would misread (a float with an integral value, an exponent,
- *   16 or more digits) or a duplicate key (JSON.parse keeps the last one silently); such lines go
- *   to the lossless reader. It took bench/verify-chain.bench.ts from 0.32 to 0.59 of its
- *   JSON.parse baseline.
+ *   16 or more digits), a duplicate key (JSON.parse keeps the last one silently) or a key written
+ *   with an escape (which V8 12.8 and later can misread: native-json.ts); such lines go to the
+ *   lossless reader. It took bench/verify-chain.bench.ts from 0.32 to 0.59 of its JSON.parse
+ *   baseline. Every `JSON.parse` of this module comes after those checks.
  *
  * Why no duplicate passes readRecordFast (the text is untrusted: an attacker lays it out to fool this check):
  * 1. A key is a string followed, after optional white space, by ':'. A text in which some '"' is
@@ -30,6 +31,7 @@
 import { canonicalJson } from './canonical.js';
 import { CanonicalLine, NULLABLE_KEYS, OBJECT_KEYS } from './canonical-line.js';
 import { JsonReadError, parseJsonLossless, type JsonValue } from './json-reader.js';
+import { hasEscapedKey, parseJson } from './native-json.js';
 import { hashedBody, quoteField, RECORD_KEYS, type AuraEvent, type JsonObject } from './record.js';
 
 /** A record read the fast way, with the canonical text of its hashed body. */
@@ -72,7 +74,7 @@ class RepeatedValue {
 
   of(text: string): JsonObject {
     if (text !== this.text) {
-      this.value = deepFreeze(JSON.parse(text) as JsonObject);
+      this.value = deepFreeze(parseJson(text) as JsonObject);
       this.text = text;
     }
     return this.value;
@@ -141,7 +143,7 @@ export function readRecordSlices(text: string, withRecord = false): SlicedRecord
           agent_ids: agentIds.of(line.value('agent_ids')),
           kind,
           timestamp: line.string('timestamp') as string,
-          payload: JSON.parse(payloadText) as JsonObject,
+          payload: parseJson(payloadText) as JsonObject,
           telemetry: telemetry.of(line.value('telemetry')),
           prev_hash: prevHash,
           content_hash: contentHash,
@@ -152,7 +154,7 @@ export function readRecordSlices(text: string, withRecord = false): SlicedRecord
 
 /** The record and its hashed body, or null when the line must be read losslessly. */
 export function readRecordFast(text: string): FastRecord | null {
-  if (LOSSY_NUMBER.test(text) || SPACED_COLON.test(text)) return null;
+  if (LOSSY_NUMBER.test(text) || SPACED_COLON.test(text) || hasEscapedKey(text)) return null;
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -206,7 +208,7 @@ export function readRecordFast(text: string): FastRecord | null {
  * {@link parseLineText} instead.
  */
 export function parseCanonicalText(text: string): JsonValue {
-  return LOSSY_NUMBER.test(text) ? parseJsonLossless(text) : (JSON.parse(text) as JsonValue);
+  return LOSSY_NUMBER.test(text) || hasEscapedKey(text) ? parseJsonLossless(text) : (JSON.parse(text) as JsonValue);
 }
 
 /**
@@ -215,7 +217,7 @@ export function parseCanonicalText(text: string): JsonValue {
  * @throws JsonReadError; SyntaxError
  */
 export function parseLineText(text: string): JsonValue {
-  if (LOSSY_NUMBER.test(text)) return parseJsonLossless(text);
+  if (LOSSY_NUMBER.test(text) || hasEscapedKey(text)) return parseJsonLossless(text);
   const value = JSON.parse(text) as JsonValue;
   return withoutDuplicates(text, value) ? value : parseJsonLossless(text);
 }
@@ -227,7 +229,7 @@ export function parseLineText(text: string): JsonValue {
  * @throws SyntaxError, naming the duplicate key and its column
  */
 export function parseJsonStrict(text: string): unknown {
-  const value = JSON.parse(text) as unknown;
+  const value = parseJson(text);
   if (withoutDuplicates(text, value)) return value;
   try {
     parseJsonLossless(text);

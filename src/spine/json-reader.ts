@@ -160,13 +160,12 @@ class Scanner {
   /** Decodes a scanned string; refuses lone surrogates, which Python cannot encode to UTF-8. */
   decode(raw: string, escaped: boolean, at: number): string {
     if (!escaped) return raw.slice(1, -1);
-    let value: unknown;
+    let decoded: string;
     try {
-      value = JSON.parse(raw);
+      decoded = decodeJsonString(raw);
     } catch {
       this.fail('invalid escape in string', at);
     }
-    const decoded = value as string;
     if (!decoded.isWellFormed()) throw new JsonReadError('lone_surrogate', 'string with a lone surrogate', at);
     return decoded;
   }
@@ -223,6 +222,15 @@ function digitsEnd(text: string, pos: number): number {
 function ensureEnd(scanner: Scanner): void {
   scanner.skipWhitespace();
   if (scanner.pos !== scanner.text.length) scanner.fail('unexpected text after the value');
+}
+
+/**
+ * The value of one JSON string token, quotes included. `JSON.parse` reads a string right (what
+ * V8 can misread is an escaped object key: native-json.ts).
+ * @throws SyntaxError on an invalid escape
+ */
+export function decodeJsonString(token: string): string {
+  return JSON.parse(token) as string;
 }
 
 /**

@@ -9,10 +9,11 @@
 
 import { ChainVerificationError, type ChainFailureReason } from '../errors.js';
 import { contentHash, HASH_PATTERN } from './hash.js';
-import { JsonReadError, parseJsonLossless, readCanonicalPairs, type CanonicalPair } from './json-reader.js';
+import { decodeJsonString, JsonReadError, parseJsonLossless, readCanonicalPairs, type CanonicalPair } from './json-reader.js';
 import { checkpointText, sealText, verifySignature, type KeyRing } from './signing.js';
 import { readRecordFast, readRecordSlices } from './fast-record.js';
 import { SORTED_RECORD_KEYS, UNHASHED_KEYS, type AuraEvent } from './record.js';
+import { parseJson } from './native-json.js';
 import { MAX_LINE_BYTES, trailLines, type TrailLine } from './trail-lines.js';
 
 /**
@@ -172,7 +173,7 @@ class ChainWalk {
     if (sliced !== null) {
       if (this.links(sliced, sliced.body)) {
         const record = sliced.record;
-        this.checkSigning(sliced, () => record?.payload ?? (JSON.parse(sliced.payloadText) as Readonly<Record<string, unknown>>), line.number);
+        this.checkSigning(sliced, () => record?.payload ?? (parseJson(sliced.payloadText) as Readonly<Record<string, unknown>>), line.number);
         this.accept(sliced);
         return record;
       }
@@ -405,7 +406,7 @@ function sameKeys(pairs: readonly CanonicalPair[]): boolean {
 }
 
 function stringValue(canonical: string): string {
-  return canonical.includes('\\') ? (JSON.parse(canonical) as string) : canonical.slice(1, -1);
+  return canonical.includes('\\') ? decodeJsonString(canonical) : canonical.slice(1, -1);
 }
 
 /** 3. `content_hash` is 64 lowercase hex; `prev_hash` is null on the first event and 64 hex after. */

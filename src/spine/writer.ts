@@ -16,6 +16,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { InvalidOptionError, SessionLockedError, TrailWriteError } from '../errors.js';
 import { removeFile } from '../store/fs-write.js';
+import { parseJson } from './native-json.js';
 
 /** When the trail is flushed to stable storage. */
 export type FsyncPolicy = 'close' | 'every' | 'none';
@@ -328,7 +329,7 @@ function releaseLock(trailPath: string): void {
 /** The lock's content, or null when it is unreadable. */
 export function readLock(path: string): LockBody | null {
   try {
-    const body = JSON.parse(fs.readFileSync(path, 'utf8')) as Partial<LockBody>;
+    const body = parseJson(fs.readFileSync(path, 'utf8')) as Partial<LockBody>;
     if (typeof body.pid !== 'number' || typeof body.host !== 'string') return null;
     return { pid: body.pid, host: body.host, session_id: String(body.session_id), ...(body.shared === true ? { shared: true } : {}) };
   } catch {

@@ -15,6 +15,7 @@ import * as path from 'node:path';
 import { sha256 } from '../spine/hash.js';
 import { VERSION } from '../version.js';
 import { makeFolder, removeFile, replaceWhole } from './fs-write.js';
+import { parseJson } from '../spine/native-json.js';
 
 /** The reader's cache folder. */
 export function cacheDir(): string {
@@ -83,7 +84,7 @@ export function loadIndexFile(file: string): unknown {
   const expected = Buffer.from(macOf(key, body), 'utf8');
   if (mac.length !== expected.length || !crypto.timingSafeEqual(mac, expected)) return null;
   try {
-    return JSON.parse(body.toString('utf8')) as unknown;
+    return parseJson(body.toString('utf8')) as unknown;
   } catch {
     return null;
   }

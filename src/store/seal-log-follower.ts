@@ -11,6 +11,7 @@
 import { digestOf } from '../spine/hash.js';
 import { fileStamp, sameStamp, type FileStamp } from './file-stamp.js';
 import { readSealLogBytes, walkSealLog, type SealLogEntry, type SealLogMark, type SealLogRead } from './seal-log.js';
+import { parseJson } from '../spine/native-json.js';
 
 /** The whole lines verified so far, and the bytes they were verified from (those up to the mark). */
 interface Verified {
@@ -114,7 +115,7 @@ export class SealLogFollower {
   /**
    * The verified entries, taken from their bytes again when they came from a kept log: those
    * bytes are the ones verified (their digest matched), and every line of them was a seal entry
-   * `walkSealLog` accepted, so plain `JSON.parse` gives the values its strict parse gave.
+   * `walkSealLog` accepted, so `parseJson` gives the values its strict parse gave.
    */
   private verifiedEntries(): readonly SealLogEntry[] {
     const verified = this.verified;
@@ -127,7 +128,7 @@ export class SealLogFollower {
       if (text.trim() !== '') texts.push(text);
       at = newline + 1;
     }
-    const entries = JSON.parse(`[${texts.join(',')}]`) as SealLogEntry[];
+    const entries = parseJson(`[${texts.join(',')}]`) as SealLogEntry[];
     this.verified = { ...verified, entries };
     return entries;
   }

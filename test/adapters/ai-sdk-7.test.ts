@@ -1,6 +1,6 @@
 /**
  * The AI SDK scenario on AI SDK 7, which needs Node 22: run by the Node 22 binary from the npm
- * registry's `node` package, with ai@7, both installed by scripts/install-ai-sdk-7.sh (`npm test`
+ * registry's `node` package, with ai@7, both installed by scripts/install-compat.sh (`npm test`
  * runs it first, as its pretest step).
  */
 
@@ -20,7 +20,7 @@ const installed = fs.existsSync(NODE_22) && fs.existsSync(path.join(COMPAT, 'nod
 
 describe('aura-harness/ai-sdk with AI SDK 7 on Node 22', () => {
   it('guards the same scenario as AI SDK 6, with the V4 mock model', () => {
-    expect(installed, 'Node 22 and ai@7 in .compat/ai-sdk-7: run scripts/install-ai-sdk-7.sh').toBe(true);
+    expect(installed, 'Node 22 and ai@7 in .compat/ai-sdk-7: run scripts/install-compat.sh').toBe(true);
     const runner = path.join(COMPAT, 'scenario.mjs');
     fs.writeFileSync(
       runner,

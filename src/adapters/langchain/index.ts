@@ -28,6 +28,7 @@ import { AuraError, LoopBrokenError } from '../../errors.js';
 import type { Session } from '../../session/session.js';
 import { argsObject, CallGuard, liveInput, type AdapterOptions, type GuardedOutcome } from '../guard.js';
 import { startModelCall, tokenCount, type ModelCall } from '../record-model.js';
+import { parseJson } from '../../spine/native-json.js';
 
 /** Marks runs of tools aura wraps, so the callback handler does not record them twice. */
 const GUARDED = 'aura_guarded';
@@ -193,7 +194,7 @@ export class AuraCallbackHandler extends BaseCallbackHandler {
     if (run === undefined) return;
     this.tools.delete(runId);
     const content = (output as { content?: unknown } | null)?.content ?? output;
-    this.session.emit('tool.result', { tool: run.tool, ...(run.callId === null ? {} : { tool_call_id: run.callId }), result: typeof content === 'string' ? content : JSON.parse(JSON.stringify(content ?? null)) }, { telemetry: { latency_ms: elapsed(run.started) } });
+    this.session.emit('tool.result', { tool: run.tool, ...(run.callId === null ? {} : { tool_call_id: run.callId }), result: typeof content === 'string' ? content : parseJson(JSON.stringify(content ?? null)) }, { telemetry: { latency_ms: elapsed(run.started) } });
   }
 
   override handleToolError(error: Error, runId: string): void {
@@ -209,7 +210,7 @@ export class AuraCallbackHandler extends BaseCallbackHandler {
 function parsedInput(input: unknown): unknown {
   if (typeof input !== 'string') return input;
   try {
-    return JSON.parse(input) as unknown;
+    return parseJson(input) as unknown;
   } catch {
     return input;
   }

@@ -22,6 +22,7 @@
 import type { Session } from '../../session/session.js';
 import { argsObject, CallGuard, liveInput, type AdapterOptions } from '../guard.js';
 import { startModelCall, tokenCount } from '../record-model.js';
+import { parseJson } from '../../spine/native-json.js';
 
 interface RunContextLike {
   isToolApproved?(approval: { toolName: string; callId: string }): boolean | undefined;
@@ -139,7 +140,7 @@ function sameArgs(parsed: unknown, live: Record<string, unknown>): boolean {
 
 function parseInput(input: string): unknown {
   try {
-    return JSON.parse(input) as unknown;
+    return parseJson(input) as unknown;
   } catch {
     return input;
   }
