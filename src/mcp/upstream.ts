@@ -6,15 +6,15 @@
  * frames the upstream's output itself: the SDK's `ReadBuffer` throws, uncaught, on a message over
  * its limit, which ended the proxy and every session with it; here a message over the limit is
  * skipped as it streams in (never held whole), and an answer that was too large fails that one
- * request. Messages are the SDK's (`deserializeMessage`, `serializeMessage`), written in batches
- * (stdio-batch.ts).
+ * request. Messages are checked by the SDK's schema and written by its `serializeMessage`, in
+ * batches (stdio-batch.ts); they are read by `parseJson`, not the SDK's `JSON.parse`, so that a
+ * result's key written with an escape reaches the trail and the client as the server wrote it.
  */
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { deserializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { writeMessage } from './stdio-batch.js';
 import { parseJson } from '../spine/native-json.js';
 
@@ -113,7 +113,7 @@ export class UpstreamProcess implements Transport {
     if (line.text.trim() === '') return;
     let message: JSONRPCMessage;
     try {
-      message = deserializeMessage(line.text);
+      message = JSONRPCMessageSchema.parse(parseJson(line.text));
     } catch (error) {
       // A line that is not JSON-RPC (an upstream printing to stdout): reported, then skipped.
       this.onerror?.(error as Error);

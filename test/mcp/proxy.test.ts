@@ -17,6 +17,7 @@ import { CreateMessageRequestSchema, ListRootsRequestSchema, type CallToolResult
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SecretNotFoundError } from '../../src/errors.js';
 import { findingsToolName, refusal } from '../../src/mcp/proxy.js';
+import { readTrail } from '../../src/spine/trail-reader.js';
 import { verifyTrail } from '../../src/spine/verify.js';
 import { listSessionIds, sessionFiles } from '../../src/store/session-files.js';
 import { aura, AURA_BIN, auraJson, listeningUrl } from '../helpers/cli.js';
@@ -459,13 +460,17 @@ describe('aura proxy in front of a Streamable HTTP upstream (--upstream-url)', (
 class RawClient {
   readonly child: ChildProcess;
   private readonly received: Record<string, unknown>[] = [];
+  /** Each message as it came, for what the test's own JSON.parse could read differently. */
+  readonly texts = new Map<unknown, string>();
   private readonly waiting: (() => void)[] = [];
 
   constructor(args: readonly string[]) {
     this.child = spawn(process.execPath, [...args], { cwd: REPO, stdio: ['pipe', 'pipe', 'pipe'] });
     this.child.stderr?.resume();
     createInterface({ input: this.child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
-      this.received.push(JSON.parse(line) as Record<string, unknown>);
+      const message = JSON.parse(line) as Record<string, unknown>;
+      this.texts.set(message['id'], line);
+      this.received.push(message);
       for (const wake of this.waiting.splice(0)) wake();
     });
   }
@@ -514,6 +519,24 @@ describe('aura proxy faults', () => {
     expect(await raw.exited()).toBe(0);
     const sessionId = onlySession(home);
     expect(verifyTrail(sessionFiles(path.join(home, 'sessions'), sessionId).trail)).toMatchObject({ hash_chain_valid: true, complete: true });
+  });
+
+  it("passes on and records an answer's keys as the server wrote them, escaped ones too", async () => {
+    const home = tempDir();
+    const raw = new RawClient(proxyArgs(home, null, [process.execPath, ...FAULT_UPSTREAM]));
+    await raw.initialize();
+    // On Node 24 the first answer's key makes JSON.parse read the second's as `a\\` (nodejs/node#63785).
+    for (const [id, key] of [[2, 'a\\'], [3, 'a"']] as const) {
+      raw.send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'keys', arguments: { key, n: id } } });
+      await raw.reply((m) => m['id'] === id);
+      expect(raw.texts.get(id)).toContain(`"structuredContent":${JSON.stringify({ Probe: id, [key]: id })}`);
+    }
+    raw.child.stdin?.end();
+    expect(await raw.exited()).toBe(0);
+    const trail = sessionFiles(path.join(home, 'sessions'), onlySession(home)).trail;
+    const results = readTrail(trail).events.filter((e) => e.kind === 'tool.result').map((e) => e.payload['result'] as Record<string, unknown>);
+    expect(results.map((result) => Object.keys(result['structuredContent'] as object))).toEqual([['Probe', 'a\\'], ['Probe', 'a"']]);
+    expect(fs.readFileSync(trail, 'utf8')).toContain(String.raw`"structuredContent": {"Probe": 3, "a\"": 3}`);
   });
 
   it('turns an upstream crash mid-call into an error result, closes the session as upstream_crashed, and the trail verifies', async () => {
