@@ -647,7 +647,7 @@ describe('the findings tool name', () => {
     const home = tempDir();
     const off = writeProfile('proxy: { findings_tool: false }\n');
     const { client } = await connect(proxyArgs(home, off, [process.execPath, ...FAULT_UPSTREAM]));
-    expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['big', 'crash', 'echo', 'slow']);
+    expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['big', 'crash', 'echo', 'keys', 'slow']);
     await client.close();
     const bad = writeProfile('proxy: { findings: false }\n');
     const run = aura(['proxy', '--profile', bad, '--', process.execPath, ...FAULT_UPSTREAM], { home });
