@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agent } from '../../src/session/agent.js';
 import { KeyRing } from '../../src/spine/signing.js';
+import { openStore } from '../../src/store/postgres/connection.js';
 import { AURA_BIN, aura, auraAsync, auraJson } from '../helpers/cli.js';
 import { client, dropRoles, roleName, tempDatabase } from '../helpers/postgres.js';
 import { pythonVerify } from '../helpers/python.js';
@@ -372,5 +373,18 @@ describe('aura verify store --store', () => {
     expect(run.json['gaps']).toEqual([expect.objectContaining({ session_id: next })]);
     expect(by[next]).toMatchObject({ status: 'verified' });
     expect(by[untouched]).toMatchObject({ status: 'verified' });
+  });
+});
+
+describe('json values the store gives back', () => {
+  it('keep a key written with an escape (on Node 24, JSON.parse reads the second as the first)', async () => {
+    const store = openStore(await tempDatabase());
+    try {
+      // jsonb keeps shorter keys first: q, then the key under test; the first value's key poisons the second's reading.
+      const [row] = await store.sql.unsafe<{ first: object; second: object }[]>(String.raw`SELECT '{"q": 0, "a\\": 0}'::jsonb AS first, '{"q": 1, "a\"": 2}'::jsonb AS second`);
+      expect([Object.keys(row?.first ?? {}), Object.keys(row?.second ?? {})]).toEqual([['q', 'a\\'], ['q', 'a"']]);
+    } finally {
+      await store.sql.end({ timeout: 5 });
+    }
   });
 });

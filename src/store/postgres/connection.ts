@@ -14,6 +14,7 @@ import type { ConnectionOptions } from 'node:tls';
 import postgres from 'postgres';
 import { EnvSecretBroker } from '../../policy/secrets.js';
 import { AuraError, InvalidOptionError, StoreError, type StoreFailure } from '../../errors.js';
+import { parseJson } from '../../spine/native-json.js';
 
 /** A client of the store. */
 export type Sql = postgres.Sql;
@@ -29,6 +30,9 @@ export interface StoreConnection {
 }
 
 const SCHEMES = ['postgres:', 'postgresql:'];
+// PostgreSQL's type ids of json and jsonb.
+const JSON_OID = 114;
+const JSONB_OID = 3802;
 const TLS_PARAMS = ['sslmode', 'sslrootcert', 'sslcert', 'sslkey', 'sslpassword'];
 
 /**
@@ -90,6 +94,9 @@ export function openStore(urlText: string, options: OpenOptions = {}): StoreConn
     // Idle connections close, so a command that is done never waits on the pool.
     idle_timeout: 10,
     connect_timeout: 10,
+    // json and jsonb values (checks' details, findings) read by parseJson: postgres.js's JSON.parse
+    // can misread an escaped key on Node 24 (src/spine/native-json.ts).
+    types: { json: { to: JSON_OID, from: [JSON_OID, JSONB_OID], serialize: (value: unknown) => JSON.stringify(value), parse: parseJson } },
   });
   return { sql, label: redactUrl(urlText) };
 }
