@@ -35,8 +35,8 @@ import { agent, type Agent } from '../session/agent.js';
 import { readProfileFile } from '../session/profile-file.js';
 import { Session } from '../session/session.js';
 import { objectOf, stringOf } from '../spine/json-shape.js';
-import { ApprovalInbox, handoffPathOf } from '../store/approval-handoff.js';
 import { parseJson } from '../spine/native-json.js';
+import { ApprovalInbox, handoffPathOf } from '../store/approval-handoff.js';
 
 /** The hook's command-line options. */
 export interface HookOptions {

@@ -10,8 +10,8 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AuraConfig } from '../config/config.js';
 import { ConfigError, InvalidOptionError, TrailWriteError } from '../errors.js';
-import { EXIT, type CommandResult } from './output.js';
 import { parseJson } from '../spine/native-json.js';
+import { EXIT, type CommandResult } from './output.js';
 
 /** The events aura records, and whether Claude Code matches them on the tool name. */
 export const CLAUDE_CODE_EVENTS: readonly (readonly [event: string, toolMatcher: boolean])[] = [

@@ -9,12 +9,12 @@
  */
 
 import { parseJsonLossless } from '../spine/json-reader.js';
+import { parseJson } from '../spine/native-json.js';
 import type { AuraEvent } from '../spine/record.js';
 import { TrailLineReader } from './live-line.js';
 import { spanSourceOf, type SpanSource } from './otel.js';
 import { sendSpans, type OtlpTarget } from './otlp-http.js';
 import { SpanBuilder, type Span } from './spans.js';
-import { parseJson } from '../spine/native-json.js';
 
 /** What live export did, as the summary reports it (never a header). */
 export interface OtelExportStats {

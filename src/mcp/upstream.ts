@@ -15,8 +15,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
-import { writeMessage } from './stdio-batch.js';
 import { parseJson } from '../spine/native-json.js';
+import { writeMessage } from './stdio-batch.js';
 
 /**
  * The largest message a stdio upstream may send, in bytes, unless `--max-message-bytes` says

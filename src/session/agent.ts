@@ -11,6 +11,7 @@ import { currentConfig } from '../config/configure.js';
 import { ConfigError, describeCause, InvalidAgentRefError } from '../errors.js';
 import { canonicalJson } from '../spine/canonical.js';
 import { sha256 } from '../spine/hash.js';
+import { parseJson } from '../spine/native-json.js';
 import { makeFolder, removeFile, writing } from '../store/fs-write.js';
 import { newUlid } from './ids.js';
 import { Policy, type DefaultToolPolicy } from '../policy/policy.js';
@@ -21,7 +22,6 @@ import { configKeyRef, NO_MIDDLEWARE, parseMiddleware, type MiddlewareConfig } f
 import { parseSequencer, type SequencerSpec } from '../sequencer/spec.js';
 import { Session } from './session.js';
 import { parseSessionMode, type AgentProfile, type SessionAgent, type SessionMode, type SessionOptions } from './types.js';
-import { parseJson } from '../spine/native-json.js';
 
 /** What `agent()` takes besides the ref. Each option wins over the same key of `profileFile`. */
 export interface AgentOptions extends ConfigOptions {

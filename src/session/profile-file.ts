@@ -11,9 +11,9 @@ import { fileSource, profileError, textSource, type ProfileSource } from '../pol
 import { refuseCredentials } from '../policy/secrets.js';
 import { canonicalJson } from '../spine/canonical.js';
 import { sha256 } from '../spine/hash.js';
+import { parseJson } from '../spine/native-json.js';
 import { replaceWhole } from '../store/fs-write.js';
 import { readTextFile } from '../store/json-file.js';
-import { parseJson } from '../spine/native-json.js';
 
 /** The keys a profile may have. */
 export const PROFILE_KEYS = [

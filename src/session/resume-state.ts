@@ -16,13 +16,13 @@ import * as fs from 'node:fs';
 import type { ApprovalBook, ApprovalRequest } from '../policy/approvals.js';
 import { digestOf } from '../spine/hash.js';
 import { isCount } from '../spine/json-shape.js';
+import { parseJson } from '../spine/native-json.js';
 import { openRegularFile } from '../spine/regular-file.js';
 import type { TrailWriter } from '../spine/writer.js';
 import { removeFile, replaceWhole } from '../store/fs-write.js';
 import type { LoopStop } from './hold.js';
 import { pastEventOf, traceParentOf, type PastEvent } from './resume.js';
 import type { TraceParent } from './trace-context.js';
-import { parseJson } from '../spine/native-json.js';
 
 const VERSION = 1;
 const NEWLINE = 0x0a;

@@ -10,10 +10,10 @@
 import { ChainVerificationError, type ChainFailureReason } from '../errors.js';
 import { contentHash, HASH_PATTERN } from './hash.js';
 import { decodeJsonString, JsonReadError, parseJsonLossless, readCanonicalPairs, type CanonicalPair } from './json-reader.js';
+import { parseJson } from './native-json.js';
 import { checkpointText, sealText, verifySignature, type KeyRing } from './signing.js';
 import { readRecordFast, readRecordSlices } from './fast-record.js';
 import { SORTED_RECORD_KEYS, UNHASHED_KEYS, type AuraEvent } from './record.js';
-import { parseJson } from './native-json.js';
 import { MAX_LINE_BYTES, trailLines, type TrailLine } from './trail-lines.js';
 
 /**

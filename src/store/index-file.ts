@@ -13,9 +13,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { sha256 } from '../spine/hash.js';
+import { parseJson } from '../spine/native-json.js';
 import { VERSION } from '../version.js';
 import { makeFolder, removeFile, replaceWhole } from './fs-write.js';
-import { parseJson } from '../spine/native-json.js';
 
 /** The reader's cache folder. */
 export function cacheDir(): string {

@@ -9,9 +9,9 @@
  */
 
 import { digestOf } from '../spine/hash.js';
+import { parseJson } from '../spine/native-json.js';
 import { fileStamp, sameStamp, type FileStamp } from './file-stamp.js';
 import { readSealLogBytes, walkSealLog, type SealLogEntry, type SealLogMark, type SealLogRead } from './seal-log.js';
-import { parseJson } from '../spine/native-json.js';
 
 /** The whole lines verified so far, and the bytes they were verified from (those up to the mark). */
 interface Verified {

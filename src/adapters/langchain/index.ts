@@ -26,9 +26,9 @@ import type { RunnableConfig } from '@langchain/core/runnables';
 import { DynamicStructuredTool, type StructuredToolInterface } from '@langchain/core/tools';
 import { AuraError, LoopBrokenError } from '../../errors.js';
 import type { Session } from '../../session/session.js';
+import { parseJson } from '../../spine/native-json.js';
 import { argsObject, CallGuard, liveInput, type AdapterOptions, type GuardedOutcome } from '../guard.js';
 import { startModelCall, tokenCount, type ModelCall } from '../record-model.js';
-import { parseJson } from '../../spine/native-json.js';
 
 /** Marks runs of tools aura wraps, so the callback handler does not record them twice. */
 const GUARDED = 'aura_guarded';

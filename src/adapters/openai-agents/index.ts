@@ -20,9 +20,9 @@
  */
 
 import type { Session } from '../../session/session.js';
+import { parseJson } from '../../spine/native-json.js';
 import { argsObject, CallGuard, liveInput, type AdapterOptions } from '../guard.js';
 import { startModelCall, tokenCount } from '../record-model.js';
-import { parseJson } from '../../spine/native-json.js';
 
 interface RunContextLike {
   isToolApproved?(approval: { toolName: string; callId: string }): boolean | undefined;
