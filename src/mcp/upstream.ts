@@ -6,16 +6,16 @@
  * frames the upstream's output itself: the SDK's `ReadBuffer` throws, uncaught, on a message over
  * its limit, which ended the proxy and every session with it; here a message over the limit is
  * skipped as it streams in (never held whole), and an answer that was too large fails that one
- * request. Messages are checked by the SDK's schema and written by its `serializeMessage`, in
- * batches (stdio-batch.ts); they are read by `parseJson`, not the SDK's `JSON.parse`, so that a
- * result's key written with an escape reaches the trail and the client as the server wrote it.
+ * request. Messages are read as json-rpc-lines.ts reads them and written by the SDK's
+ * `serializeMessage`, in batches (stdio-batch.ts).
  */
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { parseJson } from '../spine/native-json.js';
+import { LineReader, readJsonRpcMessage, type Line } from './json-rpc-lines.js';
 import { writeMessage } from './stdio-batch.js';
 
 /**
@@ -113,7 +113,7 @@ export class UpstreamProcess implements Transport {
     if (line.text.trim() === '') return;
     let message: JSONRPCMessage;
     try {
-      message = JSONRPCMessageSchema.parse(parseJson(line.text));
+      message = readJsonRpcMessage(line.text);
     } catch (error) {
       // A line that is not JSON-RPC (an upstream printing to stdout): reported, then skipped.
       this.onerror?.(error as Error);
@@ -131,61 +131,6 @@ export class UpstreamProcess implements Transport {
       return;
     }
     this.onmessage?.({ jsonrpc: '2.0', id, error: { code: ErrorCode.InternalError, message: why, data: { [TOO_LARGE]: { bytes: line.bytes, limit: this.maxMessageBytes } } } });
-  }
-}
-
-/** One line of output: its text, or, over the limit, its size and its first and last bytes. */
-interface Line {
-  readonly text: string | null;
-  readonly bytes: number;
-  readonly head: string;
-  readonly tail: string;
-}
-
-// Bytes kept of each end of a line over the limit: where a response's id is.
-const EDGE_BYTES = 1024;
-
-/** Splits a byte stream into newline-delimited lines, holding at most `limit` bytes of any one. */
-class LineReader {
-  private pieces: Buffer[] = [];
-  private size = 0;
-  /** The ends of the line being skipped, once it is over the limit. */
-  private over: { head: Buffer; tail: Buffer } | null = null;
-
-  /** The lines that `chunk` completes. */
-  take(chunk: Buffer, limit: number): Line[] {
-    const lines: Line[] = [];
-    let start = 0;
-    for (;;) {
-      const end = chunk.indexOf(0x0a, start);
-      this.add(chunk.subarray(start, end < 0 ? chunk.length : end), limit);
-      if (end < 0) return lines;
-      lines.push(this.finish());
-      start = end + 1;
-    }
-  }
-
-  private add(piece: Buffer, limit: number): void {
-    this.size += piece.length;
-    if (this.over !== null) {
-      this.over.tail = Buffer.concat([this.over.tail, piece]).subarray(-EDGE_BYTES);
-      return;
-    }
-    this.pieces.push(piece);
-    if (this.size <= limit) return;
-    const whole = Buffer.concat(this.pieces);
-    this.over = { head: Buffer.from(whole.subarray(0, EDGE_BYTES)), tail: Buffer.from(whole.subarray(-EDGE_BYTES)) };
-    this.pieces = [];
-  }
-
-  private finish(): Line {
-    const over = this.over;
-    const bytes = this.size;
-    const text = over === null ? Buffer.concat(this.pieces).toString('utf8').replace(/\r$/, '') : null;
-    this.pieces = [];
-    this.size = 0;
-    this.over = null;
-    return over === null ? { text, bytes, head: '', tail: '' } : { text: null, bytes, head: over.head.toString('utf8'), tail: over.tail.toString('utf8') };
   }
 }
 

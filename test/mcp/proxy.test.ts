@@ -539,6 +539,22 @@ describe('aura proxy faults', () => {
     expect(fs.readFileSync(trail, 'utf8')).toContain(String.raw`"structuredContent": {"Probe": 3, "a\"": 3}`);
   });
 
+  it('records and passes on a call\'s arguments as the client wrote them, escaped keys too', async () => {
+    const home = tempDir();
+    const raw = new RawClient(proxyArgs(home, null, [process.execPath, ...FAULT_UPSTREAM]));
+    await raw.initialize();
+    // Written by hand: on Node 24 the first call's key `a\` makes JSON.parse read the second's `a"` as `a\`.
+    raw.send(String.raw`{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"Probe": 0, "a\\": 0, "text": "one"}}}`);
+    await raw.reply((m) => m['id'] === 2);
+    raw.send(String.raw`{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "echo", "arguments": {"Probe": 1, "a\"": 1, "text": "two"}}}`);
+    await raw.reply((m) => m['id'] === 3);
+    raw.child.stdin?.end();
+    expect(await raw.exited()).toBe(0);
+    const trail = sessionFiles(path.join(home, 'sessions'), onlySession(home)).trail;
+    const intents = readTrail(trail).events.filter((e) => e.kind === 'tool.intent').map((e) => Object.keys(e.payload['args'] as object));
+    expect(intents).toEqual([['Probe', 'a\\', 'text'], ['Probe', 'a"', 'text']]);
+  });
+
   it('turns an upstream crash mid-call into an error result, closes the session as upstream_crashed, and the trail verifies', async () => {
     const home = tempDir();
     const raw = new RawClient(proxyArgs(home, null, [process.execPath, ...FAULT_UPSTREAM]));

@@ -1,0 +1,73 @@
+/**
+ * Newline-delimited JSON-RPC as aura reads it from a peer over stdio (the proxy's client and its
+ * upstream): lines split from the byte stream, none held past a limit, each read by `parseJson`
+ * and checked by the SDK's schema. The SDK's own reader parses with `JSON.parse`, which can misread
+ * a key written with an escape on Node 24 (src/spine/native-json.ts): the arguments and results
+ * aura records and passes on are then what the peer wrote.
+ */
+
+import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { parseJson } from '../spine/native-json.js';
+
+/**
+ * One line's message.
+ * @throws SyntaxError for text that is not JSON; the schema's error (with `issues`) for JSON that is not JSON-RPC
+ */
+export function readJsonRpcMessage(text: string): JSONRPCMessage {
+  return JSONRPCMessageSchema.parse(parseJson(text));
+}
+
+/** One line of output: its text, or, over the limit, its size and its first and last bytes. */
+export interface Line {
+  readonly text: string | null;
+  readonly bytes: number;
+  readonly head: string;
+  readonly tail: string;
+}
+
+// Bytes kept of each end of a line over the limit: where a response's id is.
+const EDGE_BYTES = 1024;
+
+/** Splits a byte stream into newline-delimited lines, holding at most `limit` bytes of any one. */
+export class LineReader {
+  private pieces: Buffer[] = [];
+  private size = 0;
+  /** The ends of the line being skipped, once it is over the limit. */
+  private over: { head: Buffer; tail: Buffer } | null = null;
+
+  /** The lines that `chunk` completes. */
+  take(chunk: Buffer, limit: number): Line[] {
+    const lines: Line[] = [];
+    let start = 0;
+    for (;;) {
+      const end = chunk.indexOf(0x0a, start);
+      this.add(chunk.subarray(start, end < 0 ? chunk.length : end), limit);
+      if (end < 0) return lines;
+      lines.push(this.finish());
+      start = end + 1;
+    }
+  }
+
+  private add(piece: Buffer, limit: number): void {
+    this.size += piece.length;
+    if (this.over !== null) {
+      this.over.tail = Buffer.concat([this.over.tail, piece]).subarray(-EDGE_BYTES);
+      return;
+    }
+    this.pieces.push(piece);
+    if (this.size <= limit) return;
+    const whole = Buffer.concat(this.pieces);
+    this.over = { head: Buffer.from(whole.subarray(0, EDGE_BYTES)), tail: Buffer.from(whole.subarray(-EDGE_BYTES)) };
+    this.pieces = [];
+  }
+
+  private finish(): Line {
+    const over = this.over;
+    const bytes = this.size;
+    const text = over === null ? Buffer.concat(this.pieces).toString('utf8').replace(/\r$/, '') : null;
+    this.pieces = [];
+    this.size = 0;
+    this.over = null;
+    return over === null ? { text, bytes, head: '', tail: '' } : { text: null, bytes, head: over.head.toString('utf8'), tail: over.tail.toString('utf8') };
+  }
+}
