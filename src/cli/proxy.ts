@@ -49,6 +49,9 @@ export async function proxyCommand(command: readonly string[], options: ProxyOpt
     const end = await connection.done;
     process.off('SIGTERM', stop);
     process.off('SIGINT', stop);
+    // A paused stdin still waits for data while it holds none: a client that keeps the pipe open
+    // after the connection ended (a message over the limit) would keep the proxy running.
+    process.stdin.destroy();
     return { exitCode: end.reason === 'connect_failed' ? EXIT.usage : EXIT.ok, json: null, human: '', quiet: true };
   }
   const port = portOption('--http', options.http);

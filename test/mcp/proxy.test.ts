@@ -555,6 +555,20 @@ describe('aura proxy faults', () => {
     expect(intents).toEqual([['Probe', 'a\\', 'text'], ['Probe', 'a"', 'text']]);
   });
 
+  it('closes the connection on a client message over the 10 MiB limit, as the SDK does, and the session closes whole', async () => {
+    const home = tempDir();
+    const raw = new RawClient(proxyArgs(home, null, [process.execPath, ...FAULT_UPSTREAM]));
+    await raw.initialize();
+    // The proxy may be gone before the whole message is written.
+    raw.child.stdin?.on('error', () => undefined);
+    raw.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x'.repeat(ELEVEN_MIB) } } });
+    // The client keeps its end open: the proxy still exits.
+    expect(await raw.exited()).toBe(0);
+    const trail = sessionFiles(path.join(home, 'sessions'), onlySession(home)).trail;
+    expect(readTrail(trail).events.some((e) => e.kind === 'tool.intent')).toBe(false);
+    expect(verifyTrail(trail)).toMatchObject({ hash_chain_valid: true, complete: true });
+  });
+
   it('turns an upstream crash mid-call into an error result, closes the session as upstream_crashed, and the trail verifies', async () => {
     const home = tempDir();
     const raw = new RawClient(proxyArgs(home, null, [process.execPath, ...FAULT_UPSTREAM]));
