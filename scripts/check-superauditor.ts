@@ -36,8 +36,8 @@ function transportOf(args: readonly string[]): Transport {
   const stdio = value('--stdio');
   const url = value('--url');
   if (stdio !== undefined) {
-    const [command, ...rest] = stdio.split(' ').filter(Boolean);
-    return new StdioClientTransport({ command: command === 'node' ? process.execPath : (command ?? ''), args: rest, stderr: 'inherit' });
+    // A shell reads the command as the user wrote it: quoted paths with spaces stay one word.
+    return new StdioClientTransport({ command: '/bin/sh', args: ['-c', `exec ${stdio}`], stderr: 'inherit' });
   }
   if (url !== undefined) {
     const token = value('--token');

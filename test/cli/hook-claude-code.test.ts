@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { readTrail } from '../../src/spine/trail-reader.js';
 import { verifyTrail } from '../../src/spine/verify.js';
 import type { AuraEvent } from '../../src/spine/record.js';
-import { aura } from '../helpers/cli.js';
+import { aura, shellWords } from '../helpers/cli.js';
 import { REPO } from '../helpers/fixtures.js';
 import { spansOnDisk } from '../helpers/otlp-receiver.js';
 import { pythonVerify } from '../helpers/python.js';
@@ -276,9 +276,11 @@ describe('aura hook install claude-code', () => {
     expect(Object.keys(merged.hooks).sort()).toEqual(['PostToolUse', 'PostToolUseFailure', 'PreToolUse', 'SessionEnd', 'SessionStart', 'Stop', 'UserPromptSubmit']);
     expect(merged.hooks['PreToolUse']).toHaveLength(2);
     expect(merged.hooks['PreToolUse']?.[0]).toEqual(other);
-    expect(merged.hooks['PreToolUse']?.[1]?.hooks[0]?.command).toMatch(/^node \S+\/dist\/cli\/bin\.cjs hook claude-code --home \S+ --profile \S+claude\.yaml$/);
+    // As the shell Claude Code runs it in reads it (the checkout's path may hold spaces).
+    const words = shellWords(merged.hooks['PreToolUse']?.[1]?.hooks[0]?.command ?? '');
+    expect(words).toEqual(['node', path.join(REPO, 'dist', 'cli', 'bin.cjs'), 'hook', 'claude-code', '--home', home, '--profile', expect.stringMatching(/\/claude\.yaml$/)]);
     // The command it wrote names the built entry, which is there to run.
-    expect(fs.existsSync(merged.hooks['PreToolUse']?.[1]?.hooks[0]?.command.split(' ')[1] ?? '')).toBe(true);
+    expect(fs.existsSync(words[1] ?? '')).toBe(true);
 
     const printed = aura(['hook', 'install', 'claude-code', '--json'], { home });
     expect(JSON.parse(printed.stdout)).toMatchObject({ hooks: { SessionEnd: [{ hooks: [{ type: 'command' }] }] } });

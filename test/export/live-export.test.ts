@@ -92,9 +92,15 @@ describe('live export through the shared ring', () => {
     const home = tempDir();
     fs.writeFileSync(path.join(home, 'config.yaml'), `otel:\n  endpoint: ${receiver.endpoint}\n  headers: { authorization: "Bearer ${RECEIVER_TOKEN}" }\n`);
     // Before the fix, the session's listener on the thread kept the process running for good.
-    const exit = await waitForExit(spawnFixture('open-session.ts', [home, '20']), 30_000);
+    const child = spawnFixture('open-session.ts', [home, '20']);
+    const sent = (): number => receiver.spans.filter((span) => span.name === 'execute_tool fs.read').length;
+    for (let waited = 0; sent() < 20 && waited < 20_000; waited += 50) await sleep(50);
+    const spans = sent();
+    // Its spans sent, the session is left open and the script ends.
+    fs.writeFileSync(path.join(home, 'go'), '');
+    const exit = await waitForExit(child, 15_000);
+    expect(spans).toBe(20);
     expect(exit, exit.stderr).toMatchObject({ code: 0, signal: null });
     expect(exit.stdout).toContain('left open');
-    expect(receiver.spans.filter((span) => span.name === 'execute_tool fs.read')).toHaveLength(20);
   }, 40_000);
 });

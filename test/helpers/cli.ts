@@ -65,3 +65,15 @@ export function listeningUrl(server: ChildProcess): Promise<string> {
     server.once('exit', () => reject(new Error(`aura exited before it listened: ${seen}`)));
   });
 }
+
+/** `word` quoted for a POSIX shell, whatever it holds (spaces, quotes). */
+export function shellQuote(word: string): string {
+  return `'${word.replaceAll("'", "'\\''")}'`;
+}
+
+/** The words a POSIX shell reads in `command` (a real shell, not a model of one). */
+export function shellWords(command: string): string[] {
+  const run = spawnSync('/bin/sh', ['-c', `set -- ${command}; printf '%s\\0' "$@"`], { encoding: 'utf8' });
+  if (run.status !== 0) throw new Error(`sh could not read ${command}: ${run.stderr}`);
+  return run.stdout.split('\0').slice(0, -1);
+}

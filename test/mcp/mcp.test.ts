@@ -13,7 +13,7 @@ import { FindingsService } from '../../src/mcp/findings-service.js';
 import { readTokens } from '../../src/mcp/http.js';
 import { agent } from '../../src/session/agent.js';
 import { STORE_KINDS } from '../../src/store/store-findings.js';
-import { AURA_BIN, listeningUrl } from '../helpers/cli.js';
+import { AURA_BIN, listeningUrl, shellQuote } from '../helpers/cli.js';
 import { expectAuraError } from '../helpers/errors.js';
 import { AURA_PY, REPO } from '../helpers/fixtures.js';
 import { schemaErrors } from '../helpers/superauditor.js';
@@ -161,7 +161,7 @@ describe('aura mcp over stdio, with the SDK client', () => {
   });
 
   it('passes the two-pull check (npm run check:superauditor)', () => {
-    const run = spawnSync(process.execPath, ['--import', 'tsx', path.join(REPO, 'scripts', 'check-superauditor.ts'), '--stdio', `node ${AURA_BIN} --home ${store.home} mcp`], { cwd: REPO, encoding: 'utf8' });
+    const run = spawnSync(process.execPath, ['--import', 'tsx', path.join(REPO, 'scripts', 'check-superauditor.ts'), '--stdio', `node ${shellQuote(AURA_BIN)} --home ${shellQuote(store.home)} mcp`], { cwd: REPO, encoding: 'utf8' });
     expect(run.stdout).toContain('superauditor two-pull check: passed');
     expect(run.status).toBe(0);
   });
