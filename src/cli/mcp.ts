@@ -1,6 +1,5 @@
 /** `aura mcp [--http PORT --tokens FILE]`: the findings channel (SuperAuditor v1.1) over stdio or HTTP. */
 
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { AuraConfig } from '../config/config.js';
 import { InvalidOptionError } from '../errors.js';
 import { portOption, storeUrlFor, type StoreOptions } from './context.js';
@@ -9,6 +8,7 @@ import { keysFor } from './context.js';
 import { readTokens, serveHttp } from '../mcp/http.js';
 import { listeningPort } from '../mcp/loopback.js';
 import { buildServer } from '../mcp/server.js';
+import { BatchedStdioServerTransport } from '../mcp/stdio-batch.js';
 import { EXIT, type CommandResult } from './output.js';
 
 /** Options of `mcp`. */
@@ -43,13 +43,15 @@ export async function mcpCommand(options: McpOptions, config: AuraConfig): Promi
 async function serve(options: McpOptions, config: AuraConfig, fleet: ((shared: boolean) => FindingsTools) | null): Promise<CommandResult> {
   if (options.http === undefined) {
     const server = buildServer(fleet?.(false) ?? new FindingsService([{ sessionsDir: config.paths.sessions, sealLog: config.paths.sealLog, keys: keysFor({}, config) }], false));
-    const transport = new StdioServerTransport();
+    const transport = new BatchedStdioServerTransport();
     const closed = new Promise<void>((resolve) => {
       transport.onclose = () => resolve();
     });
     await server.connect(transport);
     process.stdin.on('end', () => void server.close());
     await closed;
+    // A paused stdin still waits for data: the channel is closed, so nothing more is read.
+    process.stdin.destroy();
     return { exitCode: EXIT.ok, json: null, human: '', quiet: true };
   }
   const port = portOption('--http', options.http);

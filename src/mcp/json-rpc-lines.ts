@@ -1,9 +1,10 @@
 /**
- * Newline-delimited JSON-RPC as aura reads it from a peer over stdio (the proxy's client and its
- * upstream): lines split from the byte stream, none held past a limit, each read by `parseJson`
- * and checked by the SDK's schema. The SDK's own reader parses with `JSON.parse`, which can misread
- * a key written with an escape on Node 24 (src/spine/native-json.ts): the arguments and results
- * aura records and passes on are then what the peer wrote.
+ * Newline-delimited JSON-RPC as aura reads it from a peer over stdio (the client of `aura mcp` or
+ * `aura proxy`, and the proxy's upstream): lines split from the byte stream, none held past a
+ * limit, each read by `parseJson` and checked by the SDK's schema. The SDK's own reader parses
+ * with `JSON.parse`, which can misread a key written with an escape on Node 24
+ * (src/spine/native-json.ts): the arguments and results aura records and passes on are then what
+ * the peer wrote.
  */
 
 import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';

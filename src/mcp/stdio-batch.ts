@@ -26,9 +26,10 @@ export function writeMessage(stream: Writable, message: JSONRPCMessage): Promise
 }
 
 /**
- * The SDK's stdio server transport (the client's side of `aura proxy`), writing in batches, and
- * reading as json-rpc-lines.ts reads: as the SDK does (a line that is not JSON or not JSON-RPC goes
- * to `onerror`, a message over the limit closes the transport), but without its `JSON.parse`.
+ * The SDK's stdio server transport (`aura mcp`, and the client's side of `aura proxy`), writing
+ * in batches, and reading as json-rpc-lines.ts reads: as the SDK does (a line that is not JSON or
+ * not JSON-RPC goes to `onerror`, a message over the limit closes the transport), but without its
+ * `JSON.parse`.
  */
 export class BatchedStdioServerTransport extends StdioServerTransport {
   constructor(

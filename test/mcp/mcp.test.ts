@@ -176,6 +176,16 @@ describe('aura mcp over stdio, with the SDK client', () => {
     expect(refused.status).not.toBe(0);
     expect(refused.stdout).toContain('per_kind_limit must be an integer >= 1');
   });
+
+  it('exits after a message over the 10 MiB limit closes the channel, though the client keeps its end open', async () => {
+    const child = spawn(process.execPath, [AURA_BIN, '--home', store.home, 'mcp'], { stdio: ['pipe', 'ignore', 'pipe'] });
+    child.stdin.on('error', () => undefined);
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_session_findings', arguments: { session_key: 'x'.repeat(11 * 1024 * 1024) } } })}\n`);
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    expect(await exited).toBe(0);
+    clearTimeout(timer);
+  });
 });
 
 describe('FindingsService', () => {
