@@ -57,8 +57,8 @@ function colonFollows(text: string, at: number): boolean {
 
 /**
  * The values `JSON.parse` gives for `text`, with every key as written. A text with an escaped key
- * is read again by the lossless reader, which also refuses a duplicate key or a lone surrogate in
- * it; its numbers are then given as `JSON.parse` gives them.
+ * is read again by the lossless reader, which also refuses a duplicate key, a lone surrogate or
+ * a nesting deeper than aura records in it; its numbers are then given as `JSON.parse` gives them.
  * @throws SyntaxError, saying what is wrong and at which column
  */
 export function parseJson(text: string): unknown {
