@@ -7,16 +7,25 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import type { Worker } from 'node:worker_threads';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { CheckFailedError } from '../../src/errors.js';
 import { agent } from '../../src/session/agent.js';
 import { CheckPool } from '../../src/store/postgres/check-pool.js';
 import { ingestSessions, storedStates, type IngestOutcome } from '../../src/store/postgres/ingest.js';
 import type { CheckTask, StoredState } from '../../src/store/postgres/ingest-check.js';
+import type * as WorkerThread from '../../src/worker-thread.js';
 import { auraJson } from '../helpers/cli.js';
 import { REPO } from '../helpers/fixtures.js';
 import { client, dropRoles, roleName, tempDatabase } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/temp.js';
+
+/** The workers the pools start, so a test can hold this thread at a chosen moment of one. */
+const started: Worker[] = [];
+vi.mock('../../src/worker-thread.js', async (original) => {
+  const real = await original<typeof WorkerThread>();
+  return { ...real, startModuleWorker: (...args: Parameters<typeof real.startModuleWorker>) => started[started.push(real.startModuleWorker(...args)) - 1] };
+});
 
 const WORKER = pathToFileURL(path.join(REPO, 'dist', 'store', 'postgres', 'check-worker.js'));
 const ingestRole = roleName('ingest');
@@ -102,6 +111,23 @@ describe('checking sessions on worker threads', () => {
     expect(outcomes.get(victim)).toMatchObject({ outcome: 'stored', status: 'intact' });
     expect(await nothingHalf(url)).toBe(ids.length);
     expect(auraJson(['verify', 'store', '--store', url]).json).toMatchObject({ ok: true, counts: { intact: ids.length } });
+  });
+
+  it('names the session a dying worker held, though its error overtakes the answer it sent before', async () => {
+    const { home, ids } = await sessions(2);
+    const victim = ids[1] as string;
+    const pool = new CheckPool({ publicKeys: [], keysOrigin: 'test', size: 1, script: workerWith(`if (task.sessionId === ${JSON.stringify(victim)}) throw new Error('worker broke');`) });
+    const [first, second] = tasksOf(home, ids, new Map()).map((task) => pool.check(task));
+    // The worker's 'online' comes on the port its error comes on: this thread, held while that
+    // port's messages are taken, takes the error before the answer the worker sent first.
+    (started.at(-1) as Worker).once('online', () => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1000));
+    try {
+      const [answered, died] = await Promise.allSettled([first, second]);
+      expect(answered).toMatchObject({ status: 'fulfilled', value: { outcome: 'ready', write: { sessionId: ids[0] } } });
+      expect(died).toMatchObject({ status: 'rejected', reason: { code: 'CHECK_FAILED', data: { session_id: victim }, message: expect.stringMatching(/died \(worker broke\)/) } });
+    } finally {
+      await pool.close();
+    }
   });
 
   it('fails the session whose check throws, and the worker goes on checking the next ones', async () => {

@@ -79,8 +79,11 @@ export class CheckPool {
     for (let i = 0; i < size; i++) {
       const worker = startModuleWorker(options.script ?? WORKER_SCRIPT, { workerData });
       worker.on('message', (reply: CheckReply) => this.answered(worker, reply));
-      worker.on('error', (error) => this.died(worker, error.message, error));
-      worker.on('exit', (code) => this.died(worker, `the worker thread exited with code ${code}`));
+      // A worker's error comes on another port than its answers, and can overtake the answers it
+      // sent before it: the session it held is known only at 'exit', once those were taken.
+      let error: Error | null = null;
+      worker.on('error', (thrown) => (error = thrown));
+      worker.on('exit', (code) => this.died(worker, error?.message ?? `the worker thread exited with code ${code}`, error ?? undefined));
       this.workers.push(worker);
       this.held.set(worker, []);
     }
