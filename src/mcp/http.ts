@@ -15,6 +15,7 @@ import { parseYamlSource, type KeyPath } from '../config/yaml-source.js';
 import { ConfigError, describeCause } from '../errors.js';
 import { redactCredentials } from '../middleware/redact.js';
 import { FindingsService, type FindingsTools } from './findings-service.js';
+import { readJsonBody } from './http-body.js';
 import { isLoopbackHost, listenOnLoopback, listeningPort, secretDigest } from './loopback.js';
 import { buildServer } from './server.js';
 
@@ -103,6 +104,9 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, serve
   const grant = authorize(req, res, server, grants);
   if (grant === null) return;
   if (req.method !== 'POST' || (req.url ?? '').split('?')[0] !== '/mcp') return refuse(res, 405, 'POST /mcp only');
+  // A body that failed to arrive (the client went away) is answered by nothing.
+  const body = await readJsonBody(req, res).catch(() => null);
+  if (body === null) return;
   const mcp = buildServer(serviceOf(grant));
   // No session id generator: stateless, one request a transport.
   const transport = new StreamableHTTPServerTransport({});
@@ -112,7 +116,7 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, serve
   });
   try {
     await mcp.connect(transport);
-    await transport.handleRequest(req, res);
+    await transport.handleRequest(req, res, body.value);
   } catch (error) {
     process.stderr.write(`aura mcp: ${redactCredentials(error instanceof Error ? error.message : String(error))}\n`);
     if (!res.headersSent) refuse(res, 500, 'internal error');

@@ -5,13 +5,15 @@
  * and its own aura session, and it answers only the token that opened it. Sessions are bounded:
  * so many at once in all and for one token (each holds an upstream, a process for a stdio
  * upstream), and a session that no request has used for the idle time is closed, its upstream
- * with it: a client that goes away without ending its session leaves nothing running.
+ * with it: a client that goes away without ending its session leaves nothing running. A request's
+ * body is read by http-body.ts, as the stdio client's messages are read by json-rpc-lines.ts.
  */
 
 import { randomUUID } from 'node:crypto';
 import * as http from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { authorize, refuse, type Grant } from './http.js';
+import { readJsonBody } from './http-body.js';
 import { listenOnLoopback } from './loopback.js';
 import { ProxyConnection, type ConnectionEnd, type ProxySettings } from './proxy.js';
 
@@ -78,7 +80,8 @@ export async function serveProxyHttp(port: number, grants: readonly Grant[], set
       entry.busy--;
       rest(entry);
     });
-    await entry.transport.handleRequest(req, res);
+    const body = await readJsonBody(req, res);
+    if (body !== null) await entry.transport.handleRequest(req, res, body.value);
   }
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {

@@ -269,7 +269,7 @@ describe('aura mcp over Streamable HTTP', () => {
     return c;
   }
 
-  function post(headers: Record<string, string>, message: object = { jsonrpc: '2.0', id: 1, method: 'tools/list' }): Promise<{ status: number; body: string }> {
+  function post(headers: Record<string, string>, message: object | string = { jsonrpc: '2.0', id: 1, method: 'tools/list' }): Promise<{ status: number; body: string }> {
     return new Promise((resolve, reject) => {
       const target = new URL(url);
       const req = http.request({ host: '127.0.0.1', port: target.port, path: '/mcp', method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers } }, (res) => {
@@ -278,7 +278,7 @@ describe('aura mcp over Streamable HTTP', () => {
         res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
       });
       req.on('error', reject);
-      req.end(JSON.stringify(message));
+      req.end(typeof message === 'string' ? message : JSON.stringify(message));
     });
   }
 
@@ -311,6 +311,19 @@ describe('aura mcp over Streamable HTTP', () => {
     const mine = await findings(b, { per_kind_limit: 200 });
     expect(new Set(mine.body.findings.map((f) => f.session_id))).toEqual(new Set([tenantB.id]));
     await b.close();
+  });
+
+  it('answers a body that is not JSON with 400 (-32700) and one over 4 MiB with 413, as the SDK does, and serves the next', async () => {
+    const auth = { Authorization: `Bearer ${TOKEN_A}` };
+    const notJson = await post(auth, '{"jsonrpc": "2.0", "id": 1, ');
+    expect(notJson.status).toBe(400);
+    expect(JSON.parse(notJson.body)).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32700 } });
+    const over = await post(auth, { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { pad: 'x'.repeat(4 * 1024 * 1024) } });
+    expect(over.status).toBe(413);
+    expect(JSON.parse(over.body)).toMatchObject({ id: null, error: { code: -32000, message: expect.stringContaining('must not exceed 4194304 bytes') } });
+    const next = await post(auth);
+    expect(next.status).toBe(200);
+    expect(next.body).toContain('get_session_findings');
   });
 
   for (const version of ['2025-06-18', '2025-11-25']) {

@@ -848,6 +848,47 @@ describe('aura proxy survives its upstream', () => {
       }
     });
 
+    it("records and passes on a call's arguments as the client wrote them, escaped keys too; a body over 4 MiB gets 413 and one not JSON 400, and the session goes on", async () => {
+      const home = tempDir();
+      const started = await httpProxy(home, [A], [], [process.execPath, ...FAULT_UPSTREAM]);
+      proxies.push(started.proxy);
+      const opened = await initializeOverHttp(started.url, A);
+      expect(opened.status).toBe(200);
+      const post = (body: BodyInit, init: RequestInit = {}): Promise<Response> =>
+        fetch(started.url, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${A}`, 'Mcp-Session-Id': opened.sessionId ?? '' }, body, ...init });
+      expect((await post(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }))).status).toBe(202);
+      // Written by hand: on Node 24 the first call's key `a\` makes JSON.parse read the second's `a"` as `a\`.
+      for (const body of [String.raw`{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {"Probe": 0, "a\\": 0, "text": "one"}}}`, String.raw`{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "echo", "arguments": {"Probe": 1, "a\"": 1, "text": "two"}}}`]) {
+        const answer = await post(body);
+        expect(answer.status).toBe(200);
+        expect(await answer.text()).toContain(body.includes('"one"') ? 'one' : 'two');
+      }
+      const tooLarge = async (answer: Response): Promise<void> => {
+        expect(answer.status).toBe(413);
+        expect(await answer.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000, message: expect.stringContaining('must not exceed 4194304 bytes') } });
+      };
+      const over = JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x'.repeat(4 * 1024 * 1024) } } });
+      await tooLarge(await post(over));
+      // Sent in chunks, with no length declared: the proxy stops reading past the limit.
+      const chunks = new ReadableStream<Uint8Array>({
+        start(controller) {
+          for (let i = 0; i < 5; i++) controller.enqueue(new TextEncoder().encode(over.slice(i * 1024 * 1024, (i + 1) * 1024 * 1024)));
+          controller.close();
+        },
+      });
+      await tooLarge(await post(chunks, { duplex: 'half' } as RequestInit));
+      const notJson = await post('{"jsonrpc": "2.0", "id": 5, ');
+      expect(notJson.status).toBe(400);
+      expect(await notJson.json()).toMatchObject({ id: null, error: { code: -32700 } });
+      expect(await (await post(JSON.stringify({ jsonrpc: '2.0', id: 6, method: 'tools/call', params: { name: 'echo', arguments: { text: 'three' } } }))).text()).toContain('three');
+      expect((await fetch(started.url, { method: 'DELETE', headers: { Authorization: `Bearer ${A}`, 'Mcp-Session-Id': opened.sessionId ?? '' } })).status).toBe(200);
+      await closedTrail(home, onlySession(home));
+      // Read by aura's reader: this test's own JSON.parse would misread the key on Node 24.
+      const { chain, events: recorded } = readTrail(sessionFiles(path.join(home, 'sessions'), onlySession(home)).trail);
+      expect(recorded.filter((e) => e.kind === 'tool.intent').map((e) => Object.keys(e.payload['args'] as object))).toEqual([['Probe', 'a\\', 'text'], ['Probe', 'a"', 'text'], ['text']]);
+      expect(chain).toMatchObject({ hash_chain_valid: true, complete: true });
+    });
+
     it('caps the sessions of a token and in all: a dozen initializes start no more upstreams than the caps', async () => {
       const { proxy, url } = await start(['--max-sessions', '3', '--max-sessions-per-token', '2']);
       const mine = await Promise.all(Array.from({ length: 12 }, () => initializeOverHttp(url, A)));
