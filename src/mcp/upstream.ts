@@ -7,14 +7,14 @@
  * its limit, which ended the proxy and every session with it; here a message over the limit is
  * skipped as it streams in (never held whole), and an answer that was too large fails that one
  * request. Messages are read as json-rpc-lines.ts reads them and written by the SDK's
- * `serializeMessage`, in batches (stdio-batch.ts).
+ * `serializeMessage`, in batches (stdio-batch.ts). An upstream over HTTP is http-upstream.ts's.
  */
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { parseJson } from '../spine/native-json.js';
+import { HttpUpstream } from './http-upstream.js';
 import { LineReader, readJsonRpcMessage, type Line } from './json-rpc-lines.js';
 import { writeMessage } from './stdio-batch.js';
 
@@ -152,8 +152,8 @@ function responseIdOf(head: string, tail: string): RequestId | null {
 }
 
 /** The transport toward the upstream, not yet started. */
-export function upstreamTransport(spec: UpstreamSpec, maxMessageBytes: number): UpstreamProcess | StreamableHTTPClientTransport {
-  return spec.transport === 'stdio' ? new UpstreamProcess(spec.command, spec.args, maxMessageBytes) : new StreamableHTTPClientTransport(spec.url);
+export function upstreamTransport(spec: UpstreamSpec, maxMessageBytes: number): UpstreamProcess | HttpUpstream {
+  return spec.transport === 'stdio' ? new UpstreamProcess(spec.command, spec.args, maxMessageBytes) : new HttpUpstream(spec.url);
 }
 
 /** How an upstream that ended by itself ended, as `session.close` records it. */

@@ -429,21 +429,27 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/** Starts an MCP server over Streamable HTTP that says on stderr which port it listens on; resolves with it and its URL once it does. */
+async function upstreamOverHttp(args: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<{ upstream: ChildProcess; url: string }> {
+  const upstream = spawn(process.execPath, [...args], { cwd: REPO, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const port = await new Promise<string>((resolve, reject) => {
+    let seen = '';
+    upstream.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+      seen += chunk;
+      const found = /listening on port (\d+)/.exec(seen);
+      if (found !== null) resolve(found[1] as string);
+    });
+    upstream.once('exit', () => reject(new Error(`upstream exited: ${seen}`)));
+  });
+  return { upstream, url: `http://127.0.0.1:${port}/mcp` };
+}
+
 describe('aura proxy in front of a Streamable HTTP upstream (--upstream-url)', () => {
   it('reaches server-everything over HTTP and records the upstream transport', async () => {
-    const port = await freePort();
-    const upstream = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], { cwd: REPO, env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const { upstream, url } = await upstreamOverHttp([EVERYTHING, 'streamableHttp'], { ...process.env, PORT: String(await freePort()) });
     try {
-      await new Promise<void>((resolve, reject) => {
-        let seen = '';
-        upstream.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-          seen += chunk;
-          if (seen.includes('listening on port')) resolve();
-        });
-        upstream.once('exit', () => reject(new Error(`upstream exited: ${seen}`)));
-      });
       const home = tempDir();
-      const { client } = await connect([AURA_BIN, '--home', home, 'proxy', '--upstream-url', `http://127.0.0.1:${port}/mcp`]);
+      const { client } = await connect([AURA_BIN, '--home', home, 'proxy', '--upstream-url', url]);
       expect(textOf((await client.callTool({ name: 'echo', arguments: { message: 'to an http upstream' } })) as CallToolResult)).toBe('Echo: to an http upstream');
       await client.close();
       const sessionId = onlySession(home);
@@ -454,6 +460,33 @@ describe('aura proxy in front of a Streamable HTTP upstream (--upstream-url)', (
       upstream.kill('SIGTERM');
     }
   });
+});
+
+describe('aura proxy in front of a Streamable HTTP upstream, reading its answers', () => {
+  for (const [answers, flags] of [['event streams', []], ['JSON', ['--json']]] as const) {
+    it(`passes on and records an answer's keys as the server wrote them, escaped ones too, from ${answers}`, async () => {
+      const { upstream, url } = await upstreamOverHttp([...FAULT_UPSTREAM, '--http', ...flags]);
+      try {
+        const home = tempDir();
+        const raw = new RawClient([AURA_BIN, '--home', home, 'proxy', '--upstream-url', url]);
+        await raw.initialize();
+        // On Node 24 the first answer's key makes JSON.parse read the second's as `a\\` (nodejs/node#63785).
+        for (const [id, key] of [[2, 'a\\'], [3, 'a"'], [4, 'plain']] as const) {
+          raw.send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'keys', arguments: { key, n: id } } });
+          await raw.reply((m) => m['id'] === id);
+          expect(raw.texts.get(id)).toContain(`"structuredContent":${JSON.stringify({ Probe: id, [key]: id })}`);
+        }
+        raw.child.stdin?.end();
+        expect(await raw.exited()).toBe(0);
+        const { chain, events: recorded } = readTrail(sessionFiles(path.join(home, 'sessions'), onlySession(home)).trail);
+        const results = recorded.filter((e) => e.kind === 'tool.result').map((e) => Object.keys((e.payload['result'] as Record<string, unknown>)['structuredContent'] as object));
+        expect(results).toEqual([['Probe', 'a\\'], ['Probe', 'a"'], ['Probe', 'plain']]);
+        expect(chain).toMatchObject({ hash_chain_valid: true, complete: true });
+      } finally {
+        upstream.kill('SIGTERM');
+      }
+    });
+  }
 });
 
 /** A client speaking raw JSON-RPC lines to the proxy, to send what no SDK client would. */

@@ -1,0 +1,124 @@
+/**
+ * The proxy's upstream over Streamable HTTP: the MCP SDK's client transport, with what the upstream
+ * answers read by `parseJson`. The SDK parses answers with `JSON.parse`, which can misread a key
+ * written with an escape on Node 24 (src/spine/native-json.ts): the proxy would record and pass on
+ * another key than the server wrote.
+ *
+ * - An answer in JSON reaches the SDK already parsed.
+ * - In an event stream, a message with an escaped key reaches the SDK as a stand-in: its JSON-RPC
+ *   frame (id, method, error code and message, which the SDK reads) around a reference to the
+ *   message as `parseJson` read it, and the message itself is what the transport hands on. The
+ *   reference's key is new for each transport, so an upstream cannot name a message of its own.
+ */
+
+import { randomUUID } from 'node:crypto';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { JSONRPCMessageSchema, type JSONRPCMessage, type MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { hasEscapedKey, parseJson } from '../spine/native-json.js';
+
+/** A Streamable HTTP upstream at `url`, not yet started. */
+export class HttpUpstream implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage, extra?: MessageExtraInfo) => void;
+
+  private readonly inner: StreamableHTTPClientTransport;
+  /** The messages that stand-ins refer to, until the SDK hands their stand-in on. */
+  private readonly held = new Map<number, JSONRPCMessage>();
+  private readonly refKey = `aura/stand-in/${randomUUID()}`;
+  private next = 0;
+
+  constructor(url: URL) {
+    this.inner = new StreamableHTTPClientTransport(url, { fetch: (input, init) => this.fetchParsed(input, init) });
+    this.inner.onclose = () => this.onclose?.();
+    this.inner.onerror = (error) => this.onerror?.(error);
+    this.inner.onmessage = (message) => this.onmessage?.(this.standingFor(message));
+  }
+
+  get sessionId(): string | undefined {
+    return this.inner.sessionId;
+  }
+
+  start(): Promise<void> {
+    return this.inner.start();
+  }
+
+  send(message: JSONRPCMessage, options?: Parameters<StreamableHTTPClientTransport['send']>[1]): Promise<void> {
+    return this.inner.send(message, options);
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+
+  setProtocolVersion(version: string): void {
+    this.inner.setProtocolVersion(version);
+  }
+
+  /** What the upstream answered, with its JSON read by parseJson and its event stream's escaped keys stood in for. */
+  private async fetchParsed(input: Parameters<FetchLike>[0], init: Parameters<FetchLike>[1]): Promise<Response> {
+    const response = await fetch(input, init);
+    const type = (response.headers.get('content-type') ?? '').split(';')[0]?.trim().toLowerCase();
+    if (!response.ok || response.body === null) return response;
+    if (type === 'application/json') {
+      const text = await response.text();
+      const parsed = new Response(text, response);
+      Object.defineProperty(parsed, 'json', { value: () => Promise.resolve(parseJson(text)) });
+      return parsed;
+    }
+    if (type !== 'text/event-stream') return response;
+    const stream = response.body.pipeThrough(new TextDecoderStream()).pipeThrough(this.standIns()).pipeThrough(new TextEncoderStream());
+    return new Response(stream, response);
+  }
+
+  /** An event stream as the upstream sent it, each message with an escaped key replaced by a stand-in. */
+  private standIns(): TransformStream<string, string> {
+    let out: TransformStreamDefaultController<string> | null = null;
+    const parser = createParser({
+      onEvent: (event) => out?.enqueue(this.eventText(event)),
+      onRetry: (ms) => out?.enqueue(`retry: ${ms}\n\n`),
+    });
+    return new TransformStream({
+      start: (controller) => void (out = controller),
+      transform: (chunk) => parser.feed(chunk),
+      flush: () => parser.reset({ consume: true }),
+    });
+  }
+
+  private eventText(event: EventSourceMessage): string {
+    const message = (event.event === undefined || event.event === 'message') && hasEscapedKey(event.data) ? this.standIn(event.data) : null;
+    const data = message === null ? event.data : JSON.stringify(message);
+    const fields = [...(event.id === undefined ? [] : [`id: ${event.id}`]), ...(event.event === undefined ? [] : [`event: ${event.event}`]), ...data.split('\n').map((line) => `data: ${line}`)];
+    return `${fields.join('\n')}\n\n`;
+  }
+
+  /** The stand-in of the message in `data`, or null for data that is not a message (the SDK reports it). */
+  private standIn(data: string): Record<string, unknown> | null {
+    let message: JSONRPCMessage;
+    try {
+      message = JSONRPCMessageSchema.parse(parseJson(data));
+    } catch {
+      return null;
+    }
+    const n = this.next++;
+    this.held.set(n, message);
+    const ref = { [this.refKey]: n };
+    const id = 'id' in message ? { id: message.id } : {};
+    if ('method' in message) return { jsonrpc: '2.0', ...id, method: message.method, params: ref };
+    if ('error' in message) return { jsonrpc: '2.0', ...id, error: { code: message.error.code, message: message.error.message, data: ref } };
+    return { jsonrpc: '2.0', ...id, result: ref };
+  }
+
+  /** The message a stand-in refers to; any other message as it is. */
+  private standingFor(message: JSONRPCMessage): JSONRPCMessage {
+    const within = 'method' in message ? message.params : 'error' in message ? message.error.data : 'result' in message ? message.result : undefined;
+    const n = typeof within === 'object' && within !== null ? (within as Record<string, unknown>)[this.refKey] : undefined;
+    const held = typeof n === 'number' ? this.held.get(n) : undefined;
+    if (held === undefined) return message;
+    this.held.delete(n as number);
+    // The SDK renumbers an answer replayed after a reconnection: the number it gave stands.
+    return 'id' in message && 'id' in held ? ({ ...held, id: message.id } as JSONRPCMessage) : held;
+  }
+}
