@@ -9,7 +9,7 @@
  */
 
 import { loadBundle, type BundleName } from './bundle-loader.js';
-import type { claudeCodeHook } from './hook-claude-code.js';
+import type { claudeCodeHook, keptProfileValue } from './hook-claude-code.js';
 import type { runCli } from './main.js';
 
 /** A bundle's export, or a clear failure when dist/ was built without its bundles. */
@@ -21,9 +21,12 @@ function exported<T>(bundle: BundleName, value: T | undefined): T {
 async function main(argv: readonly string[]): Promise<void> {
   if (argv[0] === 'hook' && argv[1] === 'claude-code') {
     const args = argv.slice(2);
-    const hook = loadBundle<{ claudeCodeHook: typeof claudeCodeHook }>('claude-code-hook', optionValue(args, '--home'));
+    const hook = loadBundle<{ claudeCodeHook: typeof claudeCodeHook; keptProfileValue: typeof keptProfileValue }>('claude-code-hook', optionValue(args, '--home'));
     process.exitCode = await exported('claude-code-hook', hook.exports.claudeCodeHook)(args);
-    hook.saveCache();
+    // A hook that parsed its profile's YAML and kept the value leaves the code cache to the next,
+    // which reads that value: a cache holds the code its process compiled, and yaml's would be read
+    // by every later hook for nothing (490 against 330 kB here: 9.3 against 7.5 ms to load).
+    if (hook.exports.keptProfileValue?.() !== true) hook.saveCache();
   } else {
     const cli = loadBundle<{ runCli: typeof runCli }>('cli', optionValue(argv, '--home'));
     await exported('cli', cli.exports.runCli)(argv);

@@ -38,6 +38,8 @@ import { objectOf, stringOf } from '../spine/json-shape.js';
 import { parseJson } from '../spine/native-json.js';
 import { ApprovalInbox, handoffPathOf } from '../store/approval-handoff.js';
 
+export { keptProfileValue } from '../session/profile-file.js';
+
 /** The hook's command-line options. */
 export interface HookOptions {
   readonly profile?: string;

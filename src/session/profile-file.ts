@@ -139,7 +139,14 @@ function keep(cacheDir: string, cache: string, text: string): void {
   } catch {
     return;
   }
-  replaceWhole(cache, text);
+  if (replaceWhole(cache, text)) keptOne = true;
+}
+
+let keptOne = false;
+
+/** Whether this process kept a profile's parsed value: it parsed YAML that the next process will not. */
+export function keptProfileValue(): boolean {
+  return keptOne;
 }
 
 function checkProfile(source: ProfileSource): ProfileFile {

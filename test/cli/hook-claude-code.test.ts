@@ -223,6 +223,11 @@ describe('aura hook claude-code', () => {
     const c = claude('sess-cache');
     const cacheDir = path.join(home, 'cache');
     const caches = (): string[] => fs.readdirSync(cacheDir).filter((name) => name.endsWith('.v8cache'));
+    // The first parsed the profile's YAML and kept its value: it leaves the code cache to the next,
+    // which reads that value, so that the cache holds no compiled yaml.
+    expect(decision(await hook(home, profile, c.pre('toolu_c0', 'delete_account', { id: 0 })))).toBe('deny');
+    expect(caches()).toEqual([]);
+    expect(fs.readdirSync(cacheDir).filter((name) => name.startsWith('profile-'))).toHaveLength(1);
     expect(decision(await hook(home, profile, c.pre('toolu_c1', 'delete_account', { id: 1 })))).toBe('deny');
     expect(caches()).toHaveLength(1);
     const cache = path.join(cacheDir, caches()[0] as string);
@@ -245,7 +250,7 @@ describe('aura hook claude-code', () => {
     fs.chmodSync(cache, 0o666);
     expect(decision(await hook(home, profile, c.pre('toolu_c4', 'delete_account', { id: 4 })))).toBe('deny');
     expect(fs.statSync(cache).mode & 0o777).toBe(0o600);
-    expect(trailOf(home).events.filter((event) => event.kind === 'constraint.violated')).toHaveLength(4);
+    expect(trailOf(home).events.filter((event) => event.kind === 'constraint.violated')).toHaveLength(5);
   });
 
   it('refuses input that is not a hook input, with a message and a non-blocking exit', async () => {
