@@ -33,13 +33,18 @@ export interface LoadedBundle<Exports> {
   saveCache(): void;
 }
 
-/** Loads a bundle; `home` is the `--home` the command was given, if any (the cache is in the aura home). */
-export function loadBundle<Exports>(name: BundleName, home: string | undefined): LoadedBundle<Exports> {
+/**
+ * Loads a bundle; `home` is the `--home` the command was given, if any (the cache is in the aura
+ * home). A cache holds the code its process compiled: `command` names the one the cache is for,
+ * where commands of one bundle differ (a `demo`'s cache is twice a `verify`'s, all of which a
+ * `verify` would load).
+ */
+export function loadBundle<Exports>(name: BundleName, home: string | undefined, command?: string): LoadedBundle<Exports> {
   const file = fileURLToPath(new URL(`../${name}.cjs`, import.meta.url));
   const bytes = fs.readFileSync(file);
   const cacheDir = path.join(auraHome(home), 'cache');
   const key = createHash('sha256').update(`${process.version}\u0000${process.arch}\u0000`).update(bytes).digest('hex').slice(0, 16);
-  const cacheFile = path.join(cacheDir, `${name}-${key}${CACHE_SUFFIX}`);
+  const cacheFile = path.join(cacheDir, `${name}-${key}${command === undefined ? '' : `-${command}`}${CACHE_SUFFIX}`);
   const cachedData = readOwnCache(cacheFile);
   // The wrapper Node puts around a CommonJS module.
   const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${bytes.toString('utf8')}\n})`, { filename: file, ...(cachedData === null ? {} : { cachedData }) });
@@ -49,7 +54,7 @@ export function loadBundle<Exports>(name: BundleName, home: string | undefined):
     exports: module.exports,
     saveCache: () => {
       if (cachedData !== null && !script.cachedDataRejected) return;
-      writeCache(cacheDir, cacheFile, `${name}-`, script.createCachedData());
+      writeCache(cacheDir, cacheFile, `${name}-`, `${name}-${key}`, script.createCachedData());
     },
   };
 }
@@ -76,14 +81,15 @@ function readOwnCache(file: string): Buffer | null {
 
 /**
  * Writes the cache whole (parallel processes each rename a complete file) and drops the bundle's
- * older ones. Only into an aura home that exists: a command that writes nothing does not create one.
+ * caches of other builds (`prefix` without `current`). Only into an aura home that exists: a
+ * command that writes nothing does not create one.
  */
-function writeCache(dir: string, file: string, prefix: string, data: Buffer): void {
+function writeCache(dir: string, file: string, prefix: string, current: string, data: Buffer): void {
   try {
     if (!fs.existsSync(dir)) fs.mkdirSync(dir, { mode: 0o700 });
     if (!replaceWhole(file, data)) return;
     for (const name of fs.readdirSync(dir)) {
-      if (name.startsWith(prefix) && name.endsWith(CACHE_SUFFIX) && name !== path.basename(file)) removeFile(path.join(dir, name));
+      if (name.startsWith(prefix) && !name.startsWith(current) && name.endsWith(CACHE_SUFFIX)) removeFile(path.join(dir, name));
     }
   } catch {
     // Without a cache the next process compiles from source, as this one did.

@@ -108,16 +108,23 @@ describe('aura verify chain', () => {
     expect(auraJson(['verify', 'chain', String(demo.json['session_id'])], { home }).status).toBe(0);
   });
 
-  it("keeps the command's compiled code in the home's cache, one file only this user may write, and takes it as it is", () => {
+  it("keeps each command's compiled code in the home's cache, files only this user may write, and takes them as they are", () => {
     const home = tempDir();
     const id = String(auraJson(['demo'], { home }).json['session_id']);
-    const caches = (): string[] => fs.readdirSync(path.join(home, 'cache')).filter((name) => /^cli-[0-9a-f]{16}\.v8cache$/.test(name));
-    expect(caches()).toHaveLength(1);
-    const cache = path.join(home, 'cache', caches()[0] as string);
-    expect(fs.statSync(cache).mode & 0o777).toBe(0o600);
-    const written = fs.readFileSync(cache);
+    const caches = (): string[] => fs.readdirSync(path.join(home, 'cache')).filter((name) => /^cli-[0-9a-f]{16}-[a-z-]+\.v8cache$/.test(name)).sort();
+    expect(caches()).toEqual([expect.stringMatching(/-demo\.v8cache$/)]);
+    const demoCache = path.join(home, 'cache', caches()[0] as string);
+    expect(fs.statSync(demoCache).mode & 0o777).toBe(0o600);
+    const written = fs.readFileSync(demoCache);
+    // A cache holds the code its command compiled: a verify does not load the demo's.
     expect(auraJson(['verify', 'chain', id], { home }).status).toBe(0);
-    expect(fs.readFileSync(cache).equals(written)).toBe(true);
+    expect(caches()).toEqual([expect.stringMatching(/-demo\.v8cache$/), expect.stringMatching(/-verify\.v8cache$/)]);
+    const verifyCache = path.join(home, 'cache', caches()[1] as string);
+    expect(fs.statSync(verifyCache).size).toBeLessThan(written.length);
+    const verifyWritten = fs.readFileSync(verifyCache);
+    expect(auraJson(['verify', 'chain', id], { home }).status).toBe(0);
+    expect(fs.readFileSync(verifyCache).equals(verifyWritten)).toBe(true);
+    expect(fs.readFileSync(demoCache).equals(written)).toBe(true);
   });
 
   const usage: [string, string[], RegExp][] = [
