@@ -13,6 +13,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { mediaTypeEssence } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { JSONRPCMessageSchema, type JSONRPCMessage, type MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
@@ -60,7 +61,8 @@ export class HttpUpstream implements Transport {
   /** What the upstream answered, with its JSON read by parseJson and its event stream's escaped keys stood in for. */
   private async fetchParsed(input: Parameters<FetchLike>[0], init: Parameters<FetchLike>[1]): Promise<Response> {
     const response = await fetch(input, init);
-    const type = (response.headers.get('content-type') ?? '').split(';')[0]?.trim().toLowerCase();
+    // Told apart as the SDK tells them apart: an answer it reads as JSON or as a stream is read here.
+    const type = mediaTypeEssence(response.headers.get('content-type'));
     if (!response.ok || response.body === null) return response;
     if (type === 'application/json') {
       const text = await response.text();
