@@ -9,6 +9,7 @@
  */
 
 import { loadBundle, type BundleName } from './bundle-loader.js';
+import { GLOBAL_OPTIONS_WITH_VALUES } from './global-options.js';
 import type { claudeCodeHook, keptProfileValue } from './hook-claude-code.js';
 import type { runCli } from './main.js';
 
@@ -42,9 +43,6 @@ function optionValue(args: readonly string[], name: string): string | undefined 
   }
   return undefined;
 }
-
-// The options before a command that take a value (src/cli/main.ts).
-const GLOBAL_OPTIONS_WITH_VALUES = new Set(['--home', '--project', '--anchor-dir']);
 
 /** The command's name (`verify` of `aura --home h verify chain t`), or undefined for none a file may be named by. */
 function commandOf(argv: readonly string[]): string | undefined {

@@ -18,6 +18,7 @@ import type { LogsOptions } from './logs.js';
 import type { McpOptions } from './mcp.js';
 import type { ProxyOptions } from './proxy.js';
 import type { HookInstallOptions } from './hook-install.js';
+import { GLOBAL_OPTIONS } from './global-options.js';
 import { EXIT, printResult, type CommandResult } from './output.js';
 import type { PushFlags } from './push.js';
 
@@ -35,14 +36,12 @@ function buildProgram(invocation: Invocation): Command {
   const program = new Command('aura')
     .description('Runtime harness for AI agent sessions: hash-chained audit trails, policy at the tool boundary, evidence exports.')
     .version(`aura-harness ${VERSION}`, '-V, --version')
-    .option('--home <dir>', 'use this folder as AURA_HOME (default: $AURA_HOME, else ~/.aura)')
-    .option('--project <dir>', 'project folder (its aura.project.yaml; storage: project keeps sessions in its .aura/)')
-    .option('--anchor-dir <dir>', 'also append every seal to DIR/seals.jsonl, ideally off this machine (config anchor_dir)')
     .showHelpAfterError('(run aura --help for usage)')
     .exitOverride()
     // With --json a usage error is printed as JSON, by reportError.
     .configureOutput({ writeErr: (text) => !invocation.asJson && process.stderr.write(text) });
 
+  for (const { flags, description } of GLOBAL_OPTIONS) program.option(flags, description);
   const global = (): GlobalOptions => program.opts<GlobalOptions>();
   const json = new Option('--json', 'print one JSON object (stable, for machines)');
   /** `--store URL` and `--no-store`: the fleet store, or the local folder whatever the config says. */

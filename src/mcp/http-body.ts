@@ -49,7 +49,12 @@ function tooLarge(req: http.IncomingMessage, res: http.ServerResponse): null {
 }
 
 function answer(res: http.ServerResponse, status: number, code: number, message: string): void {
+  sendJson(res, status, { jsonrpc: '2.0', error: { code, message }, id: null });
+}
+
+/** Answers with a status and `body` as JSON. */
+export function sendJson(res: http.ServerResponse, status: number, body: object): void {
   res.statusCode = status;
   res.setHeader('Content-Type', 'application/json');
-  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+  res.end(JSON.stringify(body));
 }

@@ -15,7 +15,7 @@ import { parseYamlSource, type KeyPath } from '../config/yaml-source.js';
 import { ConfigError, describeCause } from '../errors.js';
 import { redactCredentials } from '../middleware/redact.js';
 import { FindingsService, type FindingsTools } from './findings-service.js';
-import { readJsonBody } from './http-body.js';
+import { readJsonBody, sendJson } from './http-body.js';
 import { isLoopbackHost, listenOnLoopback, listeningPort, secretDigest } from './loopback.js';
 import { buildServer } from './server.js';
 
@@ -125,7 +125,5 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, serve
 
 /** Answers with a status and a JSON error body. */
 export function refuse(res: http.ServerResponse, status: number, message: string): void {
-  res.statusCode = status;
-  res.setHeader('Content-Type', 'application/json');
-  res.end(JSON.stringify({ error: message }));
+  sendJson(res, status, { error: message });
 }
