@@ -6,6 +6,7 @@
  * failures carry an error status.
  */
 
+import { isSecretLikeKey, REDACTED, redactCredentials } from '../middleware/redact.js';
 import type { AuraEvent } from '../spine/record.js';
 import { PACKAGE_NAME, VERSION } from '../version.js';
 import { AURA, GENERAL } from './semconv.js';
@@ -31,7 +32,9 @@ export function spanSourceOf(sessionId: string, auraId: string, env: Readonly<Re
   if (resource.get(GENERAL.serviceName) === 'aura') resource.set(GENERAL.serviceVersion, VERSION);
   resource.set(AURA.sessionId, sessionId);
   resource.set(AURA.auraId, auraId);
-  return { resource: [...resource].map(([key, value]) => ({ key, value })), scope: { name: PACKAGE_NAME, version: VERSION } };
+  // The app's variables may carry a credential (`api_key=…`, a URL with its password): a span never does.
+  const attributes = [...resource].map(([key, value]) => ({ key, value: isSecretLikeKey(key) ? REDACTED : redactCredentials(value) }));
+  return { resource: attributes, scope: { name: PACKAGE_NAME, version: VERSION } };
 }
 
 /**

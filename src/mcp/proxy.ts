@@ -37,6 +37,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { AuraConfig } from '../config/config.js';
 import { AuraError, InvalidOptionError } from '../errors.js';
+import { redactCredentials } from '../middleware/redact.js';
 import { profileError } from '../policy/profile-source.js';
 import { approveCommand, refusalOf } from '../policy/refusal.js';
 import { agent } from '../session/agent.js';
@@ -225,7 +226,8 @@ export class ProxyConnection {
       this.gate.open();
       if (capabilities.tools !== undefined && this.findings !== null) this.findingsName = findingsToolName(await this.upstreamToolNames(null));
     } catch (error) {
-      const why = error instanceof Error ? error.message : String(error);
+      // The upstream's URL or command line may hold a credential; the client gets neither.
+      const why = redactCredentials(error instanceof Error ? error.message : String(error));
       settings.log(`cannot serve this client: ${why}`);
       await this.gate.send({ jsonrpc: '2.0', id: message.id, error: { code: ErrorCode.InternalError, message: `aura proxy: ${why}` } }).catch(() => undefined);
       void this.end('connect_failed');

@@ -55,6 +55,9 @@ interface Detector {
 
 // A value is never part of a longer word, id or path: these may not touch either end.
 const GLUE = String.raw`[\w/-]`;
+// An API key's prefix marks it wherever it is (a URL's path, `step-ghp_…`): only a letter or digit
+// may not touch it, as in `risk-…` or `desk_live_…`.
+const KEY_GLUE = '[A-Za-z0-9]';
 
 const always = (): boolean => true;
 
@@ -67,7 +70,7 @@ const DETECTORS: readonly Detector[] = [
     entity: 'api_key',
     gate: /sk-|[sr]k_|gh[pousr]_|github_pat_|AKIA|xox|AIza/,
     pattern: new RegExp(
-      String.raw`(?<!${GLUE})(?:sk-(?:proj-)?[A-Za-z0-9_-]{20,}|[sr]k_(?:live|test)_[A-Za-z0-9]{16,}|gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,}|AKIA[0-9A-Z]{16}|xox[abprs]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35})(?!${GLUE})`,
+      String.raw`(?<!${KEY_GLUE})(?:sk-(?:proj-)?[A-Za-z0-9_-]{20,}|[sr]k_(?:live|test)_[A-Za-z0-9]{16,}|gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,}|AKIA[0-9A-Z]{16}|xox[abprs]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35})(?!${KEY_GLUE})`,
       'g',
     ),
     valid: always,

@@ -28,13 +28,16 @@ export interface Redactor {
 // Aura's list (reference §11.6), plus what its §21.18 notes it misses and the names users expect.
 const SECRET_KEYS: ReadonlySet<string> = new Set([
   'apikey', 'auth', 'authorization', 'bearer', 'cardnumber', 'clientsecret', 'connectionstring', 'cookie', 'credential', 'credentials',
-  'cvc', 'cvv', 'dsn', 'jwt', 'otp', 'pan', 'passphrase', 'passwd', 'password', 'pin', 'privatekey', 'pwd', 'secret', 'setcookie',
+  'cvc', 'cvv', 'dsn', 'jwt', 'otp', 'pan', 'passcode', 'passphrase', 'passwd', 'password', 'pin', 'privatekey', 'pwd', 'secret', 'setcookie',
   'sshkey', 'token', 'totp',
+  // Lists of them (`passwords: […]`, `api_keys`); never `tokens`, which counts.
+  'apikeys', 'clientsecrets', 'passcodes', 'passphrases', 'passwords', 'privatekeys', 'secrets',
 ]);
 // `…_token`, `…Secret`, `db_password`, `aws_access_key`, `basic_auth`, …; never `…_tokens` (counters).
 const SECRET_SUFFIXES: readonly string[] = [
   'token', 'secret', 'password', 'passwd', 'passphrase', 'apikey', 'privatekey', 'secretkey', 'accesskey', 'sshkey', 'signingkey',
   'encryptionkey', 'credential', 'credentials', 'authorization', 'auth', 'cookie',
+  'secrets', 'passwords', 'apikeys', 'privatekeys', 'secretkeys', 'accesskeys',
 ];
 
 /** The form of a key the lists hold: letters and digits, lower-cased, without a trailing number. */
@@ -74,11 +77,54 @@ export class SessionRedactor implements Redactor {
     return isSecretLikeKey(key);
   }
 
-  /** Remembers a value that must never be recorded (and its prefixed form, such as `Bearer …`). */
+  /**
+   * Remembers a value that must never be recorded (and its prefixed form, such as `Bearer …`), and
+   * the forms a tool writes it back in: inside JSON text, in a URL, without the line end a file
+   * or a vault gave it.
+   */
   addSecret(value: string): void {
-    if (value.length < MIN_SCRUB_LENGTH || this.secrets.includes(value)) return;
-    this.secrets = [...this.secrets, value].sort((a, b) => b.length - a.length);
+    const forms = [value, value.trim(), JSON.stringify(value).slice(1, -1), encodeURIComponent(value)];
+    const added = forms.filter((form, i) => form.length >= MIN_SCRUB_LENGTH && forms.indexOf(form) === i && !this.secrets.includes(form));
+    if (added.length === 0) return;
+    this.secrets = [...this.secrets, ...added].sort((a, b) => b.length - a.length);
     this.keys.clear();
+  }
+
+  /**
+   * `value` with every secret the session injected replaced, as the caller of a tool gets its
+   * answer: the secret was given to the tool, never to the model's side. Strings, arrays and plain
+   * objects are copied where they hold one; anything else is handed on as it is.
+   */
+  withoutInjected<T>(value: T): T {
+    return this.secrets.length === 0 ? value : (this.injectedOut(value) as T);
+  }
+
+  private injectedOut(value: unknown): unknown {
+    if (typeof value === 'string') return this.replaceInjected(value);
+    if (Array.isArray(value)) {
+      const items = value.map((item) => this.injectedOut(item));
+      return items.some((item, i) => item !== value[i]) ? items : value;
+    }
+    if (value === null || typeof value !== 'object') return value;
+    const proto = Object.getPrototypeOf(value) as unknown;
+    if (proto !== Object.prototype && proto !== null) return value;
+    let changed = false;
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) {
+      const scrubbed = this.replaceInjected(key);
+      // As in the record: keys that come out alike are kept apart.
+      const name = scrubbed === key ? key : freeKey(scrubbed, (candidate) => Object.hasOwn(out, candidate) || Object.hasOwn(value, candidate));
+      const kept = this.injectedOut(item);
+      changed ||= name !== key || kept !== item;
+      Object.defineProperty(out, name, { value: kept, enumerable: true, writable: true, configurable: true });
+    }
+    return changed ? out : value;
+  }
+
+  private replaceInjected(text: string): string {
+    let out = text;
+    for (const secret of this.secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+    return out;
   }
 
   scrubKey(key: string): string {
@@ -91,9 +137,7 @@ export class SessionRedactor implements Redactor {
   }
 
   scrub(text: string): string {
-    let out = text;
-    for (const secret of this.secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
-    return redactCredentials(out);
+    return redactCredentials(this.secrets.length === 0 ? text : this.replaceInjected(text));
   }
 }
 
@@ -107,9 +151,13 @@ const CREDENTIAL_SHAPES: readonly { readonly name: string; readonly pattern: Reg
   { name: 'a JSON web token', pattern: /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, kept: REDACTED },
   // To its end line, or to the end of the text when it was cut before it.
   { name: 'a private key', pattern: /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----|[\s\S]*)/g, kept: REDACTED },
-  { name: 'an HTTP credential', pattern: /\b(Bearer|Basic)(\s+)[A-Za-z0-9._~+/=-]{16,}/g, kept: `$1$2${REDACTED}` },
-  // A password already masked (`***`, as a store's label shows one) is left as it is.
-  { name: 'a password in a URL', pattern: /\b([a-z][a-z0-9+.-]*:\/\/[^\s/:@]+:)(?!\*+@)[^\s/@]+@/gi, kept: `$1${REDACTED}@` },
+  { name: 'an HTTP credential', pattern: /\b(Bearer|BEARER|bearer|Basic|BASIC)(\s+)[A-Za-z0-9._~+/=-]{16,}/g, kept: `$1$2${REDACTED}` },
+  // The user may be empty (`redis://:pw@cache`), and the password may hold an `@` left unencoded:
+  // it runs to the authority's last one. A password already masked (`***`, as a store's label shows
+  // one) is left as it is.
+  { name: 'a password in a URL', pattern: /\b([a-z][a-z0-9+.-]*:\/\/[^\s/:@]*:)(?!\*+@)[^\s/?#]+@/gi, kept: `$1${REDACTED}@` },
+  // `curl -u user:password`.
+  { name: 'a user and password', pattern: /(?<![\w-])(-u|--user)([ \t]+)([^\s:"'`]+:)(?!\*+(?:\s|$))[^\s"'`]+/g, kept: `$1$2$3${REDACTED}` },
   // `https://<token>@github.com/…`: a user name that long is a token.
   { name: 'a token in a URL', pattern: /\b([a-z][a-z0-9+.-]*:\/\/)[A-Za-z0-9_-]{20,}@/gi, kept: `$1${REDACTED}@` },
 ];
@@ -123,7 +171,13 @@ const CREDENTIAL_SHAPES: readonly { readonly name: string; readonly pattern: Reg
  * (`Authorization: Bearer …`) goes with what follows it.
  */
 const ASSIGNMENT =
-  /(?<![\w.])(?=[\w.-]*?(?:pass|pwd|secret|token|key|auth|cookie|credential|dsn|jwt|otp|pin|pan|cv[cv]))([A-Za-z_][\w.-]*)(["']?[ \t]*[:=][ \t]*)(?:"((?:[^"\\\r\n]|\\.)*)"|'([^'\r\n]*)'|((?:(?:Bearer|Basic|Token|Digest)[ \t]+)?(?:\[redacted\]|[^\s"'`,;&)}\]]+)))/gi;
+  /(?<![\w.])(?=[\w.-]*?(?:pass|pwd|secret|token|key|auth|cookie|credential|dsn|jwt|otp|pin|pan|cv[cv]))([A-Za-z_][\w.-]*)(["']?[ \t]*[:=][ \t]*)(?:"((?:[^"\\\r\n]|\\.)*)"|'([^'\r\n]*)'|((?:(?:Bearer|Basic|Token|Digest)[ \t]+)?(?:\[redacted\]|[^\s"'`,;&)}\]])+))/gi;
+
+/**
+ * A secret-like option and its value after a space (`mysql --password hunter2`, `--api-token X`):
+ * the `--password=…` form is an {@link ASSIGNMENT}.
+ */
+const OPTION = /(?<![\w-])(?=--?[\w-]*?(?:pass|pwd|secret|token|key|auth|cookie|credential|dsn|jwt|otp|pin|pan|cv[cv]))(--?[A-Za-z][\w-]*)([ \t]+)(?:"((?:[^"\\\r\n]|\\.)*)"|'([^'\r\n]*)'|([^\s"'`-][^\s"'`]*))/gi;
 
 /** A value that names where a secret is rather than holding it (`$DB_PASSWORD`, `${TOKEN}`), one already masked (`***`), or none at all. */
 const NOT_A_SECRET = /^(?:\$.*|\*+|true|false|null|none|undefined)$/i;
@@ -132,7 +186,7 @@ const NOT_A_SECRET = /^(?:\$.*|\*+|true|false|null|none|undefined)$/i;
  * What a text holding a credential holds at least one of (a plain scan, far cheaper than the
  * patterns): most recorded strings have none of these and are returned as they are.
  */
-const CREDENTIAL_GATE = /sk-|[sr]k_|gh[pousr]_|github_pat_|akia|xox|aiza|eyj|-----begin|bearer|basic|:\/\/|pass|pwd|secret|token|key|auth|cookie|credential|dsn|jwt|otp|pin|pan|cv[cv]/i;
+const CREDENTIAL_GATE = /sk-|[sr]k_|gh[pousr]_|github_pat_|akia|xox|aiza|eyj|-----begin|bearer|basic|:\/\/|-u\s|--user|pass|pwd|secret|token|key|auth|cookie|credential|dsn|jwt|otp|pin|pan|cv[cv]/i;
 
 // The shortest credential in text: `pwd=x`.
 const MIN_CREDENTIAL_TEXT = 5;
@@ -147,12 +201,14 @@ export function redactCredentials(text: string): string {
   if (text.length < MIN_CREDENTIAL_TEXT || !CREDENTIAL_GATE.test(text)) return text;
   let out = replacePii(text, API_KEYS, () => REDACTED);
   for (const shape of CREDENTIAL_SHAPES) out = out.replace(shape.pattern, shape.kept);
-  return out.replace(ASSIGNMENT, assignedValue);
+  return out.replace(ASSIGNMENT, assignedValue).replace(OPTION, assignedValue);
 }
 
+/** An assignment's or an option's value replaced, when its name is a secret's and the value holds one. */
 function assignedValue(match: string, name: string, separator: string, doubleQuoted?: string, singleQuoted?: string, bare?: string): string {
   const value = doubleQuoted ?? singleQuoted ?? bare ?? '';
-  if (value === '' || value.endsWith(REDACTED) || NOT_A_SECRET.test(value) || !isSecretLikeKey(name)) return match;
+  // A value whose credential was already replaced (a URL's password) keeps the rest.
+  if (value === '' || value.includes(REDACTED) || NOT_A_SECRET.test(value) || !isSecretLikeKey(name)) return match;
   const quote = doubleQuoted !== undefined ? '"' : singleQuoted !== undefined ? "'" : '';
   return `${name}${separator}${quote}${REDACTED}${quote}`;
 }

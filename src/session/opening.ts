@@ -8,7 +8,6 @@ import { capabilitySummary } from '../policy/capabilities.js';
 import { operatorRecord, type Operator } from '../policy/identity.js';
 import type { SecretBroker } from '../policy/secrets.js';
 import { spectrumSummary } from '../policy/spectrum.js';
-import { canonicalJson } from '../spine/canonical.js';
 import type { Signer } from '../spine/signing.js';
 import { PACKAGE_NAME, VERSION } from '../version.js';
 import type { TraceParent } from './trace-context.js';
@@ -30,9 +29,9 @@ export interface Opening {
 
 /**
  * Records the opening events.
- * @returns the identity trailer's canonical text for the events after them (with the bound operator)
+ * @returns the identity trailer for the events after them (with the bound operator), or null when it stays as it was
  */
-export function recordOpening(open: Opening, record: RecordFn): string | null {
+export function recordOpening(open: Opening, record: RecordFn): Record<string, unknown> | null {
   const { agent, signing } = open;
   const p = agent.profile;
   const policy = agent.policy;
@@ -80,5 +79,5 @@ export function recordOpening(open: Opening, record: RecordFn): string | null {
   record('identity.bound', { operator });
   const trailer = agent.trailer();
   const ids = { ...(trailer['ids'] as Record<string, unknown> | undefined), operator };
-  return canonicalJson({ ...trailer, ids }, 'agent_ids');
+  return { ...trailer, ids };
 }

@@ -86,6 +86,7 @@ export class Session implements AsyncDisposable {
   private readonly approvals = new ApprovalBook(() => `req_${randomBytes(5).toString('hex')}`);
   private readonly sequencerState = new SequencerState();
   private readonly broker: SecretBroker | null;
+  private readonly redactor = new SessionRedactor();
   private readonly recorder: Recorder;
   private readonly publisher: Publisher;
   private readonly checkpointer: Checkpointer;
@@ -120,7 +121,7 @@ export class Session implements AsyncDisposable {
     const clock = options.clock ?? systemClock;
     const policy = agent.policy;
     const piiConfig = agent.middleware.pii_mask;
-    const redactor = new SessionRedactor();
+    const redactor = this.redactor;
     this.broker = openBroker(options.secretBroker ?? agent.secretBroker, [...policy.capabilities.flatMap((c) => c.inject.map((t) => t.ref)), ...(piiConfig?.key == null ? [] : [piiConfig.key])]);
     this.openSnapshotHash = agent.snapshotHash();
     // Before the trail exists: a missing pseudonymization key leaves no file.
@@ -184,7 +185,7 @@ export class Session implements AsyncDisposable {
     this.publisher = new Publisher(shared === null ? LiveExport.fromSettings(settings.otel) : null, bus, () => escalations);
     // For the same reason, its evidence is not read ahead of close.
     if (shared !== null) this.aheadAt = Infinity;
-    this.recorder = new Recorder({ sessionId: this.id, traceId: this.traceId, taskId }, this.writer, redactor, ids, clock, { agentIdsText: canonicalJson(agent.trailer(), 'agent_ids'), auraId: agent.profile.aura_id }, (appended) => {
+    this.recorder = new Recorder({ sessionId: this.id, traceId: this.traceId, taskId }, this.writer, redactor, ids, clock, { agentIdsText: trailerText(agent.trailer(), redactor), auraId: agent.profile.aura_id }, (appended) => {
       this.publisher.publish(appended);
       this.checkpointer.after(appended.givenKind);
       if (this.writer.length >= this.aheadAt) this.startAhead();
@@ -444,7 +445,7 @@ export class Session implements AsyncDisposable {
 
   private recordOpen(): void {
     const { signer, every } = this.checkpointer;
-    const agentIdsText = recordOpening(
+    const trailer = recordOpening(
       {
         agent: this.agent,
         mode: this.mode,
@@ -459,6 +460,14 @@ export class Session implements AsyncDisposable {
       },
       (kind, payload, options = {}) => this.recorder.record(kind, payload, options),
     );
-    if (agentIdsText !== null) this.recorder.agentIdsText = agentIdsText;
+    if (trailer !== null) this.recorder.agentIdsText = trailerText(trailer, this.redactor);
   }
+}
+
+/**
+ * The identity trailer's text, copied onto every event: redacted as a payload is (an id or a name
+ * may hold a credential, and it would be on every line).
+ */
+function trailerText(trailer: Readonly<Record<string, unknown>>, redactor: SessionRedactor): string {
+  return canonicalJson(trailer, 'agent_ids', { redact: redactor });
 }

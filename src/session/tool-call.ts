@@ -77,6 +77,8 @@ export class ToolCalls {
     try {
       result = await fn(live);
     } catch (error) {
+      // The caller gets the failure without a secret the tool was given and wrote into it.
+      if (error instanceof Error) scrubError(error, this.redactor);
       const failure = error instanceof Error ? { name: error.name, message: error.message } : { name: 'Error', message: String(error) };
       const maskedFailure = masker?.boundaries.has('tool.result') === true ? masker.masker.mask(failure, 'error') : null;
       const errorEvent = this.record('tool.error', { ...base, error: maskedFailure?.value ?? failure }, { ...emitOptions, telemetry: { attempt, latency_ms: elapsed(started) } });
@@ -90,12 +92,13 @@ export class ToolCalls {
     const resultReport = maskedResult?.report ?? null;
     if (maskedResult === null || resultReport === null) {
       this.gate.enforce('tool.result', rawResult, { ...emitOptions, telemetry }, maskingOf(masker, { ...base, result }));
-      return result;
+      return this.redactor.withoutInjected(result);
     }
     const recorded = { ...base, result: maskedResult.value };
     this.mask.recordMasked(resultReport, 'tool.result', stepId, name, () => this.gate.enforce('tool.result', rawResult, { ...emitOptions, telemetry }, maskingOf(masker, recorded)).event);
-    // What the caller (the model's side) gets is what was recorded: it never sees the raw value.
-    return maskedResult.value;
+    // What the caller (the model's side) gets is what was recorded: it never sees the raw value,
+    // nor a secret injected into the call that the tool's answer echoes.
+    return this.redactor.withoutInjected(maskedResult.value);
   }
 
   /** The attempt number of this call: calls with the same tool and the same canonical arguments count up. */
@@ -106,6 +109,18 @@ export class ToolCalls {
     if (this.attempts.size >= ATTEMPT_MEMORY) this.attempts.clear();
     this.attempts.set(sameCall, attempt);
     return attempt;
+  }
+}
+
+/** An error's message (and the stack that repeats it) without the secrets the session injected. */
+function scrubError(error: Error, redactor: SessionRedactor): void {
+  const message = redactor.withoutInjected(error.message);
+  if (message === error.message) return;
+  try {
+    if (typeof error.stack === 'string') error.stack = error.stack.split(error.message).join(message);
+    error.message = message;
+  } catch {
+    // A frozen error is handed on as the tool threw it; its record is redacted all the same.
   }
 }
 

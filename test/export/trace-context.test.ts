@@ -101,6 +101,25 @@ describe('trace context', () => {
     }
   });
 
+  it('keeps a credential in OTEL_RESOURCE_ATTRIBUTES or OTEL_SERVICE_NAME off every span', async () => {
+    const collector = await receiver();
+    const ag = streaming(collector.endpoint);
+    const saved = { ...process.env };
+    const token = `ghp_${'A1b2C3d4E5f6'.repeat(3)}`;
+    Object.assign(process.env, { OTEL_SERVICE_NAME: 'svc password=Hunter2Hunter2xyz', OTEL_RESOURCE_ATTRIBUTES: `api_key=PlainValue12345,vcs.ref=${token},db.url=postgres%3A%2F%2Fu%3Asecretpw%40h%2Fd,team=core` });
+    try {
+      const session = ag.session();
+      await session.tool('pay', { amount: 1 }, () => 'ok');
+      const result = await session.close();
+      await collector.waitForSpans(2);
+      expect(collector.requests[0]?.resource).toMatchObject({ 'service.name': 'svc password=[redacted]', api_key: '[redacted]', 'vcs.ref': '[redacted]', 'db.url': 'postgres://u:[redacted]@h/d', team: 'core' });
+      const onDisk = fs.readFileSync(result.exports.otel ?? '', 'utf8');
+      for (const secret of ['Hunter2Hunter2xyz', 'PlainValue12345', token, 'secretpw']) expect(onDisk).not.toContain(secret);
+    } finally {
+      process.env = saved;
+    }
+  });
+
   it("aura proxy parents each call's span on the client's _meta.traceparent", async () => {
     const home = tempDir();
     const everything = path.join(REPO, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');

@@ -690,6 +690,38 @@ describe('aura proxy refusals and failures', () => {
     expect(await raw.exited()).toBe(2);
     expect(listSessionIds(path.join(home, 'sessions'))).toEqual([]);
   });
+
+  it('names an upstream URL it cannot use without the password the URL holds', async () => {
+    const home = tempDir();
+    const raw = new RawClient([AURA_BIN, '--home', home, 'proxy', '--upstream-url', `http://user:UrlPw-secret99@127.0.0.1:${await freePort()}/mcp`]);
+    let stderr = '';
+    raw.child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    raw.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+    const reply = await raw.reply((m) => m['id'] === 1);
+    expect(reply).toMatchObject({ error: { code: -32603, message: expect.stringContaining('user:[redacted]@127.0.0.1') } });
+    await raw.exited();
+    expect(`${raw.texts.get(1) ?? ''}${stderr}`).not.toContain('UrlPw-secret99');
+  });
+
+  it("gives the client an upstream's answer and error without the secret aura injected into the call", async () => {
+    const home = tempDir();
+    const profile = writeProfile(['capabilities:', '  - { id: echo-cap, tool: echo, secret: env:AURA_TEST_ECHO_KEY, inject_as: text }', ''].join('\n'));
+    const client = new Client({ name: 'proxy-test', version: '1.0.0' });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: proxyArgs(home, profile, [process.execPath, ...FAULT_UPSTREAM]),
+      cwd: REPO,
+      stderr: 'pipe',
+      env: { ...(process.env as Record<string, string>), AURA_TEST_ECHO_KEY: 'echo-key-5b1e9a77c2' },
+    });
+    await client.connect(transport);
+    const answer = (await client.callTool({ name: 'echo', arguments: { text: 'replaced by the key', capability_id: 'echo-cap' } })) as CallToolResult;
+    expect(textOf(answer)).toBe('[redacted]');
+    await client.close();
+    const trail = await closedTrail(home, onlySession(home));
+    expect(trail.find((e) => e.kind === 'capability.injected')).toBeDefined();
+    expect(JSON.stringify(trail)).not.toContain('echo-key-5b1e9a77c2');
+  });
 });
 
 describe('the findings tool name', () => {

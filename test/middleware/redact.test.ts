@@ -18,7 +18,7 @@ import { tempDir } from '../helpers/temp.js';
 const SECRET_KEYS = [
   'PassWord', 'ToKeN', 'apIkey', 'authorizatioN', 'access_key', 'AccessKey', 'aws_secret_access_key', 'pwd', 'auth', 'jwt', 'ssh_key', 'sshKey',
   'private_key', 'client_secret', 'X-Api-Key', 'X-Auth-Token', 'session_token', 'set-cookie', 'passphrase', 'otp', 'connection_string', 'DB_PASSWORD',
-  'password2', 'basic_auth', 'Credentials', 'signing_key', 'pin', 'cvv',
+  'password2', 'basic_auth', 'Credentials', 'signing_key', 'pin', 'cvv', 'passwords', 'secrets', 'api_keys', 'clientSecrets', 'passcode', 'db_passwords',
 ];
 const KEPT_KEYS = [
   'tokens', 'total_tokens', 'max_tokens', 'prompt_tokens', 'completion_tokens', 'input_tokens', 'output_tokens', 'token_count', 'tokenCount',
@@ -89,6 +89,26 @@ describe('an injected secret', () => {
     expect(texts[1]).toBe(texts[0]);
   });
 
+  it('is scrubbed in the forms a tool writes it back in (inside JSON text, in a URL, trimmed), and the caller never gets it back', async () => {
+    // A password with a quote and a backslash, as a vault hands it over: with its line end.
+    const secret = 'pa"ss\\word-9Zx-long\n';
+    const session = agent('acme/pay', { home: tempDir(), capabilities: [{ id: 'c1', tool: 'pay', secret: 'env:PAY_KEY', inject_as: 'api_key' }] })
+      .session({ ids: countingIds(), clock: steppingClock(), secretBroker: { resolve: () => secret } });
+    const answer = await session.tool('pay', { amount: 1 }, (live) => {
+      const key = String(live['api_key']);
+      return { body: JSON.stringify({ key }), url: `https://pay.example.com/v1?k=${encodeURIComponent(key)}`, trimmed: `key ${key.trim()} rejected`, [key.trim()]: 1, list: [key] };
+    }, { capabilityId: 'c1' });
+    expect(answer).toEqual({ body: '{"key":"[redacted]"}', url: 'https://pay.example.com/v1?k=[redacted]', trimmed: 'key [redacted] rejected', '[redacted]': 1, list: ['[redacted]'] });
+    const failure = await session.tool('pay', { amount: 2 }, (live) => {
+      throw new Error(`declined for key ${String(live['api_key']).trim()}`);
+    }, { capabilityId: 'c1' }).catch((error: unknown) => error as Error);
+    expect(failure.message).toBe('declined for key [redacted]');
+    expect(failure.stack).not.toContain('9Zx');
+    const result = await session.close();
+    expect(fs.readFileSync(result.log_path, 'utf8')).not.toContain('9Zx');
+    expect(result.chain).toMatchObject({ hash_chain_valid: true, complete: true });
+  });
+
   it('reaches no file or output: trail, summary, spans, logs --json, report show --json, the report page', async () => {
     const { home, result } = await sessionWithSecretEverywhere();
     const page = path.join(home, 'report.html');
@@ -125,6 +145,13 @@ describe('credentials in text', () => {
     ['key file:\n-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----\nend', 'key file:\n[redacted]\nend'],
     ['cut short: -----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk', 'cut short: [redacted]'],
     [`session ${JWT}`, 'session [redacted]'],
+    // A key's prefix marks it inside a path or an id too.
+    [`GET https://api.example.com/v1/keys/${OPENAI}/usage for step-${GITHUB}`, 'GET https://api.example.com/v1/keys/[redacted]/usage for step-[redacted]'],
+    ['mysql -u root --password Pw-Text-01 app --api-token "two words"', 'mysql -u root --password [redacted] app --api-token "[redacted]"'],
+    ['curl -u admin:Pw-Text-02 https://x.example.com', 'curl -u admin:[redacted] https://x.example.com'],
+    ['redis://:Pw-Text-08@cache:6379/0 and postgres://app:Pw@Text-09@db/app', 'redis://:[redacted]@cache:6379/0 and postgres://app:[redacted]@db/app'],
+    ['BEARER abcdefghijklmnopqrstuvwxyz', 'BEARER [redacted]'],
+    ['cannot reach: credentials: http://user:Pw-Text-10@127.0.0.1:1/mcp', 'cannot reach: credentials: http://user:[redacted]@127.0.0.1:1/mcp'],
   ];
   // Text that names secrets without holding one, and look-alikes of what is taken.
   const KEPT_TEXTS = [
@@ -137,6 +164,8 @@ describe('credentials in text', () => {
     '2026-12-03T18:21:06.635906+00:00',
     'sk-short and ghp_short',
     'the store postgres://someone:***@db.example.com/aura; password=***',
+    'a risk-assessment-framework-for-2024 and desk_live_reports_of_the_week',
+    'mysql --password-file /run/db.pw --tokens 5 -u root; git commit --author ann; curl -u admin:*** https://x',
   ];
 
   function recorded(given: readonly string[]): { result: Promise<SessionResult>; seen: string[] } {
@@ -163,7 +192,7 @@ describe('credentials in text', () => {
     expect((events.find((e) => e.kind === 'tool.call')?.payload['args'] as { commands: string[] }).commands).toEqual(expected);
     expect((events.find((e) => e.kind === 'tool.result')?.payload['result'] as { output: string[] }).output).toEqual(expected);
     const trail = fs.readFileSync(result.log_path, 'utf8');
-    for (const secret of [OPENAI, GITHUB, JWT, 'hunter2hunter2', 'AKIAIOSFODNN7EXAMPLE', 'pa55word', 'topsecret', 'abc123', 'wJalrXUtnFEMI', 's3cret', 'MIIEowIBAAKCAQEA', 'b3BlbnNzaC1rZXk']) {
+    for (const secret of [OPENAI, GITHUB, JWT, 'hunter2hunter2', 'AKIAIOSFODNN7EXAMPLE', 'pa55word', 'topsecret', 'abc123', 'wJalrXUtnFEMI', 's3cret', 'MIIEowIBAAKCAQEA', 'b3BlbnNzaC1rZXk', 'Pw-Text', 'Text-09']) {
       expect(trail.includes(secret), secret).toBe(false);
     }
     expect(result.chain).toMatchObject({ hash_chain_valid: true, complete: true });
@@ -188,5 +217,22 @@ describe('credentials in text', () => {
     const result = await recorded(KEPT_TEXTS).result;
     const call = lines(result.log_path).map((line) => JSON.parse(line) as { kind: string; payload: { args?: { commands: string[] } } }).find((e) => e.kind === 'tool.call');
     expect(call?.payload.args?.commands).toEqual(KEPT_TEXTS);
+  });
+});
+
+describe("the agent's identity on every line", () => {
+  it('is recorded as a payload is: a secret-like id and a credential in a name are [redacted], on every line and in the summary', async () => {
+    const password = 'Hunter2Hunter2xyz';
+    const ag = agent('acme/bot', { home: tempDir(), ids: { db: { password }, tenant: 'acme' }, name: `bot (db password=${password})`, policyVersion: `v1 token=${password}` });
+    const session = ag.session({ ids: countingIds(), clock: steppingClock(), operator: { subject: 'ann', name: 'Ann' } });
+    session.emit('note', { text: 'hello' });
+    const result = await session.close();
+    const events = lines(result.log_path).map((line) => JSON.parse(line) as { agent_ids: { ids?: Record<string, unknown>; name?: string } });
+    expect(events.every((e) => (e.agent_ids.ids?.['db'] as { password?: string } | undefined)?.password === '[redacted]')).toBe(true);
+    expect(events.at(-1)?.agent_ids.ids?.['tenant']).toBe('acme');
+    expect(events.at(-1)?.agent_ids.name).toBe('bot (db password=[redacted])');
+    for (const file of [result.log_path, result.exports.summary ?? '', result.exports.otel ?? '']) expect(fs.readFileSync(file, 'utf8'), file).not.toContain(password);
+    expect(result.chain).toMatchObject({ hash_chain_valid: true, complete: true });
+    expect(pythonVerify(result.log_path)).toMatchObject({ valid: true, events: events.length });
   });
 });

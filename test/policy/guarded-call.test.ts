@@ -218,7 +218,9 @@ describe('Session.tool', () => {
         { capabilityId: 'pay-a' },
       );
       expect(seen).toEqual({ vendor: 'vendor-a', currency: 'EUR', amount: 12.5, api_key: SECRET, headers: { Authorization: `Bearer ${SECRET}` } });
-      expect(result.receipt).toBe(`charged with ${SECRET}`);
+      // The tool had the secret; the caller (the model's side) gets its answer without it.
+      expect(result.receipt).toBe('charged with [redacted]');
+      expect(result.echo).toMatchObject({ api_key: '[redacted]', headers: { Authorization: '[redacted]' } });
       const injected = rows(session).find((r) => r.kind === 'capability.injected');
       expect(injected?.payload).toEqual({
         capability_id: 'pay-a',
@@ -285,7 +287,9 @@ describe('Session.tool', () => {
       process.env['AURA_TEST_CAPABILITY_SECRET'] = 'from-the-environment-42';
       try {
         const session = open({ capabilities: [{ id: 'c', tool: 't', secret: 'env:AURA_TEST_CAPABILITY_SECRET' }] });
-        expect(await session.tool('t', {}, (live) => live['token'], { capabilityId: 'c' })).toBe('from-the-environment-42');
+        let given: unknown;
+        await session.tool('t', {}, (live) => (given = live['token']), { capabilityId: 'c' });
+        expect(given).toBe('from-the-environment-42');
         await session.close();
       } finally {
         delete process.env['AURA_TEST_CAPABILITY_SECRET'];

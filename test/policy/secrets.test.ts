@@ -58,7 +58,9 @@ describe('secret refs in a profile', () => {
     const home = tempDir();
     const ag = agent('acme/bot', { home, profileFile: profile, secretBroker: vault });
     const session = ag.session();
-    expect(await session.tool('pay', {}, (live) => live['token'], { capabilityId: 'c1' })).toBe('from-the-vault-123456');
+    let given: unknown;
+    await session.tool('pay', {}, (live) => (given = live['token']), { capabilityId: 'c1' });
+    expect(given).toBe('from-the-vault-123456');
     const result = await session.close();
     expect(fs.readFileSync(result.log_path, 'utf8')).not.toContain('from-the-vault-123456');
   });
