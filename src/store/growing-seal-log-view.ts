@@ -13,7 +13,7 @@
  */
 
 import type { KeyRing } from '../spine/signing.js';
-import { entrySigned, type SealLogEntry, type SealLogPlace, type SealLogRead, type SealLogView } from './seal-log.js';
+import { entrySigned, entryVouches, type SealLogEntry, type SealLogPlace, type SealLogRead, type SealLogView } from './seal-log.js';
 import { entrySignatureProblem } from './session-status.js';
 
 /** A seal log's view, grown with its log. */
@@ -71,9 +71,8 @@ export class GrowingSealLogView {
       const entry = entries[i] as SealLogEntry;
       // A session sealed again takes its place from its last entry.
       this.at.set(entry.seal.session_id, i);
-      if (!entrySigned(entry)) continue;
-      if (this.firstSigned < 0) this.firstSigned = i;
-      this.lastSigned = i;
+      if (entrySigned(entry) && this.firstSigned < 0) this.firstSigned = i;
+      if (entryVouches(entry)) this.lastSigned = i;
     }
     if (this.keys !== null) this.checkSignatures(entries, from, this.keys);
     let low = from;
@@ -89,7 +88,7 @@ export class GrowingSealLogView {
         this.places.set(id, this.keys === null ? place : { ...place, signatureProblem: i <= this.vouched ? null : (this.failed.get(entry.hash) ?? (voucher === null ? null : (this.failed.get(voucher.hash) ?? null))) });
         this.changed?.add(id);
       }
-      if (entrySigned(entry)) voucher = entry;
+      if (entryVouches(entry)) voucher = entry;
     }
   }
 

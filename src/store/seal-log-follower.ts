@@ -45,8 +45,9 @@ export class SealLogFollower {
   private problem: SealLogRead['problem'] = null;
   private read: SealLogRead | null = { entries: [], problem: null };
   private stamp: FileStamp | null = null;
-  /** What the log says, in one string: its entries (each hash chains over those before it) and its first problem. */
+  /** What the log says, in one string: its entries (each hash chains over those before it), the rewrites seen, and its first problem. */
   identity = '';
+  private rewrites = 0;
 
   /** @param kept what a follower of this log verified before, taken again once the log still starts with those bytes */
   constructor(
@@ -95,7 +96,12 @@ export class SealLogFollower {
   }
 
   private update(bytes: Buffer): void {
+    const before = this.kept === null ? this.verified.mark.end : this.kept.mark.end;
     let verified = this.kept === null ? this.stillVerified(bytes) : this.takeKept(bytes);
+    // Bytes verified before are not there now: the log was rewritten, not appended to. It may name
+    // the same seals, linked the same way, and differ in the entries' own signatures, which the
+    // count and the head do not show.
+    if (before > 0 && verified.mark.end === 0) this.rewrites++;
     let after: SealLogEntry[] = [];
     const { problem, whole } = walkSealLog(bytes, verified.mark, after);
     if (whole.end > verified.mark.end) {
@@ -109,7 +115,7 @@ export class SealLogFollower {
     this.problem = problem;
     this.read = null;
     const head = after.at(-1)?.hash ?? verified.mark.prev ?? '-';
-    this.identity = `${verified.count + after.length} ${head} ${problem === null ? '-' : `${problem.line} ${problem.message}`}`;
+    this.identity = `${verified.count + after.length} ${head} ${this.rewrites} ${problem === null ? '-' : `${problem.line} ${problem.message}`}`;
   }
 
   /**

@@ -65,6 +65,15 @@ export function entrySigned(entry: SealLogEntry): boolean {
 }
 
 /**
+ * True when the entry carries a signature of its own, over its hash, which chains over every entry
+ * before it: only such an entry vouches for their order. A seal's signature covers the seal alone,
+ * and a session moved before it in a rewritten log would still be covered by it.
+ */
+export function entryVouches(entry: SealLogEntry): boolean {
+  return typeof entry.signature === 'string';
+}
+
+/**
  * Each entry's place as to signing, by session id. The entries need not be in order: they are
  * followed by their links (a fleet store holds them one a session), each log from its head.
  */
@@ -80,7 +89,7 @@ export function sealLogPlaces(entries: readonly SealLogEntry[]): Map<string, Sea
     const vouchers = log.map(() => null as SealLogEntry | null);
     for (let i = log.length - 1; i >= 0; i--) {
       vouchers[i] = voucher;
-      if (entrySigned(log[i] as SealLogEntry)) voucher = log[i] as SealLogEntry;
+      if (entryVouches(log[i] as SealLogEntry)) voucher = log[i] as SealLogEntry;
     }
     let signing = false;
     log.forEach((entry, i) => {

@@ -103,6 +103,7 @@ export class SessionIndex {
   private readonly keptIn: string | null;
   private changedSinceKept = false;
   private keptLogBytes = -1;
+  private keptPlacesFrom = '';
 
   constructor(
     readonly sessionsDir: string,
@@ -118,6 +119,7 @@ export class SessionIndex {
     this.logView = new GrowingSealLogView(options.keys);
     this.keptLogBytes = kept?.log.mark.end ?? -1;
     this.placesFrom = kept?.placesFrom ?? '';
+    this.keptPlacesFrom = this.placesFrom;
     for (const [id, stamps, place, writerAlive, view] of kept?.slots ?? []) {
       this.slots.set(id, { id, stamps: stamps.map((stamp) => stamp.map((n) => n ?? NaN) as unknown as FileStamp), place, writerAlive, special: false, view });
     }
@@ -152,7 +154,7 @@ export class SessionIndex {
     const slots = this.ordered();
     if (logChanged) this.dropMovedViews(slots);
     for (const slot of slots) if (slot.view === null) this.compute(slot);
-    if (this.keptIn !== null && (this.changedSinceKept || this.log.verifiedBytes !== this.keptLogBytes)) this.keep(this.keptIn, slots);
+    if (this.keptIn !== null && (this.changedSinceKept || this.log.verifiedBytes !== this.keptLogBytes || this.placesFrom !== this.keptPlacesFrom)) this.keep(this.keptIn, slots);
     // Every slot has its view now.
     return slots as readonly IndexedSession[];
   }
@@ -171,6 +173,7 @@ export class SessionIndex {
   private keep(file: string, slots: readonly Slot[]): void {
     this.changedSinceKept = false;
     this.keptLogBytes = this.log.verifiedBytes;
+    this.keptPlacesFrom = this.placesFrom;
     const kept: KeptIndex = { log: this.log.followed(), placesFrom: this.placesFrom, slots: slots.map((slot) => [slot.id, slot.stamps, slot.place, slot.writerAlive, slot.view as SessionView]) };
     saveIndexFile(file, kept);
   }

@@ -25,7 +25,7 @@ import { trailLines, type TrailLine } from '../spine/trail-lines.js';
 import { verifyLines, type ChainReport, type ChainSeal } from '../spine/verify.js';
 import { trailWriter } from '../spine/writer.js';
 import { readTextFile } from './json-file.js';
-import { entrySigned, readSealLog, sealEntryHash, sealLogPlaces, type SealLogEntry, type SealLogPlace, type SealLogRead, type SealLogView } from './seal-log.js';
+import { entrySigned, entryVouches, readSealLog, sealEntryHash, sealLogPlaces, type SealLogEntry, type SealLogPlace, type SealLogRead, type SealLogView } from './seal-log.js';
 import { assertReadable, sessionFiles } from './session-files.js';
 import type { SessionMaterial } from './material.js';
 import { sealOfSummary } from './summary-seal.js';
@@ -160,7 +160,7 @@ function decide(material: StatusMaterial, chain: ChainReport, seal: ChainSeal | 
   const alive = material.writer === 'alive';
   if (chain.reason !== undefined) {
     if (seal === null && (chain.reason === 'torn_tail' || chain.reason === 'empty')) {
-      return alive ? { status: 'open', signatures: facet, reason: null, message: null } : { status: 'incomplete', signatures: facet, reason: chain.reason, message: chain.message ?? chain.reason };
+      return alive ? openStatus(facet, keys) : { status: 'incomplete', signatures: facet, reason: chain.reason, message: chain.message ?? chain.reason };
     }
     return { status: 'damaged', signatures: facet, reason: chain.reason, message: chain.message ?? chain.reason };
   }
@@ -177,7 +177,7 @@ function decide(material: StatusMaterial, chain: ChainReport, seal: ChainSeal | 
   const problem = problems[0];
   if (problem !== undefined) return { status: 'damaged', signatures: problem.reason === 'signature_invalid' ? 'invalid' : facet, reason: problem.reason, message: problem.message };
   if (seal === null) {
-    if (alive) return { status: 'open', signatures: facet, reason: null, message: null };
+    if (alive) return openStatus(facet, keys);
     if (!chain.complete) return { status: 'incomplete', signatures: facet, reason: 'incomplete', message: material.writer === 'gone' ? 'its writer died before closing it' : 'the trail does not end with session.close and no writer holds it' };
     return { status: 'unsealed', signatures: facet, reason: 'unsealed', message: 'it is closed but has no seal: neither a seal-log entry nor a sealed summary (closed before sealing, written by Python Aura, or its seal removed)' };
   }
@@ -189,6 +189,16 @@ function decide(material: StatusMaterial, chain: ChainReport, seal: ChainSeal | 
   if (place?.voucher !== null && place?.voucher !== undefined) return { status: 'intact', signatures: 'predates_signing', reason: null, message: null };
   if (keys !== null) return { status: 'unsigned', signatures: 'unsigned', reason: 'unsigned', message: 'it is not signed, and trusted keys were given: nothing proves it predates signing' };
   return { status: 'intact', signatures: 'unsigned', reason: null, message: null };
+}
+
+/**
+ * A session a writer still holds. Its lock is a file anyone who can write the folder can make, so
+ * with trusted keys an unsigned one does not pass: nothing proves it predates signing (as for a
+ * sealed one), and a signing writer signs from its first event.
+ */
+function openStatus(facet: SignatureFacet, keys: KeyRing | null): Decided {
+  if (keys !== null && facet === 'unsigned') return { status: 'unsigned', signatures: 'unsigned', reason: 'unsigned', message: 'a writer holds it, but it is not signed, and trusted keys were given: nothing proves it predates signing' };
+  return { status: 'open', signatures: facet, reason: null, message: null };
 }
 
 /**
@@ -227,6 +237,12 @@ function checkEntry(id: string, place: SealLogPlace, fromSummary: ChainSeal | nu
     problems.push({ reason: 'seal_mismatch', message: "its summary's seal differs from its seal-log entry" });
   }
   if (keys === null) return;
+  // A signing writer signs the entry with the seal: an entry without its own signature no longer
+  // proves its place in the log, and the log's order is what a stripped signature would hide.
+  if (typeof entry.seal.signature === 'string' && !entryVouches(entry)) {
+    problems.push({ reason: 'signature_invalid', message: 'its seal is signed but its seal-log entry is not: the entry\'s signature was stripped' });
+    return;
+  }
   const problem = place.signatureProblem !== undefined ? place.signatureProblem : (entrySignatureProblem(entry, keys, 'its seal-log entry') ?? entrySignatureProblem(place.voucher, keys, 'the signed seal-log entry after it'));
   if (problem !== null) problems.push({ reason: 'signature_invalid', message: problem });
 }

@@ -138,6 +138,45 @@ describe('signatures cannot be stripped', () => {
     });
   }
 
+  it('a downgraded session with a planted writer lock is not open with the trusted keys: a lock is a file anyone may write', async () => {
+    const { home, trusted } = signedHome();
+    await closedSession(home, 8);
+    const id = await closedSession(home, 8);
+    downgrade(home, id);
+    // Its seal gone (the last entry of the log, so the others still verify), its summary too, and a lock naming another host.
+    const log = path.join(home, 'seals.jsonl');
+    write(log, lines(log).slice(0, -1));
+    const files = sessionFiles(path.join(home, 'sessions'), id);
+    fs.rmSync(files.summary);
+    fs.writeFileSync(lockPathOf(files.trail), JSON.stringify({ pid: 1, host: `not-${os.hostname()}`, session_id: id }));
+    const chain = auraJson(['verify', 'chain', id, '--keys', trusted], { home });
+    expect(chain).toMatchObject({ status: 1, json: { status: 'unsigned', reason: 'unsigned' } });
+    const store = auraJson(['verify', 'store', '--keys', trusted], { home });
+    expect(store.status).toBe(1);
+    expect(store.json['sessions']).toContainEqual(expect.objectContaining({ session_id: id, status: 'unsigned' }));
+    // With the home's keys, as the lists read it.
+    expect(auraJson(['sessions', 'list'], { home }).json['sessions']).toContainEqual(expect.objectContaining({ session_id: id, status: 'unsigned' }));
+  });
+
+  it("a seal-log entry without its own signature vouches for no session before it, and is itself signature_invalid", async () => {
+    const home = tempDir();
+    const early = await closedSession(home, 3, false);
+    const { trusted } = ((): { trusted: string } => {
+      const keyId = KeyRing.generate(path.join(home, 'keys'));
+      const dir = tempDir();
+      fs.copyFileSync(path.join(home, 'keys', `${keyId}.pub`), path.join(dir, `${keyId}.pub`));
+      return { trusted: dir };
+    })();
+    const signed = await closedSession(home, 3);
+    expect(auraJson(['verify', 'chain', early, '--keys', trusted], { home }).json).toMatchObject({ status: 'intact', signature_status: 'predates_signing' });
+    // The signed entry's own signature nulled, its seal's kept: the log's order is then proved by nothing.
+    const log = path.join(home, 'seals.jsonl');
+    const entries = readSealLog(log).entries;
+    write(log, entries.map((entry) => JSON.stringify(entry.seal.session_id === signed ? { ...entry, key_id: null, signature: null } : entry)));
+    expect(auraJson(['verify', 'chain', early, '--keys', trusted], { home })).toMatchObject({ status: 1, json: { status: 'unsigned' } });
+    expect(auraJson(['verify', 'chain', signed, '--keys', trusted], { home })).toMatchObject({ status: 1, json: { status: 'damaged', reason: 'signature_invalid' } });
+  });
+
   it('a session sealed before signing began reads as predates_signing, not tampering', async () => {
     const home = tempDir();
     const old = await closedSession(home, 3, false);
