@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { AuraConfig } from '../config/config.js';
 import { commitFiles } from '../export/commit.js';
+import { InvalidOptionError } from '../errors.js';
 import { reportHtml } from '../report/html.js';
 import { reportPageModel } from '../report/page-model.js';
 import type { KeyRing } from '../spine/signing.js';
@@ -30,6 +31,7 @@ export async function reportHtmlCommand(sessionKey: string, options: ReportHtmlO
   const model = reportPageModel(files, { exportPii: config.values['identity_export_pii'] === true, keys: options.keys, generator: `aura-harness ${VERSION}` });
   const target = path.resolve(options.output ?? '.');
   const output = fs.statSync(target, { throwIfNoEntry: false })?.isDirectory() === true ? path.join(target, `${files.sessionId}.report.html`) : target;
+  refuseRecordOrSpecial(output, options.output ?? '.', config);
   const { html } = reportHtml(model);
   commitFiles(files.sessionId, [{ path: output, content: html }]);
   const bytes = Buffer.byteLength(html, 'utf8');
@@ -38,4 +40,20 @@ export async function reportHtmlCommand(sessionKey: string, options: ReportHtmlO
     json: { session_id: files.sessionId, path: output, bytes, events: model.events.length, verdict: model.verdict },
     human: `${output}\n  ${model.events.length} events · verdict ${model.verdict.toUpperCase()} · ${(bytes / 1e6).toFixed(2)} MB · opens offline in any browser`,
   };
+}
+
+/**
+ * The page is written whole and renamed into place: never over the record it was made from (a
+ * file of the sessions folder, a seal log), nor over what is not a plain file (a device, a pipe, a link,
+ * which the rename would replace rather than write through).
+ * @throws InvalidOptionError
+ */
+function refuseRecordOrSpecial(output: string, given: string, config: AuraConfig): void {
+  const { sessions, sealLog, anchorLog } = config.paths;
+  const existing = fs.lstatSync(output, { throwIfNoEntry: false });
+  const inSessions = !path.relative(path.resolve(sessions), output).startsWith('..');
+  if ((existing !== undefined && inSessions) || output === path.resolve(sealLog) || (anchorLog !== null && output === path.resolve(anchorLog))) {
+    throw new InvalidOptionError('--output', given, 'a path that holds none of the record (a file of the sessions folder, a seal log): the page is a copy of it, never written over it');
+  }
+  if (existing !== undefined && !existing.isFile()) throw new InvalidOptionError('--output', given, 'a new file, a plain file or a folder: this one is a device, a pipe or a link');
 }

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -34,6 +35,25 @@ describe('aura report html', () => {
       expect(run.stderr).toMatch(message);
       expect(run.stderr).not.toMatch(STACK_TRACE);
     }
+  });
+
+  it('never writes over the record it was made from, nor over a pipe or a link: exit 2, the record as it was', () => {
+    const home = tempDir();
+    const id = String(auraJson(['demo'], { home }).json['session_id']);
+    const trail = path.join(home, 'sessions', `${id}.jsonl`);
+    const pipe = path.join(tempDir(), 'page.fifo');
+    execFileSync('mkfifo', [pipe]);
+    const link = path.join(tempDir(), 'page.html');
+    fs.symlinkSync(trail, link);
+    const before = [trail, path.join(home, 'seals.jsonl')].map((file) => fs.readFileSync(file, 'utf8'));
+    for (const output of [trail, path.join(home, 'sessions', `${id}.summary.json`), path.join(home, 'seals.jsonl'), pipe, link]) {
+      const run = aura(['report', 'html', id, '-o', output], { home });
+      expect({ output, status: run.status }).toEqual({ output, status: 2 });
+      expect(run.stderr).toMatch(/--output/);
+    }
+    expect([trail, path.join(home, 'seals.jsonl')].map((file) => fs.readFileSync(file, 'utf8'))).toEqual(before);
+    expect(fs.lstatSync(pipe).isFIFO()).toBe(true);
+    expect(aura(['verify', 'chain', id], { home }).status).toBe(0);
   });
 });
 
