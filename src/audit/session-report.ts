@@ -6,7 +6,7 @@
  * `aura_severity` (SuperAuditor v1.1 §3), never overwriting a key that is there.
  */
 
-import { AuraError, NotFoundError } from '../errors.js';
+import { AuraError, NotFoundError, ReadError } from '../errors.js';
 import { buildSummary, type SessionSummary } from '../export/summary.js';
 import { objectOf, stringOf } from '../spine/json-shape.js';
 import { readTextFile } from '../store/json-file.js';
@@ -43,7 +43,17 @@ export interface SessionReport {
 export function sessionReport(session: SessionFiles | SessionMaterial, exportPii = false, status?: SessionStatusRead): SessionReport {
   const material = materialOf(session);
   if (material.summaryText === null && material.lines === null) throw new NotFoundError('summary', material.summaryName);
-  const stored = material.summaryText === null ? null : parseSummary(material.summaryText(), material.summaryName);
+  let stored: StoredSummary | null = null;
+  let unreadable: string | null = null;
+  try {
+    stored = material.summaryText === null ? null : parseSummary(material.summaryText(), material.summaryName);
+  } catch (error) {
+    // With the trail, the report is the trail's, and a summary that is not one (nulled, not JSON)
+    // is a disagreement it names: it hides none of the trail's findings. One that cannot be read
+    // is named as it is everywhere, and one of a newer aura is read by that aura.
+    if (material.lines === null || !(error instanceof AuraError) || error instanceof ReadError || error.code !== 'READ_FAILED' || objectOf(error.data)['newer_version'] !== undefined) throw error;
+    unreadable = error.message;
+  }
   const storedBy = writerOf(stored);
   if (material.lines === null) {
     return { summary: stored as SessionReport['summary'], source: 'summary', stored_by: storedBy, disagreements: [] };
@@ -54,7 +64,7 @@ export function sessionReport(session: SessionFiles | SessionMaterial, exportPii
     seal: () => (stored?.['seal'] as SessionSummary['seal'] | undefined) ?? null,
     declaredSteps: summaryDeclaredSteps(stored),
   });
-  const differences = stored === null ? [] : differencesOf(stored, fresh);
+  const differences = unreadable !== null ? [{ text: `it cannot be read (${unreadable})`, mismatch: true }] : stored === null ? [] : differencesOf(stored, fresh);
   const mismatches = differences.filter((d) => d.mismatch).map((d) => d.text);
   const findings: Finding[] = [...(status === undefined ? [] : statusFindings(status)), ...fresh.audit_report.findings];
   if (mismatches.length > 0) {
@@ -109,9 +119,9 @@ export function parseSummary(text: string, path: string): StoredSummary {
   const summary = value as Record<string, unknown>;
   const version = summary['summary_version'];
   if (version !== undefined && (typeof version !== 'number' || version > SUMMARY_VERSION)) {
-    throw new AuraError('READ_FAILED', `${path} has summary_version ${JSON.stringify(version)}: it was written by a newer aura (this one reads up to ${SUMMARY_VERSION})`, { data: { path } });
+    throw new AuraError('READ_FAILED', `${path} has summary_version ${JSON.stringify(version)}: it was written by a newer aura (this one reads up to ${SUMMARY_VERSION})`, { data: { path, newer_version: version } });
   }
-  const report = (summary['audit_report'] ?? {}) as Record<string, unknown>;
+  const report = objectOf(summary['audit_report']);
   const findings = Array.isArray(report['findings']) ? report['findings'].map((finding, i) => toVocabulary(finding, path, i)) : [];
   return { ...summary, audit_report: { ...report, findings } };
 }
@@ -152,7 +162,8 @@ interface Difference {
  * different judgment is named, not taken for tampering.
  */
 function differencesOf(stored: Record<string, unknown>, fresh: SessionSummary): Difference[] {
-  const report = stored['audit_report'] as Record<string, unknown>;
+  // What is on disk may have any shape: a block that is not an object says nothing.
+  const report = objectOf(stored['audit_report']);
   const ours = stored['generator'] !== undefined;
   const out: Difference[] = [];
   const fact = (text: string): void => void out.push({ text, mismatch: true });
@@ -161,8 +172,11 @@ function differencesOf(stored: Record<string, unknown>, fresh: SessionSummary): 
   if (typeof report['hash_chain_valid'] === 'boolean' && report['hash_chain_valid'] !== fresh.audit_report.hash_chain_valid) {
     fact(`hash_chain_valid ${String(report['hash_chain_valid'])} vs ${String(fresh.audit_report.hash_chain_valid)} now`);
   }
-  const chain = stored['chain'] as { head_hash?: unknown } | undefined;
-  if (chain !== undefined && chain.head_hash !== fresh.chain.head_hash) fact(`sealed head ${String(chain.head_hash).slice(0, 12)}… vs ${String(fresh.chain.head_hash).slice(0, 12)}… now`);
+  const chain = stored['chain'];
+  if (chain !== undefined) {
+    const head = objectOf(chain)['head_hash'];
+    if (head !== fresh.chain.head_hash) fact(`sealed head ${String(head).slice(0, 12)}… vs ${String(fresh.chain.head_hash).slice(0, 12)}… now`);
+  }
   if (report['verdict'] !== fresh.audit_report.verdict) judgment(`verdict ${String(report['verdict'])} vs ${fresh.audit_report.verdict} now`);
   const conformance = objectOf(stored['conformance']);
   const passed = (value: boolean): string => (value ? 'passed' : 'failed');

@@ -214,10 +214,14 @@ function summarySeal(material: StatusMaterial, problems: { reason: StatusReason;
     problems.push({ reason: 'seal_mismatch', message: 'its summary is not JSON' });
     return { seal: null, sealed: false };
   }
-  const summary = value as Record<string, unknown> | null;
-  const named = summary?.['session_id'];
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    problems.push({ reason: 'seal_mismatch', message: 'its summary is not a summary: not a JSON object' });
+    return { seal: null, sealed: false };
+  }
+  const summary = value as Record<string, unknown>;
+  const named = summary['session_id'];
   if (typeof named === 'string' && named !== material.sessionId) problems.push({ reason: 'seal_mismatch', message: `its summary names session ${named}, not ${material.sessionId}` });
-  const own = summary?.['seal'];
+  const own = summary['seal'];
   const sealed = own !== null && typeof own === 'object';
   try {
     return { seal: sealOfSummary(value, `${material.sessionId}.summary.json`), sealed };

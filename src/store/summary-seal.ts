@@ -1,6 +1,7 @@
 /** The seal a summary file records: what `verify chain --summary` and `verify_session` check a trail against. */
 
 import { AuraError } from '../errors.js';
+import { objectOf } from '../spine/json-shape.js';
 import type { ChainSeal } from '../spine/verify.js';
 import { readJsonFile } from './json-file.js';
 
@@ -18,10 +19,12 @@ export function summarySeal(summaryPath: string): ChainSeal {
  * @throws AuraError `READ_FAILED` for a summary that has no seal
  */
 export function sealOfSummary(summary: unknown, summaryPath: string): ChainSeal {
-  const record = (summary !== null && typeof summary === 'object' ? summary : {}) as Record<string, unknown>;
-  const chain = record['chain'] as Record<string, unknown> | undefined;
-  if (chain !== undefined && typeof chain['events'] === 'number') {
-    const signed = (record['seal'] ?? null) as Record<string, unknown> | null;
+  // Any shape may be on disk: what is not an object holds no seal.
+  const record = objectOf(summary);
+  const chain = objectOf(record['chain']);
+  if (typeof chain['events'] === 'number') {
+    const seal = record['seal'];
+    const signed = seal === null || seal === undefined ? null : objectOf(seal);
     return {
       events: chain['events'],
       first_hash: stringOrNull(chain['first_hash']),

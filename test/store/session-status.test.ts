@@ -219,6 +219,34 @@ describe('sealed trails cannot pass as torn or incomplete', () => {
   });
 });
 
+describe('a summary that is not one', () => {
+  for (const [what, text] of [['null', 'null'], ['a list', '[]'], ['a string', '"x"']] as const) {
+    it(`(${what}) is damaged: seal_mismatch on every surface, and hides none of the trail's findings`, async () => {
+      const home = tempDir();
+      const id = await closedSession(home, 3, false, true);
+      fs.writeFileSync(sessionFiles(path.join(home, 'sessions'), id).summary, text);
+      expect(auraJson(['verify', 'chain', id], { home })).toMatchObject({ status: 1, json: { status: 'damaged', reason: 'seal_mismatch' } });
+      expect(auraJson(['verify', 'store'], { home }).status).toBe(1);
+      expect(auraJson(['sessions', 'list'], { home }).json['sessions']).toContainEqual(expect.objectContaining({ session_id: id, status: 'damaged' }));
+      const report = auraJson(['report', 'show', id], { home });
+      expect(report.status).toBe(1);
+      const kinds = (report.json['audit_report'] as { findings: { kind: string }[] }).findings.map((f) => f.kind);
+      expect(kinds).toEqual(expect.arrayContaining(['SUMMARY_MISMATCH', 'POLICY_VIOLATION']));
+    });
+  }
+
+  it('with blocks of another shape (a chain of null, a report that is a string) is read without an internal error', async () => {
+    const home = tempDir();
+    const id = await closedSession(home, 3);
+    const file = sessionFiles(path.join(home, 'sessions'), id).summary;
+    fs.writeFileSync(file, JSON.stringify({ ...(JSON.parse(fs.readFileSync(file, 'utf8')) as object), chain: null, audit_report: 'x' }));
+    for (const args of [['verify', 'chain', id], ['verify', 'store'], ['report', 'show', id], ['compare', id, id], ['sessions', 'list']]) {
+      const run = aura(args, { home });
+      expect({ args, status: run.status === 0 || run.status === 1 }).toEqual({ args, status: true });
+    }
+  });
+});
+
 describe('lists do not trust the stored summary', () => {
   it('an edited trail is damaged on sessions list, MCP list_sessions and the ui list; a forged verdict is not shown', async () => {
     const home = tempDir();
