@@ -114,14 +114,14 @@ export interface StatusMaterial {
 export function sessionStatus(material: StatusMaterial): SessionStatusRead {
   const id = material.sessionId;
   const problems: { reason: StatusReason; message: string }[] = [];
-  const { seal: fromSummary, sealed: summarySealed } = summarySeal(material, problems);
+  const { seal: fromSummary, sealed: summarySealed, seals: summarySeals } = summarySeal(material, problems);
   const place = material.sealPlace === 'absent' ? null : material.sealPlace;
   const entry = place?.entry ?? null;
   if (place !== null) checkEntry(id, place, fromSummary, material.keys, problems);
   // aura logs every seal before it writes the summary: a sealed summary the log lacks lost its entry.
   const unlogged = material.sealPlace === 'absent' && fromSummary !== null && summarySealed;
-  const seal: ChainSeal | null = entry !== null ? { ...entry.seal } : unlogged ? null : fromSummary;
-  const sealFrom = entry !== null ? 'seal_log' : fromSummary !== null ? 'summary' : null;
+  const seal: ChainSeal | null = entry !== null ? { ...entry.seal } : unlogged || !summarySeals ? null : fromSummary;
+  const sealFrom = entry !== null ? 'seal_log' : seal !== null ? 'summary' : null;
   const base = { session_id: id, seal, seal_from: sealFrom } as const;
   const missing = (): SessionStatusRead => {
     const message = seal === null ? 'there is no trail and no seal' : 'its seal names a trail that is gone (the session was deleted)';
@@ -205,29 +205,33 @@ function openStatus(facet: SignatureFacet, keys: KeyRing | null): Decided {
  * The seal the summary stands for (its `seal`, or Python Aura's `event_count`), and whether it
  * holds a `seal` of aura's own, from one parse of it.
  */
-function summarySeal(material: StatusMaterial, problems: { reason: StatusReason; message: string }[]): { readonly seal: ChainSeal | null; readonly sealed: boolean } {
-  if (material.summaryText === null) return { seal: null, sealed: false };
+function summarySeal(material: StatusMaterial, problems: { reason: StatusReason; message: string }[]): { readonly seal: ChainSeal | null; readonly sealed: boolean; readonly seals: boolean } {
+  if (material.summaryText === null) return { seal: null, sealed: false, seals: false };
   let value: unknown;
   try {
     value = parseJsonStrict(material.summaryText);
   } catch {
     problems.push({ reason: 'seal_mismatch', message: 'its summary is not JSON' });
-    return { seal: null, sealed: false };
+    return { seal: null, sealed: false, seals: false };
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     problems.push({ reason: 'seal_mismatch', message: 'its summary is not a summary: not a JSON object' });
-    return { seal: null, sealed: false };
+    return { seal: null, sealed: false, seals: false };
   }
   const summary = value as Record<string, unknown>;
   const named = summary['session_id'];
   if (typeof named === 'string' && named !== material.sessionId) problems.push({ reason: 'seal_mismatch', message: `its summary names session ${named}, not ${material.sessionId}` });
   const own = summary['seal'];
   const sealed = own !== null && typeof own === 'object';
+  // aura's summary says `seal: null` when it was written without one (`aura export` of a session
+  // never sealed: crashed, or cut short): its chain describes the trail, it does not seal it.
+  // Python Aura's has no `seal` and seals by its `event_count`.
+  const seals = own !== null;
   try {
-    return { seal: sealOfSummary(value, `${material.sessionId}.summary.json`), sealed };
+    return { seal: sealOfSummary(value, `${material.sessionId}.summary.json`), sealed, seals };
   } catch (error) {
     // A summary without a seal (Python Aura's carries event_count; a bare one nothing): no seal.
-    if (error instanceof AuraError && !(error instanceof ChainVerificationError)) return { seal: null, sealed };
+    if (error instanceof AuraError && !(error instanceof ChainVerificationError)) return { seal: null, sealed, seals: false };
     throw error;
   }
 }

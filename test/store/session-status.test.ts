@@ -219,6 +219,34 @@ describe('sealed trails cannot pass as torn or incomplete', () => {
   });
 });
 
+describe('a summary aura export wrote for a session never sealed', () => {
+  it('seals nothing: a trail cut short stays incomplete, and verify store still fails', async () => {
+    const home = tempDir();
+    // A home whose seal log exists, and a trail from elsewhere cut short in it.
+    await closedSession(home, 2);
+    const source = tempDir();
+    const cut = await closedSession(source, 6);
+    const trail = path.join(home, 'sessions', `${cut}.jsonl`);
+    write(trail, lines(sessionFiles(path.join(source, 'sessions'), cut).trail).slice(0, 5));
+    expect(auraJson(['verify', 'chain', cut], { home }).json).toMatchObject({ status: 'incomplete' });
+    expect(aura(['export', cut], { home }).status).toBe(0);
+    expect(fs.existsSync(sessionFiles(path.join(home, 'sessions'), cut).summary)).toBe(true);
+    expect(auraJson(['verify', 'chain', cut], { home })).toMatchObject({ status: 1, json: { status: 'incomplete' } });
+    expect(auraJson(['verify', 'store'], { home }).status).toBe(1);
+  });
+
+  it('of a session its writer still holds, does not make the writer\'s next event read as truncated', async () => {
+    const home = tempDir();
+    const session = agent('acme/status', { home }).session({ fsync: 'none' });
+    session.emit('tool.call', { tool: 'search', args: { q: 'one' } });
+    expect(aura(['export', session.id], { home }).status).toBe(0);
+    session.emit('tool.call', { tool: 'search', args: { q: 'two' } });
+    expect(auraJson(['verify', 'chain', session.id], { home })).toMatchObject({ status: 0, json: { status: 'open' } });
+    await session.close();
+    expect(auraJson(['verify', 'chain', session.id], { home })).toMatchObject({ status: 0, json: { status: 'intact' } });
+  });
+});
+
 describe('a summary that is not one', () => {
   for (const [what, text] of [['null', 'null'], ['a list', '[]'], ['a string', '"x"']] as const) {
     it(`(${what}) is damaged: seal_mismatch on every surface, and hides none of the trail's findings`, async () => {
