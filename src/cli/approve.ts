@@ -2,7 +2,7 @@
 
 import type { AuraConfig } from '../config/config.js';
 import { handOffApproval } from '../store/approval-handoff.js';
-import { EXIT, type CommandResult } from './output.js';
+import { EXIT, printable, type CommandResult } from './output.js';
 
 /**
  * Hands the approval to the process writing the session (the proxy), which records it in the
@@ -13,6 +13,6 @@ export function approveCommand(sessionKey: string, requestId: string, principal:
   return {
     exitCode: EXIT.ok,
     json: handed,
-    human: `approved ${handed.request_id}${handed.tool === null ? '' : ` (${handed.tool})`} in ${handed.session_id} as ${handed.principal}: the call goes through when the agent retries it with the same arguments`,
+    human: printable(`approved ${handed.request_id}${handed.tool === null ? '' : ` (${handed.tool})`} in ${handed.session_id} as ${handed.principal}: the call goes through when the agent retries it with the same arguments`),
   };
 }

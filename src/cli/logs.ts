@@ -5,7 +5,8 @@ import { InvalidOptionError } from '../errors.js';
 import { compileGlob, GlobSyntaxError } from '../policy/glob.js';
 import { readTrail } from '../spine/trail-reader.js';
 import { assertReadable, resolveSessionKey } from '../store/session-files.js';
-import { EXIT, type CommandResult } from './output.js';
+import { objectOf } from '../spine/json-shape.js';
+import { EXIT, printable, type CommandResult } from './output.js';
 
 /** Filters of `logs`. */
 export interface LogsOptions {
@@ -31,8 +32,9 @@ export function logsCommand(sessionKey: string, options: LogsOptions, config: Au
   if (since !== null && Number.isNaN(since)) throw new InvalidOptionError('--since', options.since, 'an ISO 8601 time such as 2026-12-02T10:00:00Z');
   assertReadable(files.trail);
   const { events, chain } = readTrail(files.trail);
-  const shown = events.filter((e) => (kind === null || kind(e.kind)) && (since === null || Date.parse(e.timestamp) >= since));
-  const lines = shown.map((e) => `${e.timestamp.slice(0, 26)}  ${e.kind.padEnd(28)}  ${gist(e.payload)}`);
+  // A trail that does not verify may hold fields of any type: they are shown as text.
+  const shown = events.filter((e) => (kind === null || kind(String(e.kind))) && (since === null || Date.parse(String(e.timestamp)) >= since));
+  const lines = shown.map((e) => printable(`${String(e.timestamp).slice(0, 26)}  ${String(e.kind).padEnd(28)}  ${gist(objectOf(e.payload))}`));
   if (chain.reason !== undefined) lines.push(`(the chain does not verify: ${chain.reason} at line ${String(chain.line)}; run aura verify chain)`);
   return { exitCode: EXIT.ok, json: { session_id: files.sessionId, events: shown, hash_chain_valid: chain.hash_chain_valid }, human: lines.join('\n') };
 }

@@ -36,6 +36,16 @@ export function printResult(result: CommandResult, asJson: boolean): void {
   process.stdout.write(asJson ? `${JSON.stringify(result.json, null, 2)}\n` : `${result.human}\n`);
 }
 
+// Control characters and the bidirectional overrides: recorded text that would clear, retitle or
+// reorder the terminal of the person reading it.
+// eslint-disable-next-line no-control-regex -- control characters are what it finds
+const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+
+/** Text from a record, safe on a terminal: each control character written as its `\u` escape. */
+export function printable(text: string): string {
+  return text.replace(UNPRINTABLE, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 /** Shortens a hash for people. */
 export function short(hash: string | null | undefined): string {
   return hash === null || hash === undefined ? '-' : `${hash.slice(0, 12)}…`;

@@ -4,6 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { AURA_PY, interopIndex } from '../helpers/fixtures.js';
 import { aura, auraJson, STACK_TRACE } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
+import { agent } from '../../src/session/agent.js';
+import { countingIds, lines, steppingClock } from '../helpers/sessions.js';
 
 /** A home holding copies of every Python Aura session. */
 function pythonHome(): string {
@@ -115,6 +117,24 @@ describe('aura logs', () => {
     expect(badGlob.status).toBe(2);
     expect(badGlob.stderr).toContain('invalid --kind');
     expect(aura(['logs', id, '--since', 'yesterday'], { home }).status).toBe(2);
+  });
+
+  it("writes a record's control characters as escapes, never to the terminal, and reads a trail whose fields have another type", async () => {
+    const home = tempDir();
+    const session = agent('acme/esc', { home }).session({ ids: countingIds(), clock: steppingClock() });
+    session.emit('turn.start', { input: 'hello \u001b[2J\u001b]0;pwned\u0007 \u202edesrever' });
+    const { log_path: trail, session_id: id } = await session.close();
+    const run = aura(['logs', id], { home });
+    expect(run.status).toBe(0);
+    // eslint-disable-next-line no-control-regex -- the characters that must not reach the terminal
+    expect(run.stdout).not.toMatch(/[\u001b\u0007\u202e]/);
+    expect(run.stdout).toContain('hello \\u001b[2J\\u001b]0;pwned\\u0007 \\u202edesrever');
+    // A timestamp that is a number: the chain says it is malformed, and the timeline still shows.
+    const rows = lines(trail);
+    fs.writeFileSync(trail, [...rows.slice(0, 1).map((line) => line.replace(/"timestamp": "[^"]*"/, '"timestamp": 5')), ...rows.slice(1)].join('\n') + '\n');
+    const broken = aura(['logs', id], { home });
+    expect(broken.status).toBe(0);
+    expect(broken.stdout).toContain('the chain does not verify');
   });
 });
 
