@@ -31,6 +31,11 @@ export const FINDING_KINDS = {
     meaning: 'a line of the trail was edited, removed, reordered, or is not a whole record',
     recommendation: 'Treat this trail as tampered or damaged: keep the file as evidence and re-run the session.',
   },
+  TRAIL_MISSING: {
+    severity: 'critical',
+    meaning: 'the seal log seals a session whose trail is gone',
+    recommendation: 'A sealed session was deleted: restore its files from a copy and find who had write access (aura deletes no sealed record).',
+  },
   TRAIL_TRUNCATED: {
     severity: 'critical',
     meaning: 'the trail has fewer events, or another head, than its seal says',

@@ -88,6 +88,8 @@ export function statusFindings(status: SessionStatus): Finding[] {
   if (status.reason === 'unsigned') return finding('SIGNATURE_MISSING');
   if (status.reason === 'unsealed') return finding('SEAL_MISSING');
   if (status.reason === 'seal_mismatch') return finding('SUMMARY_MISMATCH');
+  // A trail whose events name another session (a copy, a link): its chain holds, its identity does not.
+  if (status.reason === 'malformed_record' && status.chain?.reason !== 'malformed_record') return finding('HASH_CHAIN_BROKEN');
   // A signature problem the chain did not see: the log entry's, or records that disagree.
   if (status.reason === 'signature_invalid' && status.chain?.reason !== 'signature_invalid') return finding('SIGNATURE_INVALID');
   return [];

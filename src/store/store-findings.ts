@@ -2,7 +2,7 @@
  * The findings of a sessions folder (DESIGN §6), as the findings channel delivers them.
  * Store-level findings (broken or truncated chains, summaries that disagree with their trail,
  * sessions left open by a dead writer, closed trails with no summary, torn tails, artifacts with
- * no trail, a broken seal log) always cover every session of the folder; session findings (what
+ * no trail, sealed sessions whose trail is gone, a broken seal log) always cover every session of the folder; session findings (what
  * the detector finds in one session) cover the session named by `session_key`, or every session.
  *
  * Results are those of the files at each call: the folder's index (store/session-index.ts) reads a
@@ -18,6 +18,7 @@ import { SessionIndex, type IndexedSession, type IndexOptions } from './session-
 export const STORE_KINDS: ReadonlySet<string> = new Set<FindingKind>([
   'HASH_CHAIN_BROKEN',
   'TRAIL_TRUNCATED',
+  'TRAIL_MISSING',
   'SIGNATURE_INVALID',
   'TRAIL_TORN_TAIL',
   'SUMMARY_MISMATCH',
@@ -58,6 +59,12 @@ export class StoreFindings {
     const problem = this.index.sealLogView.read.problem;
     const findings: Finding[] = problem === null ? [] : [{ kind: 'SEAL_LOG_BROKEN', severity: 'critical', message: problem.message, event_ids: [], line: problem.line }];
     const named: string[] = [];
+    // A session the log seals but the folder no longer holds: deleted, with nothing left to list.
+    const held = new Set(sessions.map((session) => session.id));
+    for (const [id, place] of this.index.sealLogView.places) {
+      if (held.has(id)) continue;
+      findings.push({ kind: 'TRAIL_MISSING', severity: 'critical', message: `the seal log seals session ${id} (${String(place.entry.seal.events)} events), whose trail is gone: the session was deleted`, event_ids: [], session_id: id });
+    }
     for (const session of sessions) {
       const names = sessionKey !== null && (sessionKey === session.id || sessionKey === session.view.sessionKey);
       if (names) named.push(session.id);

@@ -56,7 +56,7 @@ describe('the severity map', () => {
 
   it('keeps critical for records that cannot be trusted', () => {
     const critical = Object.entries(FINDING_KINDS).filter(([, e]) => e.severity === 'critical').map(([k]) => k).sort();
-    expect(critical).toEqual(['HASH_CHAIN_BROKEN', 'PUSH_REFUSED', 'SEAL_LOG_BROKEN', 'SIGNATURE_INVALID', 'SIGNATURE_MISSING', 'SUMMARY_MISMATCH', 'TRAIL_TRUNCATED']);
+    expect(critical).toEqual(['HASH_CHAIN_BROKEN', 'PUSH_REFUSED', 'SEAL_LOG_BROKEN', 'SIGNATURE_INVALID', 'SIGNATURE_MISSING', 'SUMMARY_MISMATCH', 'TRAIL_MISSING', 'TRAIL_TRUNCATED']);
   });
 
   it('marks every kind whose evidence is a text match as lexical: a goal word found or missed, repeated wording, a PII pattern', () => {

@@ -41,7 +41,7 @@ async function damagedStore(): Promise<{ home: string; ids: Record<string, strin
   fs.copyFileSync(path.join(AURA_PY, 'tampered', 'payload_edited_mid.jsonl'), path.join(sessions, 'aura_sess_000000000002.jsonl'));
   fs.copyFileSync(path.join(AURA_PY, 'tampered', 'last_event_deleted.jsonl'), path.join(sessions, 'aura_sess_000000000003.jsonl'));
   fs.writeFileSync(path.join(sessions, 'aura_sess_000000000003.jsonl.lock'), JSON.stringify({ pid: 2 ** 22 + 777, host: os.hostname(), session_id: 'x' }));
-  fs.copyFileSync(path.join(AURA_PY, 'sessions', 'aura_sess_69b55aaf3209.jsonl'), path.join(sessions, 'aura_sess_000000000004.jsonl'));
+  fs.copyFileSync(path.join(AURA_PY, 'sessions', 'aura_sess_69b55aaf3209.jsonl'), path.join(sessions, 'aura_sess_69b55aaf3209.jsonl'));
   fs.writeFileSync(path.join(sessions, 'aura_sess_000000000005.summary.json'), '{}');
   return { home, ids: { a, b } };
 }
@@ -88,7 +88,7 @@ describe('aura mcp over stdio, with the SDK client', () => {
     expect(kinds.get('aura_sess_000000000001')).toBe('TRAIL_TORN_TAIL');
     expect(kinds.get('aura_sess_000000000002')).toBe('HASH_CHAIN_BROKEN');
     expect(kinds.get('aura_sess_000000000003')).toBe('SESSION_ABANDONED');
-    expect(kinds.get('aura_sess_000000000004')).toBe('SUMMARY_MISSING');
+    expect(kinds.get('aura_sess_69b55aaf3209')).toBe('SUMMARY_MISSING');
     expect(kinds.get('aura_sess_000000000005')).toBe('ORPHAN_ARTIFACT');
     expect(body.findings.find((f) => f.kind === 'HASH_CHAIN_BROKEN')?.severity).toBe('critical');
     expect(body._meta).toMatchObject({ superauditor: '1.1' });
@@ -149,15 +149,15 @@ describe('aura mcp over stdio, with the SDK client', () => {
   });
 
   it('reflects a change to a trail at the next call (no stale results)', async () => {
-    const trail = path.join(store.home, 'sessions', 'aura_sess_000000000004.jsonl');
-    const before = await findings(client, { session_key: 'aura_sess_000000000004', per_kind_limit: 200 });
-    expect(before.body.findings.filter((f) => f.session_id === 'aura_sess_000000000004').map((f) => f.kind)).toEqual(['SUMMARY_MISSING']);
+    const trail = path.join(store.home, 'sessions', 'aura_sess_69b55aaf3209.jsonl');
+    const before = await findings(client, { session_key: 'aura_sess_69b55aaf3209', per_kind_limit: 200 });
+    expect(before.body.findings.filter((f) => f.session_id === 'aura_sess_69b55aaf3209').map((f) => f.kind)).toEqual(['SEAL_MISSING', 'SUMMARY_MISSING']);
     const text = fs.readFileSync(trail, 'utf8').replace('"input": "hello"', '"input": "HELLO"');
     const stat = fs.statSync(trail);
     fs.writeFileSync(trail, text);
     fs.utimesSync(trail, stat.atime, stat.mtime);
-    const after = await findings(client, { session_key: 'aura_sess_000000000004', per_kind_limit: 200 });
-    expect(after.body.findings.filter((f) => f.session_id === 'aura_sess_000000000004').map((f) => f.kind)).toContain('HASH_CHAIN_BROKEN');
+    const after = await findings(client, { session_key: 'aura_sess_69b55aaf3209', per_kind_limit: 200 });
+    expect(after.body.findings.filter((f) => f.session_id === 'aura_sess_69b55aaf3209').map((f) => f.kind)).toContain('HASH_CHAIN_BROKEN');
   });
 
   it('passes the two-pull check (npm run check:superauditor)', () => {

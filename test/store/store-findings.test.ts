@@ -80,7 +80,8 @@ describe('StoreFindings: no stale results (SuperAuditor §5.1)', () => {
 
   it('sees a writer die although no file changed: the open session becomes abandoned', async () => {
     const home = tempDir();
-    const id = 'aura_sess_0000000000ab';
+    // The fixture under its own id: a trail whose events name another session is a broken one.
+    const id = 'aura_sess_9342f6009b9f';
     const trail = path.join(home, 'sessions', `${id}.jsonl`);
     fs.mkdirSync(path.dirname(trail));
     fs.copyFileSync(path.join(AURA_PY, 'tampered', 'last_event_deleted.jsonl'), trail);
@@ -116,5 +117,29 @@ describe('StoreFindings: no stale results (SuperAuditor §5.1)', () => {
     expect(of(second, 'aura_sess_0000000000a1')).toBe(of(first, 'aura_sess_0000000000a1'));
     expect(of(second, 'aura_sess_0000000000a2')).not.toBe(of(first, 'aura_sess_0000000000a2'));
     expect(of(second, 'aura_sess_0000000000a2')).toEqual(of(first, 'aura_sess_0000000000a2'));
+  });
+});
+
+describe('the store findings of sessions that are not where their records say', () => {
+  it('names a sealed session whose files were all deleted (TRAIL_MISSING), and a trail copied under another id (HASH_CHAIN_BROKEN)', async () => {
+    const home = tempDir();
+    const kept = await closedSession(home, 1);
+    const gone = await closedSession(home, 100);
+    const store = storeOf(home);
+    try {
+      expect((await store.findings(null)).findings.filter((f) => f.severity === 'critical')).toEqual([]);
+      const sessions = path.join(home, 'sessions');
+      for (const name of fs.readdirSync(sessions).filter((file) => file.startsWith(gone.id))) fs.rmSync(path.join(sessions, name));
+      const copy = 'aura_sess_333333333333';
+      fs.copyFileSync(kept.trail, path.join(sessions, `${copy}.jsonl`));
+      const { findings } = await store.findings(null);
+      expect(findings.find((f) => f['session_id'] === gone.id)).toMatchObject({ kind: 'TRAIL_MISSING', severity: 'critical', message: expect.stringContaining('deleted') });
+      expect(findings.find((f) => f['session_id'] === copy && f.kind === 'HASH_CHAIN_BROKEN')).toMatchObject({ severity: 'critical', message: expect.stringContaining(`not ${copy}`) });
+      // Both are store findings: a caller naming another session still sees them.
+      const scoped = (await store.findings(kept.id)).findings.map((f) => f.kind);
+      expect(scoped).toEqual(expect.arrayContaining(['TRAIL_MISSING', 'HASH_CHAIN_BROKEN']));
+    } finally {
+      store.close();
+    }
   });
 });
