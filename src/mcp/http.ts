@@ -88,6 +88,9 @@ export async function serveHttp(port: number, grants: readonly Grant[], serviceO
  * 403 or 401 itself and returns null; else the caller's grant.
  */
 export function authorize(req: http.IncomingMessage, res: http.ServerResponse, server: http.Server, grants: readonly Grant[]): Grant | null {
+  // A refused caller's connection ends with the answer: the rest of its body is not read, and an
+  // unauthenticated client holds no socket open.
+  res.setHeader('Connection', 'close');
   if (!isLoopbackHost(req, listeningPort(server))) {
     refuse(res, 403, 'this server answers on loopback only');
     return null;
@@ -96,7 +99,9 @@ export function authorize(req: http.IncomingMessage, res: http.ServerResponse, s
   if (grant === null) {
     res.setHeader('WWW-Authenticate', 'Bearer');
     refuse(res, 401, 'a valid bearer token is required');
+    return null;
   }
+  res.removeHeader('Connection');
   return grant;
 }
 

@@ -7,8 +7,15 @@
 import { createHash } from 'node:crypto';
 import type * as http from 'node:http';
 
+const REQUEST_TIMEOUT_MS = 30_000;
+const HEADERS_TIMEOUT_MS = 10_000;
+
 /** Listens on 127.0.0.1 only; resolves once listening (port 0 picks a free port). */
 export async function listenOnLoopback(server: http.Server, port: number): Promise<void> {
+  // A request over loopback arrives in milliseconds: one that trickles in holds a socket and a file
+  // descriptor for nothing (Node waits five minutes by default). Responses, streams too, are not bounded.
+  server.requestTimeout = REQUEST_TIMEOUT_MS;
+  server.headersTimeout = HEADERS_TIMEOUT_MS;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, '127.0.0.1', () => resolve());

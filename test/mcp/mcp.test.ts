@@ -3,6 +3,7 @@ import * as crypto from 'node:crypto';
 import * as os from 'node:os';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
+import * as net from 'node:net';
 import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -289,6 +290,26 @@ describe('aura mcp over Streamable HTTP', () => {
       expect(res.body).toBe('{"error":"a valid bearer token is required"}');
     }
     expect((await post({ Authorization: `Bearer ${TOKEN_A}`, Host: 'evil.example:80' })).status).toBe(403);
+  });
+
+  it('closes the connection of a refused caller with its answer, whatever body it declared and still sends', async () => {
+    const target = new URL(url);
+    const socket = net.connect(Number(target.port), '127.0.0.1');
+    let answer = '';
+    socket.on('data', (chunk: Buffer) => (answer += chunk.toString('utf8')));
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    // A gigabyte declared, a byte sent now and then: the server must not wait for the rest.
+    socket.write(`POST /mcp HTTP/1.1\r\nHost: ${target.host}\r\nContent-Type: application/json\r\nContent-Length: 1000000000\r\n\r\n{`);
+    const trickle = setInterval(() => socket.writable && socket.write(' '), 200);
+    try {
+      const outcome = await Promise.race([closed.then(() => 'closed'), new Promise((resolve) => setTimeout(() => resolve('still open'), 5000))]);
+      expect(outcome).toBe('closed');
+      expect(answer).toMatch(/^HTTP\/1\.1 401 /);
+      expect(answer.toLowerCase()).toContain('connection: close');
+    } finally {
+      clearInterval(trickle);
+      socket.destroy();
+    }
   });
 
   it('says identity_shared without a session_key (C8), and never shows another tenant (C13)', async () => {
