@@ -9,8 +9,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AuraConfig } from '../config/config.js';
-import { ConfigError, InvalidOptionError, TrailWriteError } from '../errors.js';
-import { parseJson } from '../spine/native-json.js';
+import { AuraError, ConfigError, InvalidOptionError, NotFoundError, WriteError } from '../errors.js';
+import { parseJsonStrict } from '../spine/fast-record.js';
+import { readTextFile } from '../store/json-file.js';
 import { EXIT, type CommandResult } from './output.js';
 
 /** The events aura records, and whether Claude Code matches them on the tool name. */
@@ -44,21 +45,14 @@ export function hookInstallCommand(target: string, options: HookInstallOptions, 
   );
   if (options.settings === undefined) return { exitCode: EXIT.ok, json: { hooks }, human: JSON.stringify({ hooks }, null, 2) };
   const file = path.resolve(options.settings);
-  const settings = readSettings(file);
+  const { settings, stats } = readSettings(file);
   const current = objectValue(settings['hooks'], file, 'hooks');
   for (const [event, entries] of Object.entries(hooks)) {
     const kept = listValue(current[event], file, `hooks.${event}`).filter((entry) => !isAuras(entry));
     current[event] = [...kept, ...entries];
   }
   settings['hooks'] = current;
-  try {
-    fs.mkdirSync(path.dirname(file), { recursive: true });
-    const staging = `${file}.${process.pid}.tmp`;
-    fs.writeFileSync(staging, `${JSON.stringify(settings, null, 2)}\n`);
-    fs.renameSync(staging, file);
-  } catch (error) {
-    throw new TrailWriteError(file, error);
-  }
+  writeSettings(file, `${JSON.stringify(settings, null, 2)}\n`, stats);
   return { exitCode: EXIT.ok, json: { settings: file, command, events: Object.keys(hooks) }, human: `aura's hooks for ${Object.keys(hooks).join(', ')} are in ${file}\ncommand: ${command}` };
 }
 
@@ -81,22 +75,44 @@ function isAuras(entry: unknown): boolean {
   return Array.isArray(hooks) && hooks.some((hook) => typeof (hook as { command?: unknown } | null)?.command === 'string' && ((hook as { command: string }).command.includes(MARK)));
 }
 
-function readSettings(file: string): Record<string, unknown> {
+/** The settings file's value and what it is on disk (null: not there yet). A pipe or a device is refused, never waited on. */
+function readSettings(file: string): { readonly settings: Record<string, unknown>; readonly stats: fs.Stats | null } {
   let text: string;
   try {
-    text = fs.readFileSync(file, 'utf8');
+    text = readTextFile(file, 'settings');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
-    throw new ConfigError(file, null, `cannot read: ${(error as Error).message}`);
+    if (error instanceof NotFoundError) return { settings: {}, stats: null };
+    throw new ConfigError(file, null, error instanceof AuraError ? error.message : `cannot read: ${String(error)}`);
   }
   let value: unknown;
   try {
-    value = parseJson(text);
+    value = parseJsonStrict(text);
   } catch (error) {
-    // Refuse rather than overwrite: the file holds the user's other settings.
+    // Refuse rather than overwrite: the file holds the user's other settings (a duplicate key would lose one).
     throw new ConfigError(file, null, `not valid JSON (${(error as Error).message})`);
   }
-  return objectValue(value, file, '(top level)');
+  return { settings: objectValue(value, file, '(top level)'), stats: fs.statSync(file) };
+}
+
+/**
+ * Replaces the settings whole, as the file they were read from: through a link to the file it
+ * names, with its mode and owner (settings can hold secrets in `env`, readable by their owner only).
+ */
+function writeSettings(file: string, text: string, stats: fs.Stats | null): void {
+  const target = stats === null ? file : fs.realpathSync(file);
+  const staging = `${target}.${process.pid}.tmp`;
+  try {
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    fs.writeFileSync(staging, text, { flag: 'wx', ...(stats === null ? {} : { mode: stats.mode & 0o7777 }) });
+    if (stats !== null) {
+      fs.chmodSync(staging, stats.mode & 0o7777);
+      if (process.getuid?.() === 0) fs.chownSync(staging, stats.uid, stats.gid);
+    }
+    fs.renameSync(staging, target);
+  } catch (error) {
+    fs.rmSync(staging, { force: true });
+    throw new WriteError(target, error);
+  }
 }
 
 function objectValue(value: unknown, file: string, key: string): Record<string, unknown> {

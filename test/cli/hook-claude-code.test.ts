@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -294,4 +294,45 @@ describe('aura hook install claude-code', () => {
     expect(refused.status).toBe(2);
     expect(fs.readFileSync(settings, 'utf8')).toBe('{ not json');
   });
+
+  it("keeps the settings file as it was on disk: its mode, a link to it, and refuses a duplicate key, a pipe or a device", async () => {
+    const home = tempDir();
+    const real = path.join(home, 'dotfiles', 'settings.json');
+    fs.mkdirSync(path.dirname(real));
+    fs.writeFileSync(real, JSON.stringify({ env: { ANTHROPIC_API_KEY: 'kept-to-its-owner' } }), { mode: 0o600 });
+    fs.chmodSync(real, 0o600);
+    const link = path.join(home, 'settings.json');
+    fs.symlinkSync(real, link);
+    expect(aura(['hook', 'install', 'claude-code', '--settings', link], { home }).status).toBe(0);
+    expect(fs.lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(fs.statSync(real).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(fs.readFileSync(real, 'utf8'))).toMatchObject({ env: { ANTHROPIC_API_KEY: 'kept-to-its-owner' }, hooks: { PreToolUse: [{ matcher: '*' }] } });
+
+    const twice = path.join(home, 'twice.json');
+    fs.writeFileSync(twice, '{"model": "a", "model": "b"}');
+    expect(aura(['hook', 'install', 'claude-code', '--settings', twice], { home }).status).toBe(2);
+    expect(fs.readFileSync(twice, 'utf8')).toBe('{"model": "a", "model": "b"}');
+
+    const pipe = path.join(home, 'pipe.json');
+    spawnSync('mkfifo', [pipe]);
+    for (const special of [pipe, '/dev/zero']) {
+      const run = await auraAsync(['hook', 'install', 'claude-code', '--settings', special], home);
+      expect({ special, status: run.status }).toEqual({ special, status: 2 });
+      expect(run.stderr).toMatch(/not a regular file/);
+    }
+  });
 });
+
+/** `aura` in a child that is given up on after 10 s: a command that waits on a pipe would hang the suite. */
+function auraAsync(args: readonly string[], home: string): Promise<{ status: number | null; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [path.join(REPO, 'dist', 'cli', 'bin.cjs'), '--home', home, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    child.on('close', (status) => {
+      clearTimeout(timer);
+      resolve({ status, stderr });
+    });
+  });
+}
