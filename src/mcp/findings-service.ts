@@ -14,6 +14,7 @@ import type { Finding } from '../audit/detector.js';
 import { sessionReport, type SessionReport } from '../audit/session-report.js';
 import { severityOf } from '../audit/kinds.js';
 import { AuraError } from '../errors.js';
+import { valueExcerpt } from '../spine/json-shape.js';
 import type { KeyRing } from '../spine/signing.js';
 import { listingOf } from '../store/session-list.js';
 import { refusalOf, SESSION_ID_PATTERN, sessionFiles } from '../store/session-files.js';
@@ -63,7 +64,7 @@ export function sessionKeyArg(value: unknown, required: boolean): string | null 
     if (required) throw new ToolRefusal('session_key is required: aura_sess_ followed by 12 lowercase hex digits');
     return null;
   }
-  if (typeof value !== 'string' || !SESSION_ID_PATTERN.test(value)) throw new ToolRefusal(`session_key must be aura_sess_ followed by 12 lowercase hex digits, got ${JSON.stringify(value)}`);
+  if (typeof value !== 'string' || !SESSION_ID_PATTERN.test(value)) throw new ToolRefusal(`session_key must be aura_sess_ followed by 12 lowercase hex digits, got ${valueExcerpt(value)}`);
   return value;
 }
 
@@ -75,13 +76,13 @@ export function reportAnswer(id: string, report: SessionReport): Record<string, 
 /** A `session_key` from outside for `get_session_findings`: absent, or a label (a session id, or a key a session declared). @throws ToolRefusal */
 export function sessionLabelArg(value: unknown): string | null {
   if (value === undefined || value === null) return null;
-  if (typeof value !== 'string') throw new ToolRefusal(`session_key must be a string (a session id or the key a session declared), got ${JSON.stringify(value)}`);
+  if (typeof value !== 'string') throw new ToolRefusal(`session_key must be a string (a session id or the key a session declared), got ${valueExcerpt(value)}`);
   return value;
 }
 
 /** @throws ToolRefusal for an `include_summary` that is not a boolean */
 export function checkIncludeSummary(args: FindingsArgs): void {
-  if (args.include_summary !== undefined && typeof args.include_summary !== 'boolean') throw new ToolRefusal(`include_summary must be true or false, got ${JSON.stringify(args.include_summary)}`);
+  if (args.include_summary !== undefined && typeof args.include_summary !== 'boolean') throw new ToolRefusal(`include_summary must be true or false, got ${valueExcerpt(args.include_summary)}`);
 }
 
 /** A findings response, with the sessions a `session_key` named when one was given. */

@@ -16,3 +16,14 @@ export function isCount(value: unknown): value is number {
 export function stringOf(value: unknown): string | null {
   return typeof value === 'string' ? value : null;
 }
+
+/**
+ * A value from outside, as a refusal names it: a scalar as it is (a string cut to 40 characters),
+ * anything else by its kind. A message never repeats a whole value it was sent, nor walks one
+ * nested past what a stack holds.
+ */
+export function valueExcerpt(value: unknown): string {
+  if (typeof value === 'string') return value.length > 40 ? `${JSON.stringify(value.slice(0, 40))}… (${value.length} characters)` : JSON.stringify(value);
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint' || value === null || value === undefined) return String(value);
+  return Array.isArray(value) ? `a list of ${value.length}` : `a ${typeof value}`;
+}

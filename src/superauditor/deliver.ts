@@ -6,6 +6,7 @@
  */
 
 import type { Severity } from '../audit/kinds.js';
+import { valueExcerpt } from '../spine/json-shape.js';
 import { VERSION } from '../version.js';
 
 /** The version of the standard this server implements. */
@@ -60,10 +61,11 @@ export interface DeliveryOptions {
  */
 export function checkPerKindLimit(value: unknown): number {
   if (value === undefined || value === null) return DEFAULT_PER_KIND_LIMIT;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-    throw new DeliveryError(`per_kind_limit must be an integer >= 1, got ${JSON.stringify(value) ?? String(value)}`);
+  // Past 2^53 a number no longer names one integer (and the answer's schema refuses it).
+  if (!Number.isSafeInteger(value) || (value as number) < 1) {
+    throw new DeliveryError(`per_kind_limit must be an integer >= 1 (at most ${Number.MAX_SAFE_INTEGER}), got ${valueExcerpt(value)}`);
   }
-  return value;
+  return value as number;
 }
 
 /** The delivered response for detector output. @throws DeliveryError */

@@ -114,13 +114,25 @@ describe('aura mcp over stdio, with the SDK client', () => {
     expect(one.body.findings.filter((f) => f.kind === 'POLICY_VIOLATION')).toHaveLength(1);
   });
 
-  for (const bad of [0, -1, 1.5, '5', true]) {
+  for (const bad of [0, -1, 1.5, '5', true, 2 ** 53, 1e308]) {
     it(`refuses per_kind_limit ${JSON.stringify(bad)} with a tool error (C14)`, async () => {
       const result = await findings(client, { per_kind_limit: bad });
       expect(result.isError).toBe(true);
       expect(result.text).toContain('per_kind_limit must be an integer >= 1');
     });
   }
+
+  it('names a refused value by an excerpt: never the whole of it, nor a walk through a nested one', async () => {
+    let nested: unknown = 1;
+    for (let i = 0; i < 3_000; i++) nested = [nested];
+    const deep = await findings(client, { per_kind_limit: nested });
+    expect(deep).toMatchObject({ isError: true, text: expect.stringContaining('per_kind_limit must be an integer >= 1') });
+    expect(deep.text).toContain('got a list of 1');
+    const long = await findings(client, { include_summary: 'x'.repeat(100_000) });
+    expect(long.isError).toBe(true);
+    expect(long.text).toContain('include_summary must be true or false');
+    expect(long.text.length).toBeLessThan(1000);
+  });
 
   it('answers a session_key that names no session with an empty scope, not an error: a key is a label, never a path', async () => {
     const all = await findings(client, { per_kind_limit: 200 });
