@@ -8,6 +8,7 @@ import { keysFor } from './context.js';
 import { readTokens, serveHttp } from '../mcp/http.js';
 import { listeningPort } from '../mcp/loopback.js';
 import { buildServer } from '../mcp/server.js';
+import { malformedReply } from '../mcp/json-rpc-lines.js';
 import { BatchedStdioServerTransport } from '../mcp/stdio-batch.js';
 import { EXIT, type CommandResult } from './output.js';
 
@@ -47,6 +48,11 @@ async function serve(options: McpOptions, config: AuraConfig, fleet: ((shared: b
     const closed = new Promise<void>((resolve) => {
       transport.onclose = () => resolve();
     });
+    // Set before connect: the server calls it, then its own.
+    transport.onerror = (error) => {
+      const reply = malformedReply(error);
+      if (reply !== null) transport.send(reply).catch(() => undefined);
+    };
     await server.connect(transport);
     process.stdin.on('end', () => void server.close());
     await closed;

@@ -7,7 +7,8 @@
  */
 
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, isInitializeRequest, type InitializeRequest, type JSONRPCMessage, type JSONRPCRequest, type MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
+import { isInitializeRequest, type InitializeRequest, type JSONRPCMessage, type JSONRPCRequest, type MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
+import { malformedReply } from './json-rpc-lines.js';
 
 /** A client transport whose messages are held until {@link ClientGate.open}. */
 export class ClientGate implements Transport {
@@ -39,7 +40,8 @@ export class ClientGate implements Transport {
     };
     inner.onclose = () => this.onclose?.();
     inner.onerror = (error) => {
-      if (answerMalformed) this.replyToMalformed(error);
+      const reply = answerMalformed ? malformedReply(error) : null;
+      if (reply !== null) inner.send(reply).catch(() => undefined);
       this.onerror?.(error);
     };
   }
@@ -67,18 +69,5 @@ export class ClientGate implements Transport {
   open(): void {
     this.opened = true;
     for (const { message, extra } of this.held.splice(0)) this.onmessage?.(message, extra);
-  }
-
-  /**
-   * The SDK's stdio transport reports a line it cannot read to `onerror` and answers nothing; a
-   * JSON-RPC peer is owed an error reply (JSON-RPC 2.0 §5.1): -32700 for text that is not JSON,
-   * -32600 for JSON that is not a JSON-RPC message. The id cannot be known, so it is null.
-   */
-  private replyToMalformed(error: Error): void {
-    const parse = error instanceof SyntaxError;
-    if (!parse && !Array.isArray((error as { issues?: unknown }).issues)) return;
-    const reply = { jsonrpc: '2.0', id: null, error: { code: parse ? ErrorCode.ParseError : ErrorCode.InvalidRequest, message: parse ? 'Parse error: not JSON' : 'Invalid Request: not a JSON-RPC 2.0 message' } };
-    // The SDK's types have no id-less error; the stdio transport writes whatever it is given.
-    this.inner.send(reply as unknown as JSONRPCMessage).catch(() => undefined);
   }
 }

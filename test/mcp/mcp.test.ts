@@ -5,6 +5,7 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as net from 'node:net';
 import * as path from 'node:path';
+import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -198,6 +199,32 @@ describe('aura mcp over stdio, with the SDK client', () => {
     const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
     expect(await exited).toBe(0);
     clearTimeout(timer);
+  });
+
+  it('answers a line it cannot read with -32700 or -32600 (a batch too), and goes on serving', async () => {
+    const child = spawn(process.execPath, [AURA_BIN, '--home', store.home, 'mcp'], { stdio: ['pipe', 'pipe', 'ignore'] });
+    const replies: Record<string, unknown>[] = [];
+    let wake: (() => void) | null = null;
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      replies.push(JSON.parse(line) as Record<string, unknown>);
+      wake?.();
+    });
+    const next = async (): Promise<Record<string, unknown>> => {
+      while (replies.length === 0) await new Promise<void>((resolve) => (wake = resolve));
+      return replies.shift() as Record<string, unknown>;
+    };
+    try {
+      child.stdin.write('{this is not json\n');
+      expect(await next()).toMatchObject({ id: null, error: { code: -32700 } });
+      child.stdin.write(`${JSON.stringify({ hello: 'not json-rpc' })}\n`);
+      expect(await next()).toMatchObject({ id: null, error: { code: -32600 } });
+      child.stdin.write(`${JSON.stringify([{ jsonrpc: '2.0', id: 2, method: 'ping' }])}\n`);
+      expect(await next()).toMatchObject({ id: null, error: { code: -32600 } });
+      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'ping' })}\n`);
+      expect(await next()).toMatchObject({ id: 3, result: {} });
+    } finally {
+      child.kill('SIGTERM');
+    }
   });
 });
 
