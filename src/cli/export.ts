@@ -11,7 +11,7 @@ import { AuraError } from '../errors.js';
 import { objectOf } from '../spine/json-shape.js';
 import { readJsonFile } from '../store/json-file.js';
 import { readSealLog } from '../store/seal-log.js';
-import { resolveSessionKey } from '../store/session-files.js';
+import { assertReadable, resolveSessionKey } from '../store/session-files.js';
 import { EXIT, type CommandResult } from './output.js';
 
 /** Options of `export`. */
@@ -30,6 +30,8 @@ export function exportCommand(sessionKey: string, options: ExportOptions, config
     const { text, value } = readJsonFile(files.summary, 'summary');
     return { exitCode: EXIT.ok, json: value, human: text.trimEnd() };
   }
+  // Built from a trail that is the session's own: never through a link out of the folder.
+  assertReadable(files.trail);
   // The seal was logged at close; a rebuilt summary carries the same one.
   const logged = readSealLog(config.paths.sealLog).entries.findLast((entry) => entry.seal.session_id === files.sessionId)?.seal ?? null;
   const exported = exportSession(files, true, { seal: () => logged, exportPii: config.values['identity_export_pii'] === true, declaredSteps: storedDeclaredSteps(files.summary) });
@@ -59,6 +61,7 @@ export async function exportOtelCommand(sessionKey: string, flags: OtlpFlags, co
   // Settle the target first: a bad flag is a usage error before anything is written.
   const target = resolveOtlpTarget(config.settings.otel, env, flags);
   const options = { captureToolContent: config.settings.otel.capture_tool_content };
+  assertReadable(files.trail);
   const { trail, spans } = exportSpans(files, options);
   const written = { session_id: files.sessionId, spans: spans.length, path: files.otel };
   const first = trail.events[0];

@@ -152,6 +152,15 @@ describe('a sealed session whose trail was swapped for a symlink out of the sess
     const chain = run(home, ['verify', 'chain', id]);
     expect(chain.status).toBe(2);
     expect(chain.stderr).toMatch(/outside the sessions folder: not followed/);
+
+    // Nor is evidence built from it under this id.
+    fs.rmSync(path.join(home, 'sessions', `${id}.summary.json`));
+    for (const args of [['export', id], ['export', id, '--rebuild'], ['export-otel', id]]) {
+      const built = run(home, args);
+      expect({ args, status: built.status }).toEqual({ args, status: 2 });
+      expect(built.stderr).toMatch(/outside the sessions folder: not followed/);
+    }
+    expect(fs.existsSync(path.join(home, 'sessions', `${id}.summary.json`))).toBe(false);
   });
 });
 
