@@ -247,6 +247,20 @@ describe('a summary aura export wrote for a session never sealed', () => {
   });
 });
 
+describe('aura export --rebuild of a session whose trail was cut after it was sealed', () => {
+  it('keeps the summary that shows what the trail was, and exits 1 naming the status', async () => {
+    const home = tempDir();
+    const id = await closedSession(home, 8);
+    const files = sessionFiles(path.join(home, 'sessions'), id);
+    const summary = fs.readFileSync(files.summary, 'utf8');
+    write(files.trail, lines(files.trail).slice(0, 4));
+    const run = auraJson(['export', id, '--rebuild'], { home });
+    expect(run).toMatchObject({ status: 1, json: { session_id: id, rebuilt: false, status: 'damaged', reason: 'truncated' } });
+    expect(fs.readFileSync(files.summary, 'utf8')).toBe(summary);
+    expect(auraJson(['verify', 'chain', id], { home }).json).toMatchObject({ status: 'damaged', reason: 'truncated' });
+  });
+});
+
 describe('a summary that is not one', () => {
   for (const [what, text] of [['null', 'null'], ['a list', '[]'], ['a string', '"x"']] as const) {
     it(`(${what}) is damaged: seal_mismatch on every surface, and hides none of the trail's findings`, async () => {
