@@ -106,9 +106,8 @@ export function delivered(output: readonly Finding[], args: FindingsArgs, identi
 
 /** The tools over a set of sessions folders. */
 export class FindingsService implements FindingsTools {
-  // Findings are judged without keys, as ever; the listing and verify_session with the folder's keys.
+  // Findings, the listing and verify_session are all judged with the folder's keys: one status a session.
   private readonly stores: readonly StoreFindings[];
-  private readonly listed: readonly StoreFindings[];
   private readonly keys: KeyRing | null;
 
   /**
@@ -124,8 +123,7 @@ export class FindingsService implements FindingsTools {
     private readonly confinedTo: string | null = null,
   ) {
     this.keys = folders[0]?.keys ?? null;
-    this.stores = folders.map((f) => storeFor(f.sessionsDir, f.sealLog, null));
-    this.listed = folders.map((f) => storeFor(f.sessionsDir, f.sealLog, this.keys));
+    this.stores = folders.map((f) => storeFor(f.sessionsDir, f.sealLog, this.keys));
   }
 
   /**
@@ -150,8 +148,8 @@ export class FindingsService implements FindingsTools {
 
   /** `list_sessions`: every readable session, with its status, verdict and state. */
   async listSessions(): Promise<{ sessions: Record<string, unknown>[] }> {
-    const listings = await Promise.all(this.listed.map(async (store) => listingOf(await store.index.sessions())));
-    return { sessions: listings.flatMap((rows, i) => rows.map((s) => ({ ...s, ...(this.listed.length > 1 ? { sessions_dir: (this.listed[i] as StoreFindings).sessionsDir } : {}) }))) };
+    const listings = await Promise.all(this.stores.map(async (store) => listingOf(await store.index.sessions())));
+    return { sessions: listings.flatMap((rows, i) => rows.map((s) => ({ ...s, ...(this.stores.length > 1 ? { sessions_dir: (this.stores[i] as StoreFindings).sessionsDir } : {}) }))) };
   }
 
   /** `get_session_report`: the report `aura report show --json` gives. @throws ToolRefusal */

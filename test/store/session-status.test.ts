@@ -329,6 +329,23 @@ async function mcpClient(home: string): Promise<Client> {
   return client;
 }
 
+describe('the findings channel and verify_session, in a home with keys', () => {
+  it('judge a session with the same keys: a stripped one is unsigned to both, with its SIGNATURE_MISSING finding', async () => {
+    const { home } = signedHome();
+    const id = await closedSession(home, 8);
+    downgrade(home, id);
+    const client = await mcpClient(home);
+    try {
+      const verified = (await client.callTool({ name: 'verify_session', arguments: { session_key: id } })).structuredContent as Record<string, unknown>;
+      expect(verified['status']).toBe('unsigned');
+      const findings = ((await client.callTool({ name: 'get_session_findings', arguments: { per_kind_limit: 50 } })).structuredContent as { findings: Record<string, unknown>[] }).findings;
+      expect(findings).toContainEqual(expect.objectContaining({ session_id: id, kind: 'SIGNATURE_MISSING', severity: 'critical' }));
+    } finally {
+      await client.close();
+    }
+  });
+});
+
 describe('the same status on every surface', () => {
   const home = tempDir();
   const sessions = path.join(home, 'sessions');
