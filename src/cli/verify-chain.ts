@@ -28,7 +28,9 @@ export interface VerifyChainOptions {
  */
 export function verifyChainCommand(target: string, options: VerifyChainOptions, config: AuraConfig): CommandResult {
   const sessionsDir = config.paths.sessions;
-  const byId = fs.lstatSync(target, { throwIfNoEntry: false }) === undefined && SESSION_ID_PATTERN.test(target);
+  // A session id names the folder's session when it has one, whatever file of that name the
+  // current folder holds: a planted look-alike must not be checked in its place.
+  const byId = SESSION_ID_PATTERN.test(target) && (fs.lstatSync(path.join(sessionsDir, `${target}.jsonl`), { throwIfNoEntry: false }) !== undefined || fs.lstatSync(target, { throwIfNoEntry: false }) === undefined);
   const trail = byId ? path.join(sessionsDir, `${target}.jsonl`) : target;
   if (!byId && !fs.existsSync(trail)) throw new NotFoundError('trail', trail);
   // A summary named on the command line must be one: refused with its reason, not judged.

@@ -329,6 +329,21 @@ async function mcpClient(home: string): Promise<Client> {
   return client;
 }
 
+describe('verify chain <session_id>', () => {
+  it("checks the folder's session, not a file of that name in the current folder", async () => {
+    const home = tempDir();
+    const id = await closedSession(home, 4);
+    const trail = sessionFiles(path.join(home, 'sessions'), id).trail;
+    // A look-alike in the current folder: the session's first three lines, no seal to check them against.
+    const cwd = tempDir();
+    write(path.join(cwd, id), lines(trail).slice(0, 3));
+    const run = auraJson(['verify', 'chain', id], { home, cwd });
+    expect(run).toMatchObject({ status: 0, json: { session_id: id, status: 'intact', events: lines(trail).length } });
+    // A path names the file.
+    expect(auraJson(['verify', 'chain', `./${id}`], { home, cwd }).json).toMatchObject({ events: 3 });
+  });
+});
+
 describe('the findings channel and verify_session, in a home with keys', () => {
   it('judge a session with the same keys: a stripped one is unsigned to both, with its SIGNATURE_MISSING finding', async () => {
     const { home } = signedHome();
