@@ -1,5 +1,6 @@
 /** `aura mcp [--http PORT --tokens FILE]`: the findings channel (SuperAuditor v1.1) over stdio or HTTP. */
 
+import * as fs from 'node:fs';
 import type { AuraConfig } from '../config/config.js';
 import { InvalidOptionError } from '../errors.js';
 import { portOption, storeUrlFor, type StoreOptions } from './context.js';
@@ -63,7 +64,13 @@ async function serve(options: McpOptions, config: AuraConfig, fleet: ((shared: b
   const port = portOption('--http', options.http);
   if (options.tokens === undefined) throw new InvalidOptionError('--tokens', undefined, 'a tokens file: the HTTP server never answers without authentication');
   // With a store, a token reads the whole store: its folders apply to folders only.
-  const server = await serveHttp(port, readTokens(options.tokens), fleet === null ? undefined : () => fleet(true));
+  const grants = readTokens(options.tokens);
+  // Not refused (a home's sessions folder appears with its first session), but said: a typo would
+  // otherwise answer its token "no findings" for ever.
+  for (const folder of new Set(grants.flatMap((grant) => grant.folders))) {
+    if (!fs.existsSync(folder)) process.stderr.write(`aura mcp: ${options.tokens} names ${folder}, which does not exist (yet): its tokens see no sessions there until it does\n`);
+  }
+  const server = await serveHttp(port, grants, fleet === null ? undefined : () => fleet(true));
   process.stderr.write(`aura mcp: listening on http://127.0.0.1:${listeningPort(server)}/mcp\n`);
   await new Promise<void>((resolve) => {
     const stop = (): void => {

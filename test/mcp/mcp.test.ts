@@ -331,6 +331,22 @@ describe('aura mcp over Streamable HTTP', () => {
     expect((await post({ Authorization: `Bearer ${TOKEN_A}`, Host: 'evil.example:80' })).status).toBe(403);
   });
 
+  it('says at start which folder of the tokens file does not exist, and serves the others', async () => {
+    const tokens = path.join(tempDir(), 'tokens.yaml');
+    const typo = path.join(tenantA.home, 'sesions');
+    fs.writeFileSync(tokens, `tokens:\n  - token: ${TOKEN_A}\n    folders: [${typo}, ${path.join(tenantA.home, 'sessions')}]\n`);
+    const other = spawn(process.execPath, [AURA_BIN, 'mcp', '--http', '0', '--tokens', tokens], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    other.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    try {
+      await listeningUrl(other);
+      expect(stderr).toContain(`names ${typo}, which does not exist (yet)`);
+      expect(stderr).not.toContain(`names ${path.join(tenantA.home, 'sessions')},`);
+    } finally {
+      other.kill('SIGTERM');
+    }
+  });
+
   it('closes the connection of a refused caller with its answer, whatever body it declared and still sends', async () => {
     const target = new URL(url);
     const socket = net.connect(Number(target.port), '127.0.0.1');
