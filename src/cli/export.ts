@@ -10,7 +10,7 @@ import { summaryText } from '../export/summary.js';
 import { AuraError } from '../errors.js';
 import { objectOf } from '../spine/json-shape.js';
 import { readJsonFile } from '../store/json-file.js';
-import { readSealLog } from '../store/seal-log.js';
+import type { SealLogView } from '../store/seal-log.js';
 import { folderSessionStatus, sealLogView, statusLabel, type SessionStatus } from '../store/session-status.js';
 import { assertReadable, resolveSessionKey } from '../store/session-files.js';
 import { EXIT, type CommandResult } from './output.js';
@@ -33,7 +33,8 @@ export function exportCommand(sessionKey: string, options: ExportOptions, config
   }
   // Built from a trail that is the session's own: never through a link out of the folder.
   assertReadable(files.trail);
-  const kept = options.rebuild === true && fs.existsSync(files.summary) ? damagedStatus(config, files.sessionId) : null;
+  const log = sealLogView(config.paths.sealLog);
+  const kept = options.rebuild === true && fs.existsSync(files.summary) ? damagedStatus(config, files.sessionId, log) : null;
   if (kept !== null) {
     return {
       exitCode: EXIT.checkFailed,
@@ -42,7 +43,7 @@ export function exportCommand(sessionKey: string, options: ExportOptions, config
     };
   }
   // The seal was logged at close; a rebuilt summary carries the same one.
-  const logged = readSealLog(config.paths.sealLog).entries.findLast((entry) => entry.seal.session_id === files.sessionId)?.seal ?? null;
+  const logged = log.read.entries.findLast((entry) => entry.seal.session_id === files.sessionId)?.seal ?? null;
   const exported = exportSession(files, true, { seal: () => logged, exportPii: config.values['identity_export_pii'] === true, declaredSteps: storedDeclaredSteps(files.summary) });
   return { exitCode: EXIT.ok, json: exported.summary, human: summaryText(exported.summary).trimEnd() };
 }
@@ -51,8 +52,8 @@ export function exportCommand(sessionKey: string, options: ExportOptions, config
  * The session's status when its trail was edited or cut since it was sealed: a summary rebuilt from
  * it would replace the one that shows what it was. Null when it may be rebuilt.
  */
-function damagedStatus(config: AuraConfig, id: string): SessionStatus | null {
-  const status = folderSessionStatus(config.paths.sessions, id, { keys: null, log: sealLogView(config.paths.sealLog) });
+function damagedStatus(config: AuraConfig, id: string, log: SealLogView): SessionStatus | null {
+  const status = folderSessionStatus(config.paths.sessions, id, { keys: null, log });
   return status.status === 'damaged' ? status : null;
 }
 

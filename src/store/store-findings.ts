@@ -56,12 +56,13 @@ export class StoreFindings {
   /** Every finding of the folder now, with session ones for the sessions `sessionKey` names (its id, or the key it declared) or for all when it is null. */
   async findings(sessionKey: string | null): Promise<FolderFindings> {
     const sessions = await this.index.sessions();
-    const problem = this.index.sealLogView.read.problem;
+    const log = this.index.sealLogView;
+    const problem = log.read.problem;
     const findings: Finding[] = problem === null ? [] : [{ kind: 'SEAL_LOG_BROKEN', severity: 'critical', message: problem.message, event_ids: [], line: problem.line }];
     const named: string[] = [];
     // A session the log seals but the folder no longer holds: deleted, with nothing left to list.
     const held = new Set(sessions.map((session) => session.id));
-    for (const [id, place] of this.index.sealLogView.places) {
+    for (const [id, place] of log.places) {
       if (held.has(id)) continue;
       findings.push({ kind: 'TRAIL_MISSING', severity: 'critical', message: `the seal log seals session ${id} (${String(place.entry.seal.events)} events), whose trail is gone: the session was deleted`, event_ids: [], session_id: id });
     }
