@@ -9,7 +9,7 @@ import { keysFor } from './context.js';
 import { readTokens, serveHttp } from '../mcp/http.js';
 import { listeningPort } from '../mcp/loopback.js';
 import { buildServer } from '../mcp/server.js';
-import { malformedReply } from '../mcp/json-rpc-lines.js';
+import { replyToMalformed } from '../mcp/json-rpc-lines.js';
 import { BatchedStdioServerTransport } from '../mcp/stdio-batch.js';
 import { EXIT, type CommandResult } from './output.js';
 
@@ -50,10 +50,7 @@ async function serve(options: McpOptions, config: AuraConfig, fleet: ((shared: b
       transport.onclose = () => resolve();
     });
     // Set before connect: the server calls it, then its own.
-    transport.onerror = (error) => {
-      const reply = malformedReply(error);
-      if (reply !== null) transport.send(reply).catch(() => undefined);
-    };
+    transport.onerror = (error) => replyToMalformed(transport, error);
     await server.connect(transport);
     process.stdin.on('end', () => void server.close());
     await closed;

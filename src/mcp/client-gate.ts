@@ -8,7 +8,7 @@
 
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { isInitializeRequest, type InitializeRequest, type JSONRPCMessage, type JSONRPCRequest, type MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
-import { malformedReply } from './json-rpc-lines.js';
+import { replyToMalformed } from './json-rpc-lines.js';
 
 /** A client transport whose messages are held until {@link ClientGate.open}. */
 export class ClientGate implements Transport {
@@ -40,8 +40,7 @@ export class ClientGate implements Transport {
     };
     inner.onclose = () => this.onclose?.();
     inner.onerror = (error) => {
-      const reply = answerMalformed ? malformedReply(error) : null;
-      if (reply !== null) inner.send(reply).catch(() => undefined);
+      if (answerMalformed) replyToMalformed(inner, error);
       this.onerror?.(error);
     };
   }

@@ -88,21 +88,23 @@ export async function serveHttp(port: number, grants: readonly Grant[], serviceO
  * 403 or 401 itself and returns null; else the caller's grant.
  */
 export function authorize(req: http.IncomingMessage, res: http.ServerResponse, server: http.Server, grants: readonly Grant[]): Grant | null {
-  // A refused caller's connection ends with the answer: the rest of its body is not read, and an
-  // unauthenticated client holds no socket open.
-  res.setHeader('Connection', 'close');
-  if (!isLoopbackHost(req, listeningPort(server))) {
-    refuse(res, 403, 'this server answers on loopback only');
-    return null;
-  }
+  if (!isLoopbackHost(req, listeningPort(server))) return refuseAndClose(res, 403, 'this server answers on loopback only');
   const grant = grantOf(grants, req.headers.authorization);
   if (grant === null) {
     res.setHeader('WWW-Authenticate', 'Bearer');
-    refuse(res, 401, 'a valid bearer token is required');
-    return null;
+    return refuseAndClose(res, 401, 'a valid bearer token is required');
   }
-  res.removeHeader('Connection');
   return grant;
+}
+
+/**
+ * Refuses a caller, ending its connection with the answer: the rest of its body is not read, and
+ * an unauthenticated client holds no socket open.
+ */
+function refuseAndClose(res: http.ServerResponse, status: number, message: string): null {
+  res.setHeader('Connection', 'close');
+  refuse(res, status, message);
+  return null;
 }
 
 async function handle(req: http.IncomingMessage, res: http.ServerResponse, server: http.Server, grants: readonly Grant[], serviceOf: ServiceOf): Promise<void> {

@@ -7,6 +7,7 @@
  * the peer wrote.
  */
 
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { parseJson } from '../spine/native-json.js';
 
@@ -19,17 +20,17 @@ export function readJsonRpcMessage(text: string): JSONRPCMessage {
 }
 
 /**
- * The reply a JSON-RPC peer is owed for a line it sent that could not be read (JSON-RPC 2.0 §5.1):
+ * Sends a peer the reply it is owed for a line it sent that could not be read (JSON-RPC 2.0 §5.1):
  * -32700 for text that is not JSON (or nested past what can be read), -32600 for JSON that is not
- * a JSON-RPC message; null for any other error. The id cannot be known, so it is null. The SDK's
- * stdio transports report such a line to `onerror` and answer nothing.
+ * a JSON-RPC message; nothing for any other error. The id cannot be known, so it is null. The
+ * SDK's stdio transports report such a line to `onerror` and answer nothing.
  */
-export function malformedReply(error: Error): JSONRPCMessage | null {
+export function replyToMalformed(transport: Pick<Transport, 'send'>, error: Error): void {
   const parse = error instanceof SyntaxError || error instanceof RangeError;
-  if (!parse && !Array.isArray((error as { issues?: unknown }).issues)) return null;
+  if (!parse && !Array.isArray((error as { issues?: unknown }).issues)) return;
   const reply = { jsonrpc: '2.0', id: null, error: { code: parse ? ErrorCode.ParseError : ErrorCode.InvalidRequest, message: parse ? 'Parse error: not JSON' : 'Invalid Request: not a JSON-RPC 2.0 message' } };
   // The SDK's types have no id-less error; its stdio transports write whatever they are given.
-  return reply as unknown as JSONRPCMessage;
+  transport.send(reply as unknown as JSONRPCMessage).catch(() => undefined);
 }
 
 /** One line of output: its text, or, over the limit, its size and its first and last bytes. */

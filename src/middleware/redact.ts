@@ -162,6 +162,10 @@ const CREDENTIAL_SHAPES: readonly { readonly name: string; readonly pattern: Reg
   { name: 'a token in a URL', pattern: /\b([a-z][a-z0-9+.-]*:\/\/)[A-Za-z0-9_-]{20,}@/gi, kept: `$1${REDACTED}@` },
 ];
 
+// The words a secret's name holds one of (`db_password`, `api_token`, `X-Auth`): which names are
+// secrets' is then isSecretLikeKey's answer.
+const SECRET_WORDS = 'pass|pwd|secret|token|key|auth|cookie|credential|dsn|jwt|otp|pin|pan|cv[cv]';
+
 /**
  * A value given to a name: `DB_PASSWORD=…` (an env file, a shell), `"api_key": "…"` (JSON as
  * text), `token: …` (YAML, a header), `--password=…`, `?token=…&`. Only a name with a secret's
@@ -170,14 +174,19 @@ const CREDENTIAL_SHAPES: readonly { readonly name: string; readonly pattern: Reg
  * payload. The value is taken quoted, or up to a space or a separator; a scheme word
  * (`Authorization: Bearer …`) goes with what follows it.
  */
-const ASSIGNMENT =
-  /(?<![\w.])(?=[\w.-]*?(?:pass|pwd|secret|token|key|auth|cookie|credential|dsn|jwt|otp|pin|pan|cv[cv]))([A-Za-z_][\w.-]*)(["']?[ \t]*[:=][ \t]*)(?:"((?:[^"\\\r\n]|\\.)*)"|'([^'\r\n]*)'|((?:(?:Bearer|Basic|Token|Digest)[ \t]+)?(?:\[redacted\]|[^\s"'`,;&)}\]])+))/gi;
+const ASSIGNMENT = new RegExp(
+  String.raw`(?<![\w.])(?=[\w.-]*?(?:${SECRET_WORDS}))([A-Za-z_][\w.-]*)(["']?[ \t]*[:=][ \t]*)(?:"((?:[^"\\\r\n]|\\.)*)"|'([^'\r\n]*)'|((?:(?:Bearer|Basic|Token|Digest)[ \t]+)?(?:\[redacted\]|[^\s"'${'`'},;&)}\]])+))`,
+  'gi',
+);
 
 /**
  * A secret-like option and its value after a space (`mysql --password hunter2`, `--api-token X`):
  * the `--password=…` form is an {@link ASSIGNMENT}.
  */
-const OPTION = /(?<![\w-])(?=--?[\w-]*?(?:pass|pwd|secret|token|key|auth|cookie|credential|dsn|jwt|otp|pin|pan|cv[cv]))(--?[A-Za-z][\w-]*)([ \t]+)(?:"((?:[^"\\\r\n]|\\.)*)"|'([^'\r\n]*)'|([^\s"'`-][^\s"'`]*))/gi;
+const OPTION = new RegExp(
+  String.raw`(?<![\w-])(?=--?[\w-]*?(?:${SECRET_WORDS}))(--?[A-Za-z][\w-]*)([ \t]+)(?:"((?:[^"\\\r\n]|\\.)*)"|'([^'\r\n]*)'|([^\s"'${'`'}-][^\s"'${'`'}]*))`,
+  'gi',
+);
 
 /** A value that names where a secret is rather than holding it (`$DB_PASSWORD`, `${TOKEN}`), one already masked (`***`), or none at all. */
 const NOT_A_SECRET = /^(?:\$.*|\*+|true|false|null|none|undefined)$/i;
@@ -186,7 +195,7 @@ const NOT_A_SECRET = /^(?:\$.*|\*+|true|false|null|none|undefined)$/i;
  * What a text holding a credential holds at least one of (a plain scan, far cheaper than the
  * patterns): most recorded strings have none of these and are returned as they are.
  */
-const CREDENTIAL_GATE = /sk-|[sr]k_|gh[pousr]_|github_pat_|akia|xox|aiza|eyj|-----begin|bearer|basic|:\/\/|-u\s|--user|pass|pwd|secret|token|key|auth|cookie|credential|dsn|jwt|otp|pin|pan|cv[cv]/i;
+const CREDENTIAL_GATE = new RegExp(String.raw`sk-|[sr]k_|gh[pousr]_|github_pat_|akia|xox|aiza|eyj|-----begin|bearer|basic|:\/\/|-u\s|--user|${SECRET_WORDS}`, 'i');
 
 // The shortest credential in text: `pwd=x`.
 const MIN_CREDENTIAL_TEXT = 5;
