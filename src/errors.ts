@@ -139,7 +139,7 @@ export class InvalidAgentRefError extends AuraError<'INVALID_AGENT_REF', { reado
 /** An option value outside its documented set. */
 export class InvalidOptionError extends AuraError<'INVALID_OPTION', { readonly option: string; readonly value: unknown }> {
   constructor(option: string, value: unknown, expected: string) {
-    super('INVALID_OPTION', `invalid ${option} ${JSON.stringify(value) ?? String(value)}: expected ${expected}`, {
+    super('INVALID_OPTION', value === undefined ? `missing ${option}: expected ${expected}` : `invalid ${option} ${JSON.stringify(value) ?? String(value)}: expected ${expected}`, {
       data: { option, value },
     });
   }

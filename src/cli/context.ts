@@ -29,18 +29,44 @@ export interface KeyOptions {
 }
 
 /**
- * The trusted keys: `--public-key F`, else `--keys DIR`, else the keys in `AURA_HOME/keys` when
- * there are any, else none (then signatures are not checked, and the output says so).
- * @throws NotFoundError for a `--keys` folder that does not exist
+ * The trusted keys: `--public-key F`, else `--keys DIR`, else `AURA_TRUSTED_KEYS` (a folder of public
+ * keys or one `.pub` file), else the keys in `AURA_HOME/keys` when there are any, else none (then
+ * signatures are not checked, and the output says so).
+ * @throws NotFoundError for a keys folder or file that does not exist
+ * @throws InvalidOptionError for a keys folder that holds no public key: it would trust nothing
  */
-export function keysFor(options: KeyOptions, config: AuraConfig): KeyRing | null {
+export function keysFor(options: KeyOptions, config: AuraConfig, env: NodeJS.ProcessEnv = process.env): KeyRing | null {
   if (options.publicKey !== undefined) return KeyRing.ofPublicKey(options.publicKey);
-  if (options.keys !== undefined) {
-    if (!fs.existsSync(options.keys)) throw new NotFoundError('keys folder', options.keys);
-    return KeyRing.load(options.keys);
-  }
+  if (options.keys !== undefined) return trustedFolder('--keys', options.keys);
+  const anchored = anchoredKeys(env);
+  if (anchored !== null) return anchored;
   const home = KeyRing.load(config.paths.keys);
   return home.list().length > 0 ? home : null;
+}
+
+/**
+ * The keys `AURA_TRUSTED_KEYS` names, or null when it is unset. Anyone who can write `AURA_HOME` can
+ * add a key to its `keys/` folder; a copy kept where the hosts cannot write is the trust anchor.
+ * @throws NotFoundError when what it names does not exist
+ * @throws InvalidOptionError for a folder that holds no public key
+ */
+export function anchoredKeys(env: NodeJS.ProcessEnv = process.env): KeyRing | null {
+  const named = env['AURA_TRUSTED_KEYS'];
+  if (named === undefined || named === '') return null;
+  let stat: fs.Stats;
+  try {
+    stat = fs.statSync(named);
+  } catch {
+    throw new NotFoundError('AURA_TRUSTED_KEYS', named);
+  }
+  return stat.isDirectory() ? trustedFolder('AURA_TRUSTED_KEYS', named) : KeyRing.ofPublicKey(named);
+}
+
+function trustedFolder(option: string, dir: string): KeyRing {
+  if (!fs.existsSync(dir)) throw new NotFoundError(`${option} folder`, dir);
+  const ring = KeyRing.load(dir);
+  if (ring.list().length === 0) throw new InvalidOptionError(option, dir, 'a folder holding public keys ({key_id}.pub); this one holds none, so no signature would be trusted');
+  return ring;
 }
 
 /**

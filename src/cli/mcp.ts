@@ -3,10 +3,9 @@
 import * as fs from 'node:fs';
 import type { AuraConfig } from '../config/config.js';
 import { InvalidOptionError } from '../errors.js';
-import { portOption, storeUrlFor, type StoreOptions } from './context.js';
+import { anchoredKeys, keysFor, portOption, storeUrlFor, type StoreOptions } from './context.js';
 import { FindingsService, type FindingsTools } from '../mcp/findings-service.js';
-import { keysFor } from './context.js';
-import { readTokens, serveHttp } from '../mcp/http.js';
+import { foldersOf, readTokens, serveHttp } from '../mcp/http.js';
 import { listeningPort } from '../mcp/loopback.js';
 import { buildServer } from '../mcp/server.js';
 import { replyToMalformed } from '../mcp/json-rpc-lines.js';
@@ -67,7 +66,7 @@ async function serve(options: McpOptions, config: AuraConfig, fleet: ((shared: b
   for (const folder of new Set(grants.flatMap((grant) => grant.folders))) {
     if (!fs.existsSync(folder)) process.stderr.write(`aura mcp: ${options.tokens} names ${folder}, which does not exist (yet): its tokens see no sessions there until it does\n`);
   }
-  const server = await serveHttp(port, grants, fleet === null ? undefined : () => fleet(true));
+  const server = await serveHttp(port, grants, fleet === null ? foldersOf(anchoredKeys()) : () => fleet(true));
   process.stderr.write(`aura mcp: listening on http://127.0.0.1:${listeningPort(server)}/mcp\n`);
   await new Promise<void>((resolve) => {
     const stop = (): void => {

@@ -14,6 +14,7 @@ import * as fs from 'node:fs';
 import { parseYamlSource, type KeyPath } from '../config/yaml-source.js';
 import { ConfigError, describeCause } from '../errors.js';
 import { redactCredentials } from '../middleware/redact.js';
+import type { KeyRing } from '../spine/signing.js';
 import { FindingsService, type FindingsTools } from './findings-service.js';
 import { readJsonBody, sendJson } from './http-body.js';
 import { isLoopbackHost, listenOnLoopback, listeningPort, secretDigest } from './loopback.js';
@@ -67,15 +68,20 @@ function grantOf(grants: readonly Grant[], header: string | undefined): Grant | 
 /** The tools a caller with `grant` is served: by default, its sessions folders. */
 export type ServiceOf = (grant: Grant) => FindingsTools;
 
-function foldersOf(grant: Grant): FindingsTools {
-  return new FindingsService(
-    grant.folders.map((sessionsDir) => ({ sessionsDir, sealLog: path.join(path.dirname(sessionsDir), 'seals.jsonl') })),
-    true,
-  );
+/**
+ * A grant's sessions folders, judged with `keys` (a tenant's home is not ours: its `keys/` folder is
+ * not trusted for it; with no keys, signatures read as unchecked).
+ */
+export function foldersOf(keys: KeyRing | null): ServiceOf {
+  return (grant) =>
+    new FindingsService(
+      grant.folders.map((sessionsDir) => ({ sessionsDir, sealLog: path.join(path.dirname(sessionsDir), 'seals.jsonl'), keys })),
+      true,
+    );
 }
 
 /** Starts the HTTP server on 127.0.0.1; resolves with it listening (port 0 picks a free port). */
-export async function serveHttp(port: number, grants: readonly Grant[], serviceOf: ServiceOf = foldersOf): Promise<http.Server> {
+export async function serveHttp(port: number, grants: readonly Grant[], serviceOf: ServiceOf = foldersOf(null)): Promise<http.Server> {
   const server = http.createServer((req, res) => {
     void handle(req, res, server, grants, serviceOf);
   });

@@ -251,7 +251,8 @@ function checkEntry(id: string, place: SealLogPlace, fromSummary: ChainSeal | nu
     problems.push({ reason: 'signature_invalid', message: 'its seal is signed but its seal-log entry is not: the entry\'s signature was stripped' });
     return;
   }
-  const problem = place.signatureProblem !== undefined ? place.signatureProblem : (entrySignatureProblem(entry, keys, 'its seal-log entry') ?? entrySignatureProblem(place.voucher, keys, 'the signed seal-log entry after it'));
+  // An entry signed in its own right proves its place: the signed entries after it add nothing to it.
+  const problem = place.signatureProblem !== undefined ? place.signatureProblem : (entrySignatureProblem(entry, keys, 'its seal-log entry') ?? (entryVouches(entry) ? null : entrySignatureProblem(place.voucher, keys, 'the signed seal-log entry after it')));
   if (problem !== null) problems.push({ reason: 'signature_invalid', message: problem });
 }
 

@@ -27,14 +27,14 @@ function cliEnv(home: string | undefined, extra: Readonly<Record<string, string>
 }
 
 /** Runs `aura ...args` with AURA_HOME set to `home` (else an empty home). */
-export function aura(args: readonly string[], options: { readonly home?: string; readonly cwd?: string } = {}): CliRun {
-  const env = cliEnv(options.home);
+export function aura(args: readonly string[], options: { readonly home?: string; readonly cwd?: string; readonly env?: Readonly<Record<string, string>> } = {}): CliRun {
+  const env = cliEnv(options.home, options.env);
   const run = spawnSync(process.execPath, [AURA_BIN, ...args], { env, cwd: options.cwd ?? REPO, encoding: 'utf8' });
   return { status: run.status ?? -1, stdout: run.stdout, stderr: run.stderr };
 }
 
 /** Runs `aura ...args --json` and parses its output. */
-export function auraJson(args: readonly string[], options: { readonly home?: string; readonly cwd?: string } = {}): { status: number; json: Record<string, unknown>; stderr: string } {
+export function auraJson(args: readonly string[], options: Parameters<typeof aura>[1] = {}): { status: number; json: Record<string, unknown>; stderr: string } {
   const run = aura([...args, '--json'], options);
   return { status: run.status, json: JSON.parse(run.stdout) as Record<string, unknown>, stderr: run.stderr };
 }

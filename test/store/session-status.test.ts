@@ -189,6 +189,59 @@ describe('signatures cannot be stripped', () => {
   });
 });
 
+describe('a key planted in AURA_HOME/keys', () => {
+  it('signs a forged session the home trusts; with AURA_TRUSTED_KEYS every surface judges it by the anchored keys instead', async () => {
+    const { home, trusted } = signedHome();
+    const genuine = await closedSession(home, 6);
+    // Whoever can write the home makes a key of their own there and writes with it.
+    KeyRing.generate(path.join(home, 'keys'));
+    const forged = await closedSession(home, 6);
+    expect(auraJson(['verify', 'chain', forged], { home })).toMatchObject({ status: 0, json: { status: 'verified' } });
+
+    const env = { AURA_TRUSTED_KEYS: trusted };
+    expect(auraJson(['verify', 'chain', genuine], { home, env })).toMatchObject({ status: 0, json: { status: 'verified' } });
+    expect(auraJson(['verify', 'chain', forged], { home, env })).toMatchObject({ status: 1, json: { status: 'damaged', reason: 'signature_invalid' } });
+    const store = auraJson(['verify', 'store'], { home, env });
+    expect(store.status).toBe(1);
+    expect(store.json['sessions']).toContainEqual(expect.objectContaining({ session_id: forged, status: 'damaged' }));
+    expect(store.json['sessions']).toContainEqual(expect.objectContaining({ session_id: genuine, status: 'verified' }));
+    const listed = auraJson(['sessions', 'list'], { home, env }).json['sessions'] as Record<string, unknown>[];
+    expect(listed.find((row) => row['session_id'] === forged)).toMatchObject({ status: 'damaged' });
+    expect(auraJson(['report', 'show', forged], { home, env }).json).toMatchObject({ status: 'damaged' });
+    // One public key file names the anchor as well as a folder does.
+    const [pub] = fs.readdirSync(trusted);
+    expect(auraJson(['verify', 'chain', forged], { home, env: { AURA_TRUSTED_KEYS: path.join(trusted, pub as string) } }).json).toMatchObject({ status: 'damaged' });
+
+    const client = await mcpClient(home, env);
+    try {
+      const sessions = ((await client.callTool({ name: 'list_sessions', arguments: {} })).structuredContent as { sessions: Record<string, unknown>[] }).sessions;
+      expect(sessions.find((row) => row['session_id'] === forged)).toMatchObject({ status: 'damaged', reason: 'signature_invalid' });
+      expect(sessions.find((row) => row['session_id'] === genuine)).toMatchObject({ status: 'verified' });
+      const findings = ((await client.callTool({ name: 'get_session_findings', arguments: { per_kind_limit: 50 } })).structuredContent as { findings: Record<string, unknown>[] }).findings;
+      expect(findings).toContainEqual(expect.objectContaining({ session_id: forged, kind: 'SIGNATURE_INVALID', severity: 'critical' }));
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('AURA_TRUSTED_KEYS or --keys naming nothing, or a folder with no public key, is an error that says so, not a check that trusts nothing', async () => {
+    const { home } = signedHome();
+    const id = await closedSession(home, 3);
+    const empty = tempDir();
+    const missing = path.join(empty, 'nowhere');
+    for (const [args, env, message] of [
+      [['verify', 'chain', id, '--keys', empty], {}, `invalid --keys "${empty}": expected a folder holding public keys`],
+      [['verify', 'chain', id, '--keys', missing], {}, `--keys folder not found: ${missing}`],
+      [['sessions', 'list'], { AURA_TRUSTED_KEYS: empty }, `invalid AURA_TRUSTED_KEYS "${empty}": expected a folder holding public keys`],
+      [['report', 'show', id], { AURA_TRUSTED_KEYS: missing }, `AURA_TRUSTED_KEYS not found: ${missing}`],
+    ] as const) {
+      const run = aura(args, { home, env });
+      expect(run.status).toBe(2);
+      expect(run.stderr).toContain(message);
+    }
+  });
+});
+
 describe('sealed trails cannot pass as torn or incomplete', () => {
   it('a sealed trail cut mid-line is truncated, with or without --summary, and in verify store', async () => {
     const home = tempDir();
@@ -323,9 +376,9 @@ describe('lists do not trust the stored summary', () => {
   });
 });
 
-async function mcpClient(home: string): Promise<Client> {
+async function mcpClient(home: string, env: Readonly<Record<string, string>> = {}): Promise<Client> {
   const client = new Client({ name: 'status-test', version: '1.0.0' });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [AURA_BIN, 'mcp'], env: { ...process.env, AURA_HOME: home } as Record<string, string>, stderr: 'ignore' }));
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [AURA_BIN, 'mcp'], env: { ...process.env, ...env, AURA_HOME: home } as Record<string, string>, stderr: 'ignore' }));
   return client;
 }
 
