@@ -42,10 +42,11 @@ export interface LoadedBundle<Exports> {
 export function loadBundle<Exports>(name: BundleName, home: string | undefined, command?: string): LoadedBundle<Exports> {
   const file = fileURLToPath(new URL(`../${name}.cjs`, import.meta.url));
   const bytes = fs.readFileSync(file);
-  const cacheDir = path.join(auraHome(home), 'cache');
+  // An empty --home names no home (the command refuses it): the current folder must not get a cache.
+  const cacheDir = home === '' ? null : path.join(auraHome(home), 'cache');
   const key = createHash('sha256').update(`${process.version}\u0000${process.arch}\u0000`).update(bytes).digest('hex').slice(0, 16);
-  const cacheFile = path.join(cacheDir, `${name}-${key}${command === undefined ? '' : `-${command}`}${CACHE_SUFFIX}`);
-  const cachedData = readOwnCache(cacheFile);
+  const cacheFile = cacheDir === null ? null : path.join(cacheDir, `${name}-${key}${command === undefined ? '' : `-${command}`}${CACHE_SUFFIX}`);
+  const cachedData = cacheFile === null ? null : readOwnCache(cacheFile);
   // The wrapper Node puts around a CommonJS module.
   const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${bytes.toString('utf8')}\n})`, { filename: file, ...(cachedData === null ? {} : { cachedData }) });
   const module = { exports: {} as Partial<Exports> };
@@ -53,7 +54,7 @@ export function loadBundle<Exports>(name: BundleName, home: string | undefined, 
   return {
     exports: module.exports,
     saveCache: () => {
-      if (cachedData !== null && !script.cachedDataRejected) return;
+      if (cacheDir === null || cacheFile === null || (cachedData !== null && !script.cachedDataRejected)) return;
       writeCache(cacheDir, cacheFile, `${name}-`, `${name}-${key}`, script.createCachedData());
     },
   };

@@ -13,8 +13,17 @@ export interface GlobalOptions {
   readonly anchorDir?: string;
 }
 
-/** Resolves the configuration the global options name. */
+/**
+ * Resolves the configuration the global options name.
+ * @throws InvalidOptionError for an empty folder option (it would name the current folder)
+ * @throws NotFoundError for a `--project` folder that does not exist
+ */
 export function configFor(options: GlobalOptions): AuraConfig {
+  for (const [flag, value] of [['--home', options.home], ['--project', options.project], ['--anchor-dir', options.anchorDir]] as const) {
+    if (value === '') throw new InvalidOptionError(flag, value, 'a folder path');
+  }
+  // A project is read, never made: a mistyped one would quietly drop its aura.project.yaml.
+  if (options.project !== undefined && !fs.statSync(options.project, { throwIfNoEntry: false })?.isDirectory()) throw new NotFoundError('--project folder', options.project);
   return resolveConfig({
     ...(options.home === undefined ? {} : { home: options.home }),
     ...(options.project === undefined ? {} : { projectDir: options.project }),

@@ -41,6 +41,8 @@ export async function demoCommand(config: AuraConfig): Promise<CommandResult> {
   const planner = agent('demo/trip-planner', {
     home: config.paths.home,
     ...(config.paths.projectDir === null ? {} : { projectDir: config.paths.projectDir }),
+    // What the command line chose (`--anchor-dir`) holds for the demo's session too.
+    ...(config.settings.anchor_dir === null ? {} : { overrides: { anchor_dir: config.settings.anchor_dir } }),
     ...DEMO_PROFILE,
   });
   // The key from the environment when set, else one made up for this run; a broker hands it over

@@ -8,6 +8,8 @@ import { assertReadable, resolveSessionKey } from '../store/session-files.js';
 import { objectOf } from '../spine/json-shape.js';
 import { EXIT, printable, type CommandResult } from './output.js';
 
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
+
 /** Filters of `logs`. */
 export interface LogsOptions {
   /** A kind, or a glob such as `tool.*`. */
@@ -28,7 +30,8 @@ export function logsCommand(sessionKey: string, options: LogsOptions, config: Au
       throw error;
     }
   }
-  const since = options.since === undefined ? null : Date.parse(options.since);
+  // Date.parse alone takes "-5" or "5" for years: only an ISO 8601 date or time is a --since.
+  const since = options.since === undefined ? null : ISO_TIME.test(options.since) ? Date.parse(options.since) : Number.NaN;
   if (since !== null && Number.isNaN(since)) throw new InvalidOptionError('--since', options.since, 'an ISO 8601 time such as 2026-12-02T10:00:00Z');
   assertReadable(files.trail);
   const { events, chain } = readTrail(files.trail);

@@ -39,6 +39,7 @@ const log = (line: string): void => {
 export async function proxyCommand(command: readonly string[], options: ProxyOptions, config: AuraConfig): Promise<CommandResult> {
   const settings = proxySettings(command, options, config);
   const limits = httpLimits(options);
+  if (options.http === undefined && options.tokens !== undefined) throw new InvalidOptionError('--tokens', options.tokens, 'only with --http: over stdio the client is the process that started aura');
   if (options.http === undefined) {
     const connection = new ProxyConnection(new BatchedStdioServerTransport(), settings, 'stdio');
     process.stdin.once('end', () => void connection.end('client_disconnected'));

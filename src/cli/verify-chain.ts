@@ -41,9 +41,11 @@ export function verifyChainCommand(target: string, options: VerifyChainOptions, 
   const ownFolder = sameFolder(folder, sessionsDir);
   // Only a trail under its own name has a summary beside it, and only the folder's own a seal-log entry.
   const inStore = ownFolder && named !== undefined;
+  const anchorLog = config.paths.anchorLog;
   const status = folderSessionStatus(folder, id, {
     keys: options.keys,
     log: inStore ? sealLogView(config.paths.sealLog) : null,
+    anchor: inStore && anchorLog !== null ? sealLogView(anchorLog).places : null,
     trail,
     ...(options.summary !== undefined ? { summary: options.summary } : named === undefined ? { summary: null } : {}),
   });

@@ -153,6 +153,10 @@ export function resolveConfig(options: ConfigOptions = {}): AuraConfig {
   values = { ...values, ...options.overrides };
 
   const located = { origins: Object.fromEntries(origins) };
+  // A relative anchor_dir in a config file names a folder beside that file, not the current folder.
+  const anchorFile = origins.get('anchor_dir')?.path;
+  const anchor = values['anchor_dir'];
+  if (anchorFile !== undefined && typeof anchor === 'string' && anchor !== '') values = { ...values, anchor_dir: path.resolve(path.dirname(anchorFile), anchor) };
   const settings = withConfigOrigin(located, () => checkSettings(values, projectDir));
   const base = settings.storage === 'project' && projectDir !== null ? path.join(projectDir, '.aura') : home;
   return {
@@ -206,7 +210,7 @@ function checkSettings(values: Record<string, unknown>, projectDir: string | nul
   const every = values['checkpoint_every'];
   if (typeof every !== 'number' || !Number.isInteger(every) || every < 1) throw new InvalidOptionError('checkpoint_every', every, 'a positive integer');
   const anchor = values['anchor_dir'];
-  if (anchor !== null && typeof anchor !== 'string') throw new InvalidOptionError('anchor_dir', anchor, 'a folder path');
+  if (anchor !== null && (typeof anchor !== 'string' || anchor === '')) throw new InvalidOptionError('anchor_dir', anchor, 'a folder path');
   const project = values['project_dir'];
   if (project !== null && typeof project !== 'string') throw new InvalidOptionError('project_dir', project, 'a folder path');
   for (const flag of ['identity_required', 'identity_export_pii']) {

@@ -62,11 +62,12 @@ export function statusCounts(): Record<StoreStatus, number> {
 export function verifyStore(options: VerifyStoreOptions): StoreReport {
   const keys = options.keys ?? null;
   const log = sealLogView(options.sealLog, keys);
+  const anchorLog = options.anchorLog === undefined || options.anchorLog === null ? null : { path: options.anchorLog, view: sealLogView(options.anchorLog, keys) };
   const folder = scanSessionFolder(options.sessionsDir);
-  const ids = [...new Set([...folder.ids, ...log.places.keys()])].sort();
+  const ids = [...new Set([...folder.ids, ...log.places.keys(), ...(anchorLog?.view.places.keys() ?? [])])].sort();
   const sessions: StoreSessionVerdict[] = [];
   for (const [i, id] of ids.entries()) {
-    const status = folderSessionStatus(options.sessionsDir, id, { keys, log });
+    const status = folderSessionStatus(options.sessionsDir, id, { keys, log, anchor: anchorLog?.view.places ?? null });
     sessions.push({
       session_id: id,
       status: status.status,
@@ -79,7 +80,7 @@ export function verifyStore(options: VerifyStoreOptions): StoreReport {
   }
   const counts = statusCounts();
   for (const session of sessions) counts[session.status]++;
-  const anchor = options.anchorLog === undefined || options.anchorLog === null ? null : anchorVerdict(options.anchorLog, log.read, keys);
+  const anchor = anchorLog === null ? null : anchorVerdict(anchorLog.path, anchorLog.view, log.read);
   const sealLog = logVerdict(options.sealLog, log);
   return {
     sessions_dir: options.sessionsDir,
@@ -97,8 +98,7 @@ function logVerdict(path: string, log: SealLogView): SealLogVerdict {
   return { path, entries: log.read.entries.length, valid: problem === null, ...(problem === null ? {} : { message: problem }) };
 }
 
-function anchorVerdict(path: string, main: SealLogRead, keys: KeyRing | null): SealLogVerdict & { matches: boolean } {
-  const view = sealLogView(path, keys);
+function anchorVerdict(path: string, view: SealLogView, main: SealLogRead): SealLogVerdict & { matches: boolean } {
   const anchor = view.read;
   const same = anchor.entries.length === main.entries.length && anchor.entries.every((entry, i) => entry.hash === main.entries[i]?.hash);
   const verdict = logVerdict(path, view);

@@ -44,6 +44,30 @@ describe('aura demo', () => {
     expect(run.status).toBe(0);
     expect(String(run.json['trail'])).toBe(path.join(project, '.aura', 'sessions', `${String(run.json['session_id'])}.jsonl`));
   });
+
+  it('seals the demo into --anchor-dir too, which verify chain then checks the session against', () => {
+    const home = tempDir();
+    const anchor = tempDir();
+    const run = auraJson(['--home', home, '--anchor-dir', anchor, 'demo']);
+    expect(run.status).toBe(0);
+    const id = String(run.json['session_id']);
+    expect(fs.readFileSync(path.join(anchor, 'seals.jsonl'), 'utf8')).toBe(fs.readFileSync(path.join(home, 'seals.jsonl'), 'utf8'));
+    expect(auraJson(['--anchor-dir', anchor, 'verify', 'chain', id], { home })).toMatchObject({ status: 0, json: { status: 'intact' } });
+  });
+
+  it('refuses an empty --home, --project or --anchor-dir (each would name the current folder) and a --project that does not exist', () => {
+    const cwd = tempDir();
+    for (const flag of ['--home', '--project', '--anchor-dir']) {
+      const run = aura([flag, '', 'sessions', 'list'], { cwd });
+      expect(run.status).toBe(2);
+      expect(run.stderr).toContain(`invalid ${flag} "": expected a folder path`);
+    }
+    expect(fs.readdirSync(cwd)).toEqual([]);
+    const missing = path.join(tempDir(), 'no-such-project');
+    const run = aura(['--project', missing, 'sessions', 'list']);
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain(`--project folder not found: ${missing}`);
+  });
 });
 
 describe('aura demo with a known secret', () => {

@@ -150,6 +150,18 @@ describe('aura --json errors', () => {
     expect(JSON.parse(hostile.stdout)).toMatchObject({ error: { code: 'INVALID_SESSION_ID', data: { value: '../x' } } });
   });
 
+  it('names an option that is missing or given where it does nothing', () => {
+    const home = tempDir();
+    const missing = aura(['mcp', '--http', '0'], { home });
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toContain('missing --tokens: expected a tokens file');
+    for (const command of [['mcp'], ['proxy', '--', process.execPath, '-e', '0']]) {
+      const run = aura([...command.slice(0, 1), '--tokens', 'tokens.yaml', ...command.slice(1)], { home });
+      expect(run.status).toBe(2);
+      expect(run.stderr).toContain('invalid --tokens "tokens.yaml": expected only with --http');
+    }
+  });
+
   it('prints usage errors as JSON too', () => {
     for (const args of [['verify', 'chain', '--json'], ['logs', 'aura_sess_0123456789ab', '--frobnicate', '--json']]) {
       const run = aura(args, { home: tempDir() });

@@ -116,7 +116,12 @@ describe('aura logs', () => {
     const badGlob = aura(['logs', id, '--kind', 'tool.['], { home });
     expect(badGlob.status).toBe(2);
     expect(badGlob.stderr).toContain('invalid --kind');
-    expect(aura(['logs', id, '--since', 'yesterday'], { home }).status).toBe(2);
+    for (const since of ['yesterday', '-5', '5', '2026-13-45']) {
+      const run = aura(['logs', id, '--since', since], { home });
+      expect(run.status).toBe(2);
+      expect(run.stderr).toContain(`invalid --since "${since}": expected an ISO 8601 time`);
+    }
+    expect(auraJson(['logs', id, '--since', '2000-01-01'], { home }).json['events']).toHaveLength(all.length);
   });
 
   it("writes a record's control characters as escapes, never to the terminal, and reads a trail whose fields have another type", async () => {

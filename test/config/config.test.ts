@@ -75,6 +75,7 @@ describe('resolveConfig', () => {
       ['fsync: 3', `invalid fsync 3: expected 'close', 'every', 'none'`],
       ['checkpoint_every: 0', 'invalid checkpoint_every 0: expected a positive integer'],
       ['identity_required: "yes"', 'invalid identity_required "yes": expected true or false'],
+      ['anchor_dir: ""', 'invalid anchor_dir "": expected a folder path'],
       ['otel:\n  endpoint: http://127.0.0.1:4318\n  capture_tool_content: always', 'invalid OTLP export setting otel.capture_tool_content: expected true or false'],
     ] as const) {
       fs.writeFileSync(file, `# aura\ndefault_session_mode: task\n${line}\n`);
@@ -83,6 +84,16 @@ describe('resolveConfig', () => {
       expect(error.data).toEqual({ path: file, line: at });
       expect(error.message).toBe(`${file}:${at}: ${message}`);
     }
+  });
+
+  it('resolves a relative anchor_dir against the folder of the file that sets it, and one given in code against the current folder', () => {
+    const home = tempDir();
+    const project = tempDir();
+    fs.writeFileSync(path.join(home, 'config.yaml'), 'anchor_dir: anchor\n');
+    expect(resolveConfig({ home }).paths.anchorLog).toBe(path.join(home, 'anchor', 'seals.jsonl'));
+    fs.writeFileSync(path.join(project, 'aura.project.yaml'), 'anchor_dir: ../elsewhere\n');
+    expect(resolveConfig({ home, projectDir: project }).paths.anchorLog).toBe(path.join(path.dirname(project), 'elsewhere', 'seals.jsonl'));
+    expect(resolveConfig({ home, overrides: { anchor_dir: 'here' } }).paths.anchorLog).toBe(path.resolve('here', 'seals.jsonl'));
   });
 
   it('refuses a key that is not a config key, in config.yaml or aura.project.yaml, naming the file and line', () => {

@@ -223,14 +223,26 @@ describe('attacks on a signed store', () => {
     const { home } = signedHome();
     const anchorDir = tempDir();
     fs.appendFileSync(path.join(home, 'config.yaml'), `anchor_dir: ${anchorDir}\n`);
-    await signedSession(home);
-    await signedSession(home);
+    const first = await signedSession(home);
+    const second = await signedSession(home);
     const anchorLog = path.join(anchorDir, 'seals.jsonl');
     expect(store(home, { anchorLog })).toMatchObject({ ok: true, anchor: { entries: 2, matches: true } });
     // Drop the last seal and keep the log a valid chain: only the anchor tells.
     const log = path.join(home, 'seals.jsonl');
     fs.writeFileSync(log, `${lines(log).slice(0, 1).join('\n')}\n`);
-    expect(store(home, { anchorLog })).toMatchObject({ ok: false, anchor: { matches: false } });
+    const report = store(home, { anchorLog });
+    expect(report).toMatchObject({ ok: false, anchor: { matches: false } });
+    // The session whose seal went is named, not only the store: its row and verify chain say so.
+    expect(statusOf(report, second.id)).toMatchObject({ status: 'damaged', reason: 'seal_mismatch' });
+    expect(statusOf(report, first.id)).toMatchObject({ status: 'verified' });
+    const chain = auraJson(['verify', 'chain', second.id], { home });
+    expect(chain).toMatchObject({ status: 1, json: { status: 'damaged', reason: 'seal_mismatch' } });
+    expect(chain.json['message']).toContain('anchor copy seals it');
+    expect(auraJson(['verify', 'chain', first.id], { home })).toMatchObject({ status: 0, json: { status: 'verified' } });
+    // An entry the log has and the anchor lacks was added after the fact.
+    fs.writeFileSync(anchorLog, '');
+    expect(auraJson(['verify', 'chain', first.id], { home })).toMatchObject({ status: 1, json: { status: 'damaged', reason: 'seal_mismatch' } });
+    expect(statusOf(store(home, { anchorLog }), first.id)).toMatchObject({ status: 'damaged', reason: 'seal_mismatch' });
   });
 });
 
