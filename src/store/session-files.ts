@@ -122,7 +122,9 @@ export function refusalOf(file: string): string | null {
     }
     try {
       const folder = fs.realpathSync(path.dirname(file));
-      if (!target.startsWith(folder + path.sep)) return `it is a symlink to ${target}, outside the sessions folder: not followed`;
+      // Where it leads is not said: the message reaches readers of this folder (aura mcp's tenants),
+      // to whom a path outside it is none of their business.
+      if (!target.startsWith(folder + path.sep)) return 'it is a symlink leading outside the sessions folder: not followed';
       stats = fs.statSync(target);
     } catch (error) {
       return describeCause(error);

@@ -70,6 +70,8 @@ export interface SessionView {
 export function sessionView(files: SessionFiles, log: SealLogView | null, keys: KeyRing | null): SessionView {
   const id = files.sessionId;
   try {
+    const refusal = refusalOf(files.trail);
+    if (refusal !== null) return { row: null, findings: [crashed(id, `cannot read ${files.trail}: ${refusal}`)], sessionKey: null };
     if (!fs.existsSync(files.trail)) {
       const artifact = fs.existsSync(files.summary) ? files.summary : files.otel;
       return { row: null, findings: [{ kind: 'ORPHAN_ARTIFACT', severity: 'warn', message: `${artifact} has no trail beside it`, event_ids: [], path: artifact, session_id: id }], sessionKey: null };
@@ -89,11 +91,10 @@ function viewOf(files: SessionFiles, log: SealLogView | null, keys: KeyRing | nu
   const state: SessionState = writer === 'alive' ? 'open' : hasSummary ? 'closed' : writer === 'gone' ? 'abandoned' : 'unexported';
   const first = status.trail?.events[0];
   const base = { session_id: id, opened_at: first?.timestamp ?? null, state, status: status.status, signatures: status.signatures, reason: status.reason, hash_chain_valid: status.chain?.hash_chain_valid ?? null };
-  const listed = refusalOf(files.trail) === null;
   if (status.trail === null) {
     const summary = hasSummary ? summaryFacts(files.summary) : null;
     const row = { ...base, agent_ref: summary?.agent_ref ?? null, events: summary?.events ?? 0, verdict: null, findings: null };
-    return { row: listed ? row : null, findings: [crashed(id, status.error?.message ?? status.message ?? status.status)], sessionKey: null };
+    return { row, findings: [crashed(id, status.error?.message ?? status.message ?? status.status)], sessionKey: null };
   }
   const firstRef = stringOf(objectOf(first?.payload)['agent_ref']) ?? stringOf(objectOf(first?.agent_ids)['agent_ref']);
   let report: ReturnType<typeof sessionReport>;
@@ -102,7 +103,7 @@ function viewOf(files: SessionFiles, log: SealLogView | null, keys: KeyRing | nu
   } catch (error) {
     // A summary the reader refuses (a newer format, not JSON): the status says what the trail says.
     const row = { ...base, agent_ref: firstRef, events: status.chain?.events ?? 0, verdict: null, findings: null };
-    return { row: listed ? row : null, findings: [crashed(id, error instanceof Error ? error.message : String(error))], sessionKey: null };
+    return { row, findings: [crashed(id, error instanceof Error ? error.message : String(error))], sessionKey: null };
   }
   const audit = report.summary.audit_report;
   const counts = { critical: 0, warn: 0, info: 0 };
@@ -111,7 +112,7 @@ function viewOf(files: SessionFiles, log: SealLogView | null, keys: KeyRing | nu
   // A session still being written has no verdict yet.
   const judged = state !== 'open' && typeof verdict === 'string' ? verdict : null;
   const row = { ...base, agent_ref: stringOf(report.summary['agent_ref']) ?? firstRef, events: status.chain?.events ?? 0, verdict: judged, findings: counts };
-  return { row: listed ? row : null, findings: channelFindings(audit.findings, audit['chain_complete'] === true, writer, writer === 'gone' ? (trailWriter(files.trail)?.pid ?? null) : null, hasSummary, id), sessionKey: sessionKeyOf(report.summary['session_key']) };
+  return { row, findings: channelFindings(audit.findings, audit['chain_complete'] === true, writer, writer === 'gone' ? (trailWriter(files.trail)?.pid ?? null) : null, hasSummary, id), sessionKey: sessionKeyOf(report.summary['session_key']) };
 }
 
 /**

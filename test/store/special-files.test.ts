@@ -11,6 +11,7 @@ import * as http from 'node:http';
 import * as path from 'node:path';
 import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReadError } from '../../src/errors.js';
@@ -36,11 +37,11 @@ const DEV_NULL = 'aura_sess_fffffffffff5';
 /** Why each special file is not read, as the folder scan and the commands say it. */
 const WHY: Readonly<Record<string, RegExp>> = {
   [FIFO]: /it is a FIFO \(named pipe\), not a regular file/,
-  [DEV_ZERO]: /it is a symlink to \/dev\/zero, outside the sessions folder: not followed/,
+  [DEV_ZERO]: /it is a symlink leading outside the sessions folder: not followed/,
   [FOLDER]: /it is a folder, not a file \(EISDIR\)/,
   [LOOP]: /it is a symlink loop/,
-  [OUTSIDE]: /it is a symlink to .*outside\.jsonl, outside the sessions folder: not followed/,
-  [DEV_NULL]: /it is a symlink to \/dev\/null, outside the sessions folder: not followed/,
+  [OUTSIDE]: /it is a symlink leading outside the sessions folder: not followed/,
+  [DEV_NULL]: /it is a symlink leading outside the sessions folder: not followed/,
 };
 
 /** A home with one demo session and every kind of special file named like a trail beside it. */
@@ -71,6 +72,24 @@ describe('a sessions folder holding special files named like trails', () => {
 
   beforeAll(async () => {
     store = await storeWithSpecialFiles();
+  });
+
+  it('the findings channel names each with why it is not read, and never where a symlink leads', async () => {
+    const client = new Client({ name: 'aura-test', version: '1.0.0' });
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [AURA_BIN, 'mcp'], env: { ...process.env, AURA_HOME: store.home } as Record<string, string>, stderr: 'ignore' }));
+    try {
+      const answer = await client.callTool({ name: 'get_session_findings', arguments: { per_kind_limit: 50 } });
+      const text = JSON.stringify(answer.structuredContent);
+      const findings = (answer.structuredContent as { findings: { kind: string; message?: string; session_id?: string }[] }).findings;
+      for (const id of Object.keys(WHY)) {
+        const named = findings.filter((f) => f.session_id === id);
+        expect(named, id).toEqual([expect.objectContaining({ kind: 'CHECK_CRASHED', message: expect.stringMatching(WHY[id] as RegExp) as unknown })]);
+      }
+      expect(text).not.toContain('outside.jsonl');
+      expect(text).not.toContain('/dev/');
+    } finally {
+      await client.close();
+    }
   });
 
   it('lists only the real session, and names every other file with why it is not read', () => {
