@@ -33,8 +33,8 @@ export const FINDING_KINDS = {
   },
   TRAIL_MISSING: {
     severity: 'critical',
-    meaning: 'the seal log seals a session whose trail is gone',
-    recommendation: 'A sealed session was deleted: restore its files from a copy and find who had write access (aura deletes no sealed record).',
+    meaning: 'a session whose trail is gone, though the seal log seals it or the fleet store holds its record',
+    recommendation: 'A stored session was deleted: restore its files (or its rows in the fleet store) from a copy and find who had write access (aura deletes no sealed or stored record).',
   },
   TRAIL_TRUNCATED: {
     severity: 'critical',

@@ -81,10 +81,12 @@ export function sessionReport(session: SessionFiles | SessionMaterial, exportPii
 
 /**
  * What a session's status adds to the detector's chain findings (which the trail, read against
- * its seal, already carries): a missing signature or seal, and records that disagree.
+ * its seal, already carries): a trail gone, a missing signature or seal, and records that disagree.
  */
 export function statusFindings(status: SessionStatus): Finding[] {
   const finding = (kind: string): Finding[] => [{ kind, severity: severityOf(kind), message: status.message ?? kind, event_ids: [], session_id: status.session_id }];
+  // Known to the store (sealed by its log, recorded by the fleet store) with no trail left: deleted.
+  if (status.reason === 'missing_trail') return finding('TRAIL_MISSING');
   if (status.reason === 'unsigned') return finding('SIGNATURE_MISSING');
   if (status.reason === 'unsealed') return finding('SEAL_MISSING');
   if (status.reason === 'seal_mismatch') return finding('SUMMARY_MISMATCH');

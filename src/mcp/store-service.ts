@@ -10,7 +10,7 @@ import { AuraError } from '../errors.js';
 import { fleetFindings, sessionsNamed } from '../store/postgres/fleet-findings.js';
 import { storeCall } from '../store/postgres/connection.js';
 import type { PostgresSource } from '../store/postgres/pg-source.js';
-import { hostKeys, storedPlace, storedStatus } from '../store/postgres/stored-status.js';
+import { hostKeys, storedSessionStatus } from '../store/postgres/stored-status.js';
 import { checkPerKindLimit, DeliveryError } from '../superauditor/deliver.js';
 import { checkIncludeSummary, delivered, reportAnswer, scoped, sessionKeyArg, sessionLabelArg, ToolRefusal, type FindingsArgs, type FindingsTools, type ScopedFindings } from './findings-service.js';
 
@@ -39,7 +39,7 @@ export class StoreFindingsService implements FindingsTools {
     }
     const sql = this.source.sql;
     const [output, named] = await storeCall(this.source.label, () =>
-      Promise.all([fleetFindings(sql, { sessionKey: key, perKindLimit: limit, silentAfterMs: this.silentAfterMs }), key === null ? Promise.resolve([]) : sessionsNamed(sql, key)]),
+      Promise.all([fleetFindings(sql, this.source.label, { sessionKey: key, perKindLimit: limit, silentAfterMs: this.silentAfterMs }), key === null ? Promise.resolve([]) : sessionsNamed(sql, key)]),
     );
     return scoped(delivered(output, args, this.shared && key === null), key, named);
   }
@@ -64,8 +64,7 @@ export class StoreFindingsService implements FindingsTools {
     const id = sessionKeyArg(sessionKey, true) as string;
     if (!(await this.source.has(id))) throw new ToolRefusal(`no session ${id} in the store`);
     const stored = await this.source.session(id);
-    const { keys, place } = await storeCall(this.source.label, async () => ({ keys: await hostKeys(this.source.sql, this.source.label), place: await storedPlace(this.source.sql, id, stored.host) }));
-    const check = storedStatus({ sessionId: id, lines: stored.lines, summary: stored.summary, sealPlace: place, keys, closed: stored.closed !== null });
+    const check = await storeCall(this.source.label, async () => storedSessionStatus(this.source.sql, stored, await hostKeys(this.source.sql, this.source.label)));
     return { ...check.chain, session_id: id, host: stored.host, status: check.status, signatures_status: check.signatures, ...(check.message === null ? {} : { problem: check.message }) };
   }
 

@@ -12,6 +12,8 @@
 
 import type { Finding } from '../audit/detector.js';
 import type { FindingKind } from '../audit/kinds.js';
+import { statusFindings } from '../audit/session-report.js';
+import { sessionStatus } from './session-status.js';
 import { SessionIndex, type IndexedSession, type IndexOptions } from './session-index.js';
 
 /** Kinds about the store's state that are reported whatever session the caller names. */
@@ -61,10 +63,10 @@ export class StoreFindings {
     const findings: Finding[] = problem === null ? [] : [{ kind: 'SEAL_LOG_BROKEN', severity: 'critical', message: problem.message, event_ids: [], line: problem.line }];
     const named: string[] = [];
     // A session the log seals but the folder no longer holds: deleted, with nothing left to list.
+    // Its finding is the one its status gives on every surface (the fleet store's too).
     const held = new Set(sessions.map((session) => session.id));
     for (const [id, place] of log.places) {
-      if (held.has(id)) continue;
-      findings.push({ kind: 'TRAIL_MISSING', severity: 'critical', message: `the seal log seals session ${id} (${String(place.entry.seal.events)} events), whose trail is gone: the session was deleted`, event_ids: [], session_id: id });
+      if (!held.has(id)) findings.push(...statusFindings(sessionStatus({ sessionId: id, lines: null, summaryText: null, sealPlace: place, keys: null, writer: 'none' })));
     }
     for (const session of sessions) {
       const names = sessionKey !== null && (sessionKey === session.id || sessionKey === session.view.sessionKey);

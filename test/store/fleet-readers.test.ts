@@ -14,7 +14,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agent } from '../../src/session/agent.js';
 import { AURA_BIN, aura, auraAsync, auraJson } from '../helpers/cli.js';
-import { dropRoles, roleName, tempDatabase } from '../helpers/postgres.js';
+import { client, dropRoles, roleName, tempDatabase } from '../helpers/postgres.js';
 import { lines } from '../helpers/sessions.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -183,5 +183,87 @@ describe('the CLI readers with --store', () => {
     expect(unset.status).toBe(2);
     expect(unset.stderr).toBe('');
     expect((JSON.parse(unset.stdout) as { error: { message: string } }).error.message).toMatch(/AURA_FLEET_TEST_URL is not set/);
+  });
+});
+
+/** One `get_session_findings` call to `aura ...args` (an MCP server over stdio), with the SDK client. */
+async function findingsOf(args: readonly string[], call: Record<string, unknown> = {}): Promise<{ kind: string; severity: string; message: string; session_id?: string }[]> {
+  const mcp = new Client({ name: 'aura-fleet-test', version: '1.0.0' });
+  await mcp.connect(new StdioClientTransport({ command: process.execPath, args: [AURA_BIN, ...args], stderr: 'pipe' }));
+  try {
+    const result = await mcp.callTool({ name: 'get_session_findings', arguments: { per_kind_limit: 50, ...call } });
+    expect(result.isError).not.toBe(true);
+    return (result.structuredContent as { findings: { kind: string; severity: string; message: string; session_id?: string }[] }).findings;
+  } finally {
+    await mcp.close();
+  }
+}
+
+describe('the findings over rows a superuser changed after ingest', () => {
+  let store: string;
+  let h: { home: string; ids: string[] };
+  // A trail with nothing in it, closed long ago: pushed as it is, with no line.
+  const empty = 'aura_sess_00000000e0e0';
+
+  beforeAll(async () => {
+    store = await tempDatabase();
+    expect(aura(['store', 'init', '--store', store, '--ingest-role', roles.ingest, '--reader-role', roles.reader]).status).toBe(0);
+    h = await host('acme/changed', 3);
+    const trail = path.join(h.home, 'sessions', `${empty}.jsonl`);
+    fs.writeFileSync(trail, '');
+    fs.utimesSync(trail, new Date('2026-01-01T00:00:00Z'), new Date('2026-01-01T00:00:00Z'));
+    const pushed = auraJson(['--home', h.home, 'push', '--all', '--host', 'changed', '--store', store]);
+    expect(pushed.status, pushed.stderr).toBe(0);
+  }, 60_000);
+
+  it('names a sealed session whose lines were all deleted (TRAIL_MISSING) and rows that are another session\'s (HASH_CHAIN_BROKEN), as over the folder with the same damage and as verify store', async () => {
+    const [kept, gone, over] = h.ids as [string, string, string];
+    const copy = 'aura_sess_0000c0b1ed00';
+    const before = await findingsOf(['mcp', '--store', store]);
+    expect(before.filter((f) => f.severity === 'critical')).toEqual([]);
+    // A superuser: every line of one session deleted; another session's rows copied under a new id,
+    // and over the rows of a third (whose seal and summary stay).
+    const sql = client(store);
+    await sql.begin(async (tx) => {
+      await tx`SET LOCAL session_replication_role = replica`;
+      await tx`DELETE FROM aura.lines WHERE session_id IN ${sql([gone, over])}`;
+      await tx`INSERT INTO aura.sessions (session_id, host) VALUES (${copy}, 'changed')`;
+      for (const id of [copy, over]) await tx`INSERT INTO aura.lines (session_id, line_no, line, event_id, kind, ts) SELECT ${id}, line_no, line, event_id, kind, ts FROM aura.lines WHERE session_id = ${kept}`;
+    });
+    // The same hand on the folder the sessions came from.
+    const sessions = path.join(h.home, 'sessions');
+    for (const name of fs.readdirSync(sessions).filter((file) => file.startsWith(gone))) fs.rmSync(path.join(sessions, name));
+    for (const id of [copy, over]) fs.copyFileSync(path.join(sessions, `${kept}.jsonl`), path.join(sessions, `${id}.jsonl`));
+
+    const fleet = await findingsOf(['mcp', '--store', store]);
+    const folder = await findingsOf(['--home', h.home, 'mcp']);
+    const critical = (findings: typeof fleet, id: string): { kind: string; severity: string }[] =>
+      findings.filter((f) => f.session_id === id && f.severity === 'critical').map((f) => ({ kind: f.kind, severity: f.severity }));
+    expect(critical(fleet, gone)).toEqual([{ kind: 'TRAIL_MISSING', severity: 'critical' }]);
+    expect(critical(fleet, copy)).toEqual([{ kind: 'HASH_CHAIN_BROKEN', severity: 'critical' }]);
+    // Over its own seal, the seal speaks first, on both.
+    expect(critical(fleet, over).map((f) => f.kind)).toContain('TRAIL_TRUNCATED');
+    for (const id of [gone, copy, over]) expect(critical(fleet, id), id).toEqual(critical(folder, id));
+    const named = `its events name session ${kept}, not ${copy}`;
+    expect(fleet.find((f) => f.session_id === copy && f.kind === 'HASH_CHAIN_BROKEN')?.message).toBe(named);
+    expect(folder.find((f) => f.session_id === copy && f.kind === 'HASH_CHAIN_BROKEN')?.message).toBe(named);
+    expect(fleet.find((f) => f.session_id === gone)?.message).toMatch(/no line of it \(its rows were deleted\)/);
+    expect(critical(fleet, kept)).toEqual([]);
+    // Store findings, whatever session a key names.
+    const scoped = await findingsOf(['mcp', '--store', store], { session_key: kept });
+    expect(scoped.filter((f) => f.severity === 'critical').map((f) => [f.session_id, f.kind])).toEqual(expect.arrayContaining([[gone, 'TRAIL_MISSING'], [copy, 'HASH_CHAIN_BROKEN']]));
+    // verify store --store says the same of the same rows.
+    const verified = auraJson(['verify', 'store', '--store', store]);
+    expect(verified.status).toBe(1);
+    const by = Object.fromEntries((verified.json['sessions'] as { session_id: string }[]).map((s) => [s.session_id, s]));
+    expect(by[gone]).toMatchObject({ status: 'missing_trail', reason: 'missing_trail' });
+    expect(by[copy]).toMatchObject({ status: 'damaged', reason: 'malformed_record', message: named });
+    expect(by[over]).toMatchObject({ status: 'damaged', reason: 'truncated' });
+  });
+
+  it('takes a session pushed with no line for an empty trail, as ingest did, not for one whose rows were deleted', async () => {
+    const verified = auraJson(['verify', 'store', '--store', store]);
+    expect((verified.json['sessions'] as { session_id: string }[]).find((s) => s.session_id === empty)).toMatchObject({ status: 'incomplete', recorded: 'incomplete' });
+    expect((await findingsOf(['mcp', '--store', store])).filter((f) => f.session_id === empty && f.kind === 'TRAIL_MISSING')).toEqual([]);
   });
 });

@@ -52,40 +52,44 @@ describe('aura store init', () => {
     const url = await tempDatabase();
     const first = auraJson(['store', 'init', '--store', url, '--ingest-role', ingestRole, '--reader-role', readerRole]);
     expect(first.status, first.stderr).toBe(0);
-    expect(first.json).toMatchObject({ from_version: 0, to_version: 3, applied: [{ version: 1 }, { version: 2 }, { version: 3 }] });
+    expect(first.json).toMatchObject({ from_version: 0, to_version: 4, applied: [{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }] });
     const again = auraJson(['store', 'init', '--store', url, '--ingest-role', ingestRole, '--reader-role', readerRole]);
-    expect(again.json).toMatchObject({ from_version: 3, to_version: 3, applied: [] });
+    expect(again.json).toMatchObject({ from_version: 4, to_version: 4, applied: [] });
     const sql = client(url);
     await expect(sql`UPDATE aura.schema_version SET name = 'x'`).rejects.toThrow(/append-only: UPDATE/);
     await expect(sql`DELETE FROM aura.schema_version`).rejects.toThrow(/append-only: DELETE/);
     await expect(sql`TRUNCATE aura.pushes`).rejects.toThrow(/append-only: TRUNCATE/);
   });
 
-  it('migrates a version 1 store to version 3: its rows kept, still append-only; a line without its session is reported by verify', async () => {
+  it('migrates a version 1 store to version 4: its rows kept, still append-only, first lines indexed; a line without its session is reported by verify', async () => {
     const url = await initialized();
     const a = await host('acme/migrated', 3);
     expect(aura(['--home', a.home, 'push', '--all', '--store', url]).status).toBe(0);
     const sql = client(url);
-    // Version 1 as it was: a foreign key from every line to its session, the chain links copied beside each line.
+    // Version 1 as it was: a foreign key from every line to its session, the chain links copied beside each line, no index of first lines.
     await sql.begin(async (tx) => {
       await tx`SET LOCAL session_replication_role = replica`;
       await tx`DELETE FROM aura.schema_version WHERE version > 1`;
+      await tx`DROP INDEX aura.lines_first, aura.lines_naming_another`;
+      await tx`DROP FUNCTION aura.line_session_id(bytea)`;
       await tx`ALTER TABLE aura.lines ADD COLUMN prev_hash text, ADD COLUMN content_hash text`;
       await tx`ALTER TABLE aura.lines ADD CONSTRAINT lines_session_id_fkey FOREIGN KEY (session_id) REFERENCES aura.sessions`;
     });
     const old = aura(['--home', a.home, 'push', '--all', '--store', url]);
     expect(old.status).toBe(2);
-    expect(old.stderr).toMatch(/schema is version 1, older than this aura's \(3\): run aura store init/);
+    expect(old.stderr).toMatch(/schema is version 1, older than this aura's \(4\): run aura store init/);
     const lineCount = async (): Promise<unknown> => (await sql`SELECT count(*)::int AS n FROM aura.lines`)[0];
     const before = await lineCount();
     const migrated = auraJson(['store', 'init', '--store', url, '--ingest-role', ingestRole, '--reader-role', readerRole]);
     expect(migrated.status, migrated.stderr).toBe(0);
-    expect(migrated.json).toMatchObject({ from_version: 1, to_version: 3, applied: [{ version: 2 }, { version: 3 }] });
+    expect(migrated.json).toMatchObject({ from_version: 1, to_version: 4, applied: [{ version: 2 }, { version: 3 }, { version: 4 }] });
     expect(await lineCount()).toEqual(before);
     expect(await sql`SELECT conname FROM pg_constraint WHERE conrelid = 'aura.lines'::regclass AND contype = 'f'`).toEqual([]);
     expect(await sql`SELECT tgname FROM pg_trigger WHERE tgrelid = 'aura.lines'::regclass AND NOT tgisinternal ORDER BY tgname`).toEqual([{ tgname: 'lines_append_only' }, { tgname: 'lines_no_truncate' }]);
     const columns = await sql<{ attname: string }[]>`SELECT attname FROM pg_attribute WHERE attrelid = 'aura.lines'::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum`;
     expect(columns.map((c) => c.attname)).toEqual(['session_id', 'line_no', 'line', 'event_id', 'kind', 'ts']);
+    const indexes = await sql<{ indexname: string }[]>`SELECT indexname FROM pg_indexes WHERE schemaname = 'aura' AND tablename = 'lines' ORDER BY indexname`;
+    expect(indexes.map((i) => i.indexname)).toEqual(['lines_first', 'lines_naming_another', 'lines_pkey']);
     await expect(sql`UPDATE aura.lines SET kind = 'x'`).rejects.toThrow(/append-only: UPDATE/);
     await expect(sql`DELETE FROM aura.lines`).rejects.toThrow(/append-only: DELETE/);
     expect(auraJson(['--home', a.home, 'push', '--all', '--store', url]).json['counts']).toMatchObject({ present: 3 });

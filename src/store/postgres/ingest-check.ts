@@ -135,7 +135,7 @@ export function checkSession(task: CheckTask, keys: KeyRing | null): Checked {
       from,
       lines: lines.length,
       status: check.status,
-      session: stored === null ? { session_id: id, host: task.host, agent_ref: report.agentRef, opened_at: check.trail.events[0]?.timestamp ?? null, session_key: report.sessionKey } : null,
+      session: stored === null ? { session_id: id, host: task.host, agent_ref: report.agentRef, opened_at: check.trail?.events[0]?.timestamp ?? null, session_key: report.sessionKey } : null,
       copy: lineRows(id, lines, from, check),
       close: task.closed
         ? {
@@ -190,8 +190,8 @@ function text(value: unknown): string | null {
   return typeof value === 'string' ? value : null;
 }
 
-/** The verdict and findings of the detector on the checked trail, as `report show` gives them. */
-function reportOf(id: string, lines: readonly Buffer[], summary: Buffer | null, closed: boolean, check: StoredStatus): { verdict: string | null; agentRef: string | null; sessionKey: string | null; findings: Finding[] } {
+/** The verdict and findings of the detector on the checked trail, as `report show` gives them: at ingest, and when the findings channel checks a session's rows again. */
+export function reportOf(id: string, lines: readonly Buffer[], summary: Buffer | null, closed: boolean, check: StoredStatus): { verdict: string | null; agentRef: string | null; sessionKey: string | null; findings: Finding[] } {
   const material: SessionMaterial = {
     sessionId: id,
     trailName: `${id}.jsonl`,

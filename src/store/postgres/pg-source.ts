@@ -14,17 +14,7 @@ import type { SessionMaterial } from '../material.js';
 import type { SessionOverview, SessionSource } from '../source.js';
 import { openStore, storeCall, type Sql, type StoreConnection } from './connection.js';
 import { requireSchema } from './schema.js';
-
-/** One stored session's bytes. */
-export interface StoredSession {
-  readonly sessionId: string;
-  readonly host: string;
-  readonly lines: readonly Buffer[];
-  readonly summary: Buffer | null;
-  readonly sealEntry: Buffer | null;
-  /** The close record's line count and digest, when the session was pushed closed. */
-  readonly closed: { readonly lines: number; readonly trailSha256: string; readonly summarySha256: string | null } | null;
-}
+import { readStoredSession, type StoredSession } from './stored-status.js';
 
 interface ListRow {
   session_id: string;
@@ -105,21 +95,9 @@ export class PostgresSource implements SessionSource {
   async session(sessionKey: string): Promise<StoredSession> {
     if (!SESSION_ID_PATTERN.test(sessionKey)) throw new InvalidSessionIdError(sessionKey, "expected 'aura_sess_' followed by 12 lowercase hex digits");
     const sql = this.store.sql;
-    return storeCall(this.label, async () => {
-      const [head] = await sql<{ host: string; lines: number | null; trail_sha256: string | null; summary: Buffer | null; summary_sha256: string | null; seal_entry: Buffer | null }[]>`
-        SELECT s.host, c.lines, c.trail_sha256, c.summary, c.summary_sha256, c.seal_entry
-        FROM aura.sessions s LEFT JOIN aura.closes c USING (session_id) WHERE s.session_id = ${sessionKey}`;
-      if (head === undefined) throw new NotFoundError('session', `${this.label}#${sessionKey}`);
-      const rows = await sql<{ line: Buffer }[]>`SELECT line FROM aura.lines WHERE session_id = ${sessionKey} ORDER BY line_no`;
-      return {
-        sessionId: sessionKey,
-        host: head.host,
-        lines: rows.map((row) => row.line),
-        summary: head.summary,
-        sealEntry: head.seal_entry,
-        closed: head.lines === null || head.trail_sha256 === null ? null : { lines: head.lines, trailSha256: head.trail_sha256, summarySha256: head.summary_sha256 },
-      };
-    });
+    const stored = await storeCall(this.label, () => readStoredSession(sql, sessionKey));
+    if (stored === null) throw new NotFoundError('session', `${this.label}#${sessionKey}`);
+    return stored;
   }
 
   /** True when the store holds session `id` (a valid id). @throws StoreError */

@@ -167,6 +167,28 @@ const MIGRATIONS: readonly Migration[] = [
       `ALTER TABLE aura.lines DROP COLUMN prev_hash, DROP COLUMN content_hash`,
     ],
   },
+  {
+    version: 4,
+    name: "lines: each session's first line indexed, so the findings channel sees lines deleted or naming another session without reading the fleet",
+    statements: [
+      // A superuser's hand is caught by `verify store --store`, which reads every byte. The findings
+      // channel answers from two small indexes instead, one entry a session, kept by the database
+      // whoever writes (triggers off or not): a session without its first line (its lines deleted),
+      // and, normally empty, one whose first line names another session (rows copied or renamed).
+      // The function is run for first lines only (the predicate's first term), once a session at
+      // push. It is declared immutable though convert_from is only stable: it is, for one database
+      // encoding. A line that is not JSON names no session here; its chain is broken all the same.
+      `CREATE FUNCTION aura.line_session_id(line bytea) RETURNS text LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $$
+        BEGIN
+          RETURN convert_from(line, 'UTF8')::jsonb ->> 'session_id';
+        EXCEPTION WHEN OTHERS THEN
+          RETURN NULL;
+        END
+      $$`,
+      `CREATE INDEX lines_first ON aura.lines (session_id) WHERE line_no = 1`,
+      `CREATE INDEX lines_naming_another ON aura.lines (session_id) WHERE line_no = 1 AND aura.line_session_id(line) <> session_id`,
+    ],
+  },
 ];
 
 /** The schema version this aura reads and writes. */
@@ -247,6 +269,8 @@ async function grantRoles(tx: Tx, roles: StoreRoles): Promise<void> {
   await tx.unsafe(`GRANT INSERT ON aura.sessions, aura.lines, aura.closes, aura.checks, aura.findings, aura.refusals, aura.pushes, aura.host_keys TO ${ingest}`);
   await tx.unsafe(`REVOKE UPDATE, DELETE, TRUNCATE ON ALL TABLES IN SCHEMA aura FROM ${ingest}`);
   await tx.unsafe(`GRANT SELECT ON ALL TABLES IN SCHEMA aura TO ${roles.reader}`);
+  // Pushing keeps the index that calls it; reading asks it of the index.
+  await tx.unsafe(`GRANT EXECUTE ON FUNCTION aura.line_session_id(bytea) TO ${ingest}, ${roles.reader}`);
   await tx.unsafe(`REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON ALL TABLES IN SCHEMA aura FROM ${roles.reader}`);
 }
 

@@ -1,15 +1,14 @@
 /**
  * A fleet-stored session's status: the one status module (store/session-status.ts) over the bytes
- * the store holds, at ingest and in `verify store --store`, so both give one verdict on the same
- * bytes. Also the records of each line (the fields stored beside the bytes) and any other session
- * the material names (a forged or mislabelled push).
+ * the store holds, at ingest, in `verify store --store`, in `verify_session` and in the findings
+ * channel, so all give one verdict on the same bytes. Also the records of each line (the fields
+ * stored beside the bytes) and any other session the material names (a forged or mislabelled push).
  */
 
 import { parseJsonStrict } from '../../spine/fast-record.js';
 import type { AuraEvent } from '../../spine/record.js';
 import { KeyRing } from '../../spine/signing.js';
 import { linesOfBytes } from '../../spine/trail-lines.js';
-import type { TrailRead } from '../../spine/trail-reader.js';
 import { sealLogPlaces, type SealLogEntry, type SealLogPlace } from '../seal-log.js';
 import { sessionStatus, type SessionStatusRead } from '../session-status.js';
 import type { Sql } from './connection.js';
@@ -17,8 +16,8 @@ import type { Sql } from './connection.js';
 /** A stored session's material. */
 export interface StoredMaterial {
   readonly sessionId: string;
-  /** Each line's bytes, with its newline when it had one. */
-  readonly lines: readonly Buffer[];
+  /** Each line's bytes, with its newline when it had one; null when the store holds none of the lines pushed ({@link storedLines}). */
+  readonly lines: readonly Buffer[] | null;
   readonly summary: Buffer | null;
   /** Its seal-log entry and where it stands in its host's log, or null. */
   readonly sealPlace: SealLogPlace | null;
@@ -29,7 +28,6 @@ export interface StoredMaterial {
 
 /** The status, with what the store keeps beside the bytes. */
 export interface StoredStatus extends SessionStatusRead {
-  readonly trail: TrailRead;
   /** Each line's record, by line (null for a line that is not one). */
   readonly records: readonly (AuraEvent | null)[];
   /** Another session id that the events, the summary or the seal name, or null. */
@@ -42,9 +40,10 @@ export function storedStatus(material: StoredMaterial): StoredStatus {
   const records: (AuraEvent | null)[] = [];
   const named = new Set<string>();
   const summaryText = material.summary?.toString('utf8') ?? null;
+  const lines = material.lines;
   const status = sessionStatus({
     sessionId: id,
-    lines: () => linesOfBytes(material.lines),
+    lines: lines === null ? null : () => linesOfBytes(lines),
     summaryText,
     sealPlace: material.sealPlace,
     keys: material.keys,
@@ -58,7 +57,17 @@ export function storedStatus(material: StoredMaterial): StoredStatus {
   if (typeof sealed === 'string' && sealed !== id) named.add(sealed);
   const summaryId = summaryIdOf(summaryText);
   if (summaryId !== null && summaryId !== id) named.add(summaryId);
-  return { ...status, trail: status.trail as TrailRead, records, foreignId: [...named][0] ?? null };
+  const gone = status.status === 'missing_trail' ? { message: 'the store holds no line of it (its rows were deleted)' } : {};
+  return { ...status, ...gone, records, foreignId: [...named][0] ?? null };
+}
+
+/**
+ * The lines to check of a stored session: none stored of a session pushed with some is a trail
+ * whose rows were deleted (`missing_trail`); none of one pushed empty is an empty trail, as at ingest.
+ * @param pushed the lines the store recorded as pushed (its close record's, else its latest check's), null when it recorded none
+ */
+export function storedLines(rows: readonly Buffer[], pushed: number | null): readonly Buffer[] | null {
+  return rows.length === 0 && pushed !== 0 ? null : rows;
 }
 
 function summaryIdOf(text: string | null): string | null {
@@ -105,4 +114,42 @@ export async function storedPlace(sql: Sql, sessionId: string, host: string): Pr
     return entry === null ? [] : [entry];
   });
   return sealLogPlaces(entries).get(sessionId) ?? null;
+}
+
+/** One stored session's bytes, as the store holds them now. */
+export interface StoredSession {
+  readonly sessionId: string;
+  readonly host: string;
+  readonly lines: readonly Buffer[];
+  readonly summary: Buffer | null;
+  readonly sealEntry: Buffer | null;
+  /** The close record's line count and digest, when the session was pushed closed. */
+  readonly closed: { readonly lines: number; readonly trailSha256: string; readonly summarySha256: string | null } | null;
+  /** The lines the store recorded as pushed: its close record's count, else its latest check's; null when it recorded neither. */
+  readonly pushedLines: number | null;
+}
+
+/** A stored session's rows now, or null when the store has no record of it. */
+export async function readStoredSession(sql: Sql, sessionId: string): Promise<StoredSession | null> {
+  const [head] = await sql<{ host: string; lines: number | null; trail_sha256: string | null; summary: Buffer | null; summary_sha256: string | null; seal_entry: Buffer | null; checked_lines: number | null }[]>`
+    SELECT s.host, c.lines, c.trail_sha256, c.summary, c.summary_sha256, c.seal_entry,
+      (SELECT k.lines FROM aura.checks k WHERE k.session_id = s.session_id ORDER BY k.id DESC LIMIT 1) AS checked_lines
+    FROM aura.sessions s LEFT JOIN aura.closes c USING (session_id) WHERE s.session_id = ${sessionId}`;
+  if (head === undefined) return null;
+  const rows = await sql<{ line: Buffer }[]>`SELECT line FROM aura.lines WHERE session_id = ${sessionId} ORDER BY line_no`;
+  return {
+    sessionId,
+    host: head.host,
+    lines: rows.map((row) => row.line),
+    summary: head.summary,
+    sealEntry: head.seal_entry,
+    closed: head.lines === null || head.trail_sha256 === null ? null : { lines: head.lines, trailSha256: head.trail_sha256, summarySha256: head.summary_sha256 },
+    pushedLines: head.lines ?? head.checked_lines,
+  };
+}
+
+/** A stored session's status from its rows now, its seal-log entry placed in its host's log as the store holds it. */
+export async function storedSessionStatus(sql: Sql, stored: StoredSession, keys: KeyRing | null): Promise<StoredStatus> {
+  const place = await storedPlace(sql, stored.sessionId, stored.host);
+  return storedStatus({ sessionId: stored.sessionId, lines: storedLines(stored.lines, stored.pushedLines), summary: stored.summary, sealPlace: place, keys, closed: stored.closed !== null });
 }

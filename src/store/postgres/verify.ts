@@ -22,7 +22,7 @@ import type { SignatureFacet, StatusReason } from '../session-status.js';
 import { PASSING_STATUSES } from '../session-status.js';
 import { storeCall, type Sql } from './connection.js';
 import { digestOf } from '../../spine/hash.js';
-import { hostKeys, parseSealEntry, storedStatus } from './stored-status.js';
+import { hostKeys, parseSealEntry, storedLines, storedStatus } from './stored-status.js';
 
 /** One session's verdict. */
 export interface FleetSessionVerdict {
@@ -150,12 +150,12 @@ export async function verifyFleetStore(sql: Sql, label: string, keys: KeyRing | 
 function verdictOfSession(head: Head, rows: readonly LineRow[], keys: KeyRing | null, place: SealLogPlace | null): FleetSessionVerdict {
   const base = { session_id: head.session_id, host: head.host, recorded: head.recorded };
   const closed = head.closed_lines !== null;
-  if (rows.length === 0) {
-    return { ...base, status: 'missing_trail', reason: 'missing_trail', message: 'the store holds no line of it (its rows were deleted)' };
-  }
+  const lines = storedLines(rows.map((row) => row.line), head.closed_lines ?? head.checked_lines);
+  const check = storedStatus({ sessionId: head.session_id, lines, summary: head.summary, sealPlace: place, keys, closed });
+  const reasoned = { ...(check.reason === null ? {} : { reason: check.reason }), ...(check.message === null ? {} : { message: check.message }) };
+  if (lines === null) return { ...base, status: check.status, ...reasoned };
   const problems = rowProblems(head, rows);
   if (head.seal_entry !== null && place === null) problems.push('its seal-log entry is not an entry (edited)');
-  const check = storedStatus({ sessionId: head.session_id, lines: rows.map((row) => row.line), summary: head.summary, sealPlace: place, keys, closed });
   rows.forEach((row, i) => {
     const record = check.records[i] ?? null;
     if (record === null) return;
@@ -171,7 +171,7 @@ function verdictOfSession(head: Head, rows: readonly LineRow[], keys: KeyRing | 
   const facts = { ...base, signatures: check.signatures, events };
   if (check.status === 'damaged') return { ...facts, status: 'damaged', reason: check.reason ?? 'rows', message: check.message ?? problems[0] ?? 'damaged' };
   if (problems.length > 0) return { ...facts, status: 'damaged', reason: 'rows', message: problems.join('; ') };
-  return { ...facts, status: check.status, ...(check.reason === null ? {} : { reason: check.reason }), ...(check.message === null ? {} : { message: check.message }) };
+  return { ...facts, status: check.status, ...reasoned };
 }
 
 /** The rows against the record of what was pushed: numbering, count and digest. */
