@@ -9,7 +9,7 @@
 
 import * as fs from 'node:fs';
 import type { Finding } from '../audit/detector.js';
-import { sessionReport } from '../audit/session-report.js';
+import { sessionReport, statusFindings } from '../audit/session-report.js';
 import { sessionKeyOf } from '../session/ids.js';
 import { objectOf, stringOf } from '../spine/json-shape.js';
 import { trailWriter } from '../spine/writer.js';
@@ -18,7 +18,7 @@ import { readJsonFile } from './json-file.js';
 import { folderMaterial } from './material.js';
 import type { SealLogView } from './seal-log.js';
 import { refusalOf, type SessionFiles } from './session-files.js';
-import { materialStatus, type SessionStatusName, type SignatureFacet, type StatusReason } from './session-status.js';
+import { materialStatus, sessionStatus, type SessionStatusName, type SignatureFacet, type StatusReason } from './session-status.js';
 
 /** Where a session stands. */
 export type SessionState =
@@ -74,7 +74,11 @@ export function sessionView(files: SessionFiles, log: SealLogView | null, keys: 
     if (refusal !== null) return { row: null, findings: [crashed(id, `cannot read ${files.trail}: ${refusal}`)], sessionKey: null };
     if (!fs.existsSync(files.trail)) {
       const artifact = fs.existsSync(files.summary) ? files.summary : files.otel;
-      return { row: null, findings: [{ kind: 'ORPHAN_ARTIFACT', severity: 'warn', message: `${artifact} has no trail beside it`, event_ids: [], path: artifact, session_id: id }], sessionKey: null };
+      const orphan: Finding = { kind: 'ORPHAN_ARTIFACT', severity: 'warn', message: `${artifact} has no trail beside it`, event_ids: [], path: artifact, session_id: id };
+      // A session the seal log seals lost its trail, whatever was left beside it: as verify store says.
+      const place = log?.places.get(id);
+      const deleted = place === undefined ? [] : statusFindings(sessionStatus({ sessionId: id, lines: null, summaryText: null, sealPlace: place, keys: null, writer: 'none' }));
+      return { row: null, findings: [...deleted, orphan], sessionKey: null };
     }
     return viewOf(files, log, keys);
   } catch (error) {

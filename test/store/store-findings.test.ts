@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { Finding } from '../../src/audit/detector.js';
 import { lockPathOf } from '../../src/spine/writer.js';
 import { StoreFindings } from '../../src/store/store-findings.js';
+import { auraJson } from '../helpers/cli.js';
 import { AURA_PY } from '../helpers/fixtures.js';
 import { countingIds, openSession } from '../helpers/sessions.js';
 import { tempDir } from '../helpers/temp.js';
@@ -138,6 +139,22 @@ describe('the store findings of sessions that are not where their records say', 
       // Both are store findings: a caller naming another session still sees them.
       const scoped = (await store.findings(kept.id)).findings.map((f) => f.kind);
       expect(scoped).toEqual(expect.arrayContaining(['TRAIL_MISSING', 'HASH_CHAIN_BROKEN']));
+    } finally {
+      store.close();
+    }
+  });
+
+  it('names a sealed session whose trail alone was deleted or renamed TRAIL_MISSING, as verify store calls it missing_trail, beside the orphaned summary', async () => {
+    const home = tempDir();
+    const gone = await closedSession(home, 5);
+    const store = storeOf(home);
+    try {
+      fs.renameSync(gone.trail, path.join(tempDir(), 'moved.jsonl'));
+      const { findings } = await store.findings(null);
+      const own = findings.filter((f) => f['session_id'] === gone.id).map((f) => [f.kind, f.severity]);
+      expect(own).toEqual([['TRAIL_MISSING', 'critical'], ['ORPHAN_ARTIFACT', 'warn']]);
+      const verify = auraJson(['verify', 'store'], { home });
+      expect(verify.json['sessions']).toContainEqual(expect.objectContaining({ session_id: gone.id, status: 'missing_trail' }));
     } finally {
       store.close();
     }
