@@ -8,8 +8,9 @@
  */
 
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { parseJson } from '../spine/native-json.js';
+import { BoundedMessage } from './refused-answer.js';
 
 /**
  * One line's message.
@@ -33,23 +34,17 @@ export function replyToMalformed(transport: Pick<Transport, 'send'>, error: Erro
   transport.send(reply as unknown as JSONRPCMessage).catch(() => undefined);
 }
 
-/** One line of output: its text, or, over the limit, its size and its first and last bytes. */
+/** One line of output: its text, or, over the limit, its size and the request it answers. */
 export interface Line {
   readonly text: string | null;
   readonly bytes: number;
-  readonly head: string;
-  readonly tail: string;
+  /** Over the limit: the id of the request the line answers, read from the whole line; else null. */
+  readonly responseId: RequestId | null;
 }
-
-// Bytes kept of each end of a line over the limit: where a response's id is.
-const EDGE_BYTES = 1024;
 
 /** Splits a byte stream into newline-delimited lines, holding at most `limit` bytes of any one. */
 export class LineReader {
-  private pieces: Buffer[] = [];
-  private size = 0;
-  /** The ends of the line being skipped, once it is over the limit. */
-  private over: { head: Buffer; tail: Buffer } | null = null;
+  private line: BoundedMessage | null = null;
 
   /** The lines that `chunk` completes. */
   take(chunk: Buffer, limit: number): Line[] {
@@ -57,33 +52,17 @@ export class LineReader {
     let start = 0;
     for (;;) {
       const end = chunk.indexOf(0x0a, start);
-      this.add(chunk.subarray(start, end < 0 ? chunk.length : end), limit);
+      this.line ??= new BoundedMessage(limit);
+      this.line.add(chunk.subarray(start, end < 0 ? chunk.length : end));
       if (end < 0) return lines;
-      lines.push(this.finish());
+      lines.push(this.finish(this.line));
       start = end + 1;
     }
   }
 
-  private add(piece: Buffer, limit: number): void {
-    this.size += piece.length;
-    if (this.over !== null) {
-      this.over.tail = Buffer.concat([this.over.tail, piece]).subarray(-EDGE_BYTES);
-      return;
-    }
-    this.pieces.push(piece);
-    if (this.size <= limit) return;
-    const whole = Buffer.concat(this.pieces);
-    this.over = { head: Buffer.from(whole.subarray(0, EDGE_BYTES)), tail: Buffer.from(whole.subarray(-EDGE_BYTES)) };
-    this.pieces = [];
-  }
-
-  private finish(): Line {
-    const over = this.over;
-    const bytes = this.size;
-    const text = over === null ? Buffer.concat(this.pieces).toString('utf8').replace(/\r$/, '') : null;
-    this.pieces = [];
-    this.size = 0;
-    this.over = null;
-    return over === null ? { text, bytes, head: '', tail: '' } : { text: null, bytes, head: over.head.toString('utf8'), tail: over.tail.toString('utf8') };
+  private finish(line: BoundedMessage): Line {
+    this.line = null;
+    const held = line.held();
+    return { text: held === null ? null : held.toString('utf8').replace(/\r$/, ''), bytes: line.bytes, responseId: line.responseId() };
   }
 }

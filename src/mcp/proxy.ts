@@ -51,7 +51,8 @@ import { VERSION } from '../version.js';
 import { ClientGate } from './client-gate.js';
 import { FindingsService } from './findings-service.js';
 import { buildServer } from './server.js';
-import { TOO_LARGE, UpstreamProcess, upstreamEndReason, upstreamTransport, type UpstreamSpec } from './upstream.js';
+import { TOO_LARGE } from './refused-answer.js';
+import { UpstreamProcess, upstreamEndReason, upstreamTransport, type UpstreamSpec } from './upstream.js';
 
 /** The findings tool's name, unless an upstream tool already has it. */
 export const FINDINGS_TOOL = 'get_session_findings';

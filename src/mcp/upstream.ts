@@ -12,10 +12,10 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
-import { parseJson } from '../spine/native-json.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { HttpUpstream } from './http-upstream.js';
 import { LineReader, readJsonRpcMessage, type Line } from './json-rpc-lines.js';
+import { overLimit, tooLargeAnswer } from './refused-answer.js';
 import { writeMessage } from './stdio-batch.js';
 
 /**
@@ -24,9 +24,6 @@ import { writeMessage } from './stdio-batch.js';
  * take a larger one either.
  */
 export const DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
-
-/** What the JSON-RPC error that stands for an answer over the limit carries in `data`. */
-export const TOO_LARGE = 'aura/too_large';
 
 /** Where the upstream server is. */
 export type UpstreamSpec =
@@ -124,31 +121,12 @@ export class UpstreamProcess implements Transport {
 
   /** An answer over the limit fails its request, as an error response; anything else over it is reported and dropped. */
   private refuseTooLarge(line: Line): void {
-    const why = `the MCP server's message of ${line.bytes} bytes is over the proxy's limit of ${this.maxMessageBytes} bytes (--max-message-bytes)`;
-    const id = responseIdOf(line.head, line.tail);
-    if (id === null) {
-      this.onerror?.(new Error(`${why}: dropped`));
+    if (line.responseId === null) {
+      this.onerror?.(new Error(`${overLimit(line.bytes, this.maxMessageBytes)}: dropped`));
       return;
     }
-    this.onmessage?.({ jsonrpc: '2.0', id, error: { code: ErrorCode.InternalError, message: why, data: { [TOO_LARGE]: { bytes: line.bytes, limit: this.maxMessageBytes } } } });
+    this.onmessage?.(tooLargeAnswer(line.responseId, line.bytes, this.maxMessageBytes));
   }
-}
-
-const ID = String.raw`(-?\d+|"(?:[^"\\]|\\.)*")`;
-// A response begins with its top-level keys: jsonrpc and id (in either order, or neither), then result or error.
-const RESPONSE_HEAD = new RegExp(String.raw`^\s*\{(?:\s*"(?:jsonrpc|id)"\s*:\s*(?:"(?:[^"\\]|\\.)*"|-?\d+)\s*,)*\s*"(?:result|error)"\s*:`);
-const ID_IN_HEAD = new RegExp(String.raw`^\s*\{(?:\s*"jsonrpc"\s*:\s*"2\.0"\s*,)?\s*"id"\s*:\s*${ID}`);
-// The SDK writes {result, jsonrpc, id}: the id closes the line.
-const ID_AT_END = new RegExp(String.raw`"id"\s*:\s*${ID}\s*\}\s*$`);
-
-/**
- * The id of a response from the ends of its line, or null when the line is not recognisably a
- * response (a request or notification from the upstream has ids of its own, never ours).
- */
-function responseIdOf(head: string, tail: string): RequestId | null {
-  if (!RESPONSE_HEAD.test(head)) return null;
-  const found = ID_IN_HEAD.exec(head) ?? ID_AT_END.exec(tail.replace(/\r$/, ''));
-  return found === null ? null : (parseJson(found[1] as string) as RequestId);
 }
 
 /** The transport toward the upstream, not yet started. */

@@ -854,6 +854,30 @@ async function initializeOverHttp(url: string, token: string): Promise<{ status:
 
 const ELEVEN_MIB = 11 * 1024 * 1024;
 
+/** The SDK client through `aura proxy` in front of the fault upstream, run over stdio or reached over HTTP answering in event streams or in JSON. */
+async function faultProxy(via: 'stdio' | 'event streams' | 'JSON', flags: readonly string[] = []): Promise<{ client: Client; home: string; stop: () => Promise<void> }> {
+  const home = tempDir();
+  if (via === 'stdio') {
+    const { client } = await connect([AURA_BIN, '--home', home, 'proxy', ...flags, '--', process.execPath, ...FAULT_UPSTREAM]);
+    return { client, home, stop: () => client.close() };
+  }
+  const { upstream, url } = await upstreamOverHttp([...FAULT_UPSTREAM, '--http', ...(via === 'JSON' ? ['--json'] : [])]);
+  try {
+    const { client } = await connect([AURA_BIN, '--home', home, 'proxy', ...flags, '--upstream-url', url]);
+    return {
+      client,
+      home,
+      stop: async () => {
+        await client.close();
+        upstream.kill('SIGTERM');
+      },
+    };
+  } catch (error) {
+    upstream.kill('SIGTERM');
+    throw error;
+  }
+}
+
 describe('aura proxy survives its upstream', () => {
   it('turns an answer over the 10 MiB default into that call’s tool.error, and the session goes on', async () => {
     const home = tempDir();
@@ -882,6 +906,23 @@ describe('aura proxy survives its upstream', () => {
     expect(aura(['proxy', '--max-message-bytes', '10MB', '--', 'x'], { home }).stderr).toContain('invalid --max-message-bytes "10MB"');
     expect(aura(['proxy', '--max-sessions', '3', '--', 'x'], { home }).stderr).toContain('invalid --max-sessions "3": expected to be given with --http only');
   });
+
+  for (const via of ['stdio'] as const) {
+    it(`gives a call its error for an answer over the limit whatever the order of the answer's keys, from ${via}`, async () => {
+      const { client, home, stop } = await faultProxy(via, ['--max-message-bytes', '100000']);
+      // The id after the result, which holds an id of its own, and before jsonrpc.
+      const answer = '{"result":{"content":[{"type":"text","text":"%PAD%"}],"structuredContent":{"id":"not this one"}},"id":%ID%,"jsonrpc":"2.0"}';
+      try {
+        const over = (await client.callTool({ name: 'raw', arguments: { answer, pad: 200_000 } }, undefined, { timeout: 10_000 })) as CallToolResult;
+        expect(over.isError).toBe(true);
+        expect(textOf(over)).toMatch(/its answer was not passed on: the MCP server's message of \d+ bytes is over the proxy's limit of 100000 bytes/);
+      } finally {
+        await stop();
+      }
+      const trail = await closedTrail(home, onlySession(home));
+      expect(trail.filter((e) => e.payload['tool'] === 'raw').map((e) => e.kind)).toEqual(['tool.intent', 'tool.call', 'tool.error']);
+    });
+  }
 
   describe('over Streamable HTTP', () => {
     const A = 'limits-token-a-0123456789';

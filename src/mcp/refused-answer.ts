@@ -1,0 +1,180 @@
+/**
+ * An answer from the proxy's upstream that the proxy does not pass on, over the message limit. It
+ * is replaced by a JSON-RPC error for the request it answers, so that the call fails, recorded as
+ * `tool.error`, instead of waiting for ever. The request is the answer's `id`, wherever it stands
+ * among the answer's keys: the answer is read for it as it streams past ({@link AnswerOutline}),
+ * never held.
+ */
+
+import { TextDecoder } from 'node:util';
+import { ErrorCode, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { parseJson } from '../spine/native-json.js';
+
+/** What the JSON-RPC error that stands for an answer over the limit carries in `data`. */
+export const TOO_LARGE = 'aura/too_large';
+
+/** Why a message of `bytes` is not passed on. */
+export function overLimit(bytes: number, limit: number): string {
+  return `the MCP server's message of ${bytes} bytes is over the proxy's limit of ${limit} bytes (--max-message-bytes)`;
+}
+
+/** The error that stands for an answer of `bytes` to request `id`, over `limit`. */
+export function tooLargeAnswer(id: RequestId, bytes: number, limit: number): JSONRPCMessage {
+  return { jsonrpc: '2.0', id, error: { code: ErrorCode.InternalError, message: overLimit(bytes, limit), data: { [TOO_LARGE]: { bytes, limit } } } };
+}
+
+/** A message's bytes as they arrive, held up to a limit; past it, read only for the request it answers. */
+export class BoundedMessage {
+  /** The bytes seen so far. */
+  bytes = 0;
+  private pieces: Uint8Array[] = [];
+  private over: { outline: AnswerOutline; decoder: TextDecoder } | null = null;
+
+  constructor(private readonly limit: number) {}
+
+  add(piece: Uint8Array): void {
+    this.bytes += piece.length;
+    if (this.over !== null) {
+      this.over.outline.feed(this.over.decoder.decode(piece, { stream: true }));
+      return;
+    }
+    this.pieces.push(piece);
+    if (this.bytes <= this.limit) return;
+    const over = { outline: new AnswerOutline(), decoder: new TextDecoder() };
+    for (const held of this.pieces.splice(0)) over.outline.feed(over.decoder.decode(held, { stream: true }));
+    this.over = over;
+  }
+
+  /** The message, or null once it is over the limit. */
+  held(): Buffer | null {
+    return this.over === null ? Buffer.concat(this.pieces) : null;
+  }
+
+  /** Over the limit, the id of the request the message answers; else null. */
+  responseId(): RequestId | null {
+    return this.over === null ? null : this.over.outline.responseId();
+  }
+}
+
+// An id is a number or a short string; what the outline keeps of a value is bounded by this.
+const MAX_ID_CHARS = 256;
+
+/**
+ * The top level of a JSON object read as its text streams past, keeping only its keys and its
+ * `id`: what a message over the limit answers, never holding the message. The keys may come in
+ * any order (the SDK writes `{"result":…,"jsonrpc":"2.0","id":3}`) and the last of a repeated key
+ * counts, as it does for `JSON.parse`. Only JSON's structure is read: `"`, `\`, `{`, `}`, `[`, `]`,
+ * `:` and `,` outside strings, which UTF-8 and UTF-16 never hold inside another character.
+ */
+export class AnswerOutline {
+  private depth = 0;
+  private object: boolean | null = null;
+  private inString = false;
+  private escaped = false;
+  /** At depth 1: whether the next string is a key. */
+  private atKey = false;
+  /** The text of the key or `id` value being read, while it is short enough to matter. */
+  private captured: string | null = null;
+  private capturing: 'key' | 'id' | null = null;
+  private key: string | null = null;
+  private readonly keys = new Set<string>();
+  private id: unknown = undefined;
+
+  /** Reads the next piece of the text. */
+  feed(text: string): void {
+    let i = 0;
+    while (i < text.length) {
+      if (this.inString) {
+        i = this.readString(text, i);
+        continue;
+      }
+      const c = text[i] as string;
+      i++;
+      if (this.object === null) {
+        if (c.trim() === '') continue;
+        this.object = c === '{';
+      }
+      if (!this.object) return;
+      this.structure(c);
+    }
+  }
+
+  /** The id of the request this message answers, or null when it is not recognisably an answer with an id. */
+  responseId(): RequestId | null {
+    if (!this.keys.has('result') && !this.keys.has('error')) return null;
+    if (this.keys.has('method')) return null;
+    return typeof this.id === 'string' || typeof this.id === 'number' ? this.id : null;
+  }
+
+  private readString(text: string, from: number): number {
+    if (this.escaped) {
+      this.escaped = false;
+      this.take(text, from, from + 1);
+      return from + 1;
+    }
+    const quote = text.indexOf('"', from);
+    const slash = text.indexOf('\\', from);
+    const end = quote < 0 ? slash : slash < 0 ? quote : Math.min(quote, slash);
+    if (end < 0) {
+      this.take(text, from, text.length);
+      return text.length;
+    }
+    this.take(text, from, end + 1);
+    if (text[end] === '\\') this.escaped = true;
+    else this.stringEnded();
+    return end + 1;
+  }
+
+  private structure(c: string): void {
+    if (c === '"') {
+      this.inString = true;
+      if (this.depth === 1 && this.atKey) this.capture('key');
+      this.take(c, 0, 1);
+      return;
+    }
+    if (this.depth === 1 && (c === ',' || c === '}')) this.valueEnded();
+    if (c === '{' || c === '[') this.depth++;
+    else if (c === '}' || c === ']') this.depth--;
+    if (this.depth === 1 && (c === '{' || c === ',')) this.atKey = true;
+    else if (this.depth === 1 && c === ':') {
+      this.atKey = false;
+      if (this.key === 'id') this.capture('id');
+      return;
+    }
+    this.take(c, 0, 1);
+  }
+
+  private stringEnded(): void {
+    this.inString = false;
+    if (this.capturing !== 'key') return;
+    this.key = this.read<string>() ?? null;
+    if (this.key !== null) this.keys.add(this.key);
+  }
+
+  private valueEnded(): void {
+    if (this.capturing === 'id') this.id = this.read();
+    this.key = null;
+  }
+
+  private capture(what: 'key' | 'id'): void {
+    this.capturing = what;
+    this.captured = '';
+  }
+
+  private take(text: string, from: number, to: number): void {
+    if (this.captured === null) return;
+    this.captured = this.captured.length + to - from > MAX_ID_CHARS ? null : this.captured + text.slice(from, to);
+  }
+
+  /** The JSON value captured, or undefined when it was too long or is not JSON. */
+  private read<T>(): T | undefined {
+    const captured = this.captured;
+    this.capturing = null;
+    this.captured = null;
+    try {
+      return captured === null ? undefined : (parseJson(captured) as T);
+    } catch {
+      return undefined;
+    }
+  }
+}

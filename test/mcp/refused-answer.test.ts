@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { AnswerOutline } from '../../src/mcp/refused-answer.js';
+
+/** What the outline of `text` says, read in two pieces cut at every place. */
+function idsOf(text: string): Set<unknown> {
+  const ids = new Set<unknown>();
+  for (let cut = 0; cut <= text.length; cut++) {
+    const outline = new AnswerOutline();
+    outline.feed(text.slice(0, cut));
+    outline.feed(text.slice(cut));
+    ids.add(outline.responseId());
+  }
+  return ids;
+}
+
+describe('AnswerOutline', () => {
+  it('finds the id of an answer whatever the order of its keys, past ids nested in its result, wherever the text is cut', () => {
+    expect(idsOf('{"result":{"a":[1,{"id":9}]},"id":3,"jsonrpc":"2.0"}')).toEqual(new Set([3]));
+    expect(idsOf('{"result":{"content":[]},"id":3,"jsonrpc":"2.0"}')).toEqual(new Set([3]));
+    expect(idsOf('{ "jsonrpc" : "2.0" ,\n "i\\u0064" : -7 , "error" : {"code":1,"message":"x \\" }"} }')).toEqual(new Set([-7]));
+    expect(idsOf('{"result":"x\\\\","id":"a\\"b"}')).toEqual(new Set(['a"b']));
+    // The last of a repeated key counts, as it does for JSON.parse.
+    expect(idsOf('{"id":1,"result":{},"id":2}')).toEqual(new Set([2]));
+  });
+
+  it('finds none in a request, a notification, a batch, or an answer whose id is not a number or a string', () => {
+    for (const text of ['{"method":"x","id":1,"params":{}}', '{"jsonrpc":"2.0","method":"notifications/progress","params":{"id":1,"result":2}}', '[{"id":1,"result":{}}]', '{"id":{"n":1},"result":{}}', `{"id":"${'x'.repeat(300)}","result":{}}`]) {
+      expect(idsOf(text)).toEqual(new Set([null]));
+    }
+  });
+});
