@@ -229,7 +229,7 @@ function buildProgram(invocation: Invocation): Command {
     .option('--upstream-url <url>', 'reach the upstream over Streamable HTTP instead of running a command')
     .option('--http <port>', 'serve clients over Streamable HTTP on 127.0.0.1:PORT (0 for any free port) instead of stdio')
     .option('--tokens <file>', 'with --http: the bearer tokens that may connect (required)')
-    .option('--max-message-bytes <n>', 'the largest message a stdio upstream may send; a larger answer fails its call (default 10485760, 10 MiB)')
+    .option('--max-message-bytes <n>', 'the largest message the upstream may send (a stdio line, an HTTP answer or event); a larger answer fails its call (default 10485760, 10 MiB)')
     .option('--max-sessions <n>', 'with --http: sessions at once, each with its own upstream (default 32)')
     .option('--max-sessions-per-token <n>', 'with --http: sessions at once for one token (default 8)')
     .option('--idle-timeout <seconds>', 'with --http: close a session no request has used for this long (default 900)')

@@ -1,14 +1,17 @@
 /**
  * The proxy's upstream over Streamable HTTP: the MCP SDK's client transport, with what the upstream
- * answers read by `parseJson`. The SDK parses answers with `JSON.parse`, which can misread a key
- * written with an escape on Node 24 (src/spine/native-json.ts): the proxy would record and pass on
- * another key than the server wrote.
+ * answers read here, as a stdio upstream's lines are (upstream.ts). The SDK parses answers with
+ * `JSON.parse`, which can misread a key written with an escape on Node 24
+ * (src/spine/native-json.ts): the proxy would record and pass on another key than the server
+ * wrote. Nor does it bound an answer's size.
  *
- * - An answer in JSON reaches the SDK already parsed.
+ * - An answer in JSON reaches the SDK already parsed by `parseJson`.
  * - In an event stream, a message with an escaped key reaches the SDK as a stand-in: its JSON-RPC
  *   frame (id, method, error code and message, which the SDK reads) around a reference to the
  *   message as `parseJson` read it, and the message itself is what the transport hands on. The
  *   reference's key is new for each transport, so an upstream cannot name a message of its own.
+ * - A message over `--max-message-bytes` (a JSON answer, an event's data) is not held: it is read
+ *   only for the request it answers, which gets an error instead (refused-answer.ts).
  */
 
 import { randomUUID } from 'node:crypto';
@@ -16,8 +19,10 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { mediaTypeEssence } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { JSONRPCMessageSchema, type JSONRPCMessage, type MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
-import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { objectOf } from '../spine/json-shape.js';
 import { hasEscapedKey, parseJson } from '../spine/native-json.js';
+import { EventStreamReader, type StreamEvent } from './event-stream.js';
+import { BoundedMessage, overLimit, tooLargeAnswer } from './refused-answer.js';
 
 /** A Streamable HTTP upstream at `url`, not yet started. */
 export class HttpUpstream implements Transport {
@@ -31,7 +36,10 @@ export class HttpUpstream implements Transport {
   private readonly refKey = `aura/stand-in/${randomUUID()}`;
   private next = 0;
 
-  constructor(url: URL) {
+  constructor(
+    url: URL,
+    private readonly maxMessageBytes: number,
+  ) {
     this.inner = new StreamableHTTPClientTransport(url, { fetch: (input, init) => this.fetchParsed(input, init) });
     this.inner.onclose = () => this.onclose?.();
     this.inner.onerror = (error) => this.onerror?.(error);
@@ -58,16 +66,16 @@ export class HttpUpstream implements Transport {
     this.inner.setProtocolVersion(version);
   }
 
-  /** What the upstream answered, with its JSON read by parseJson and its event stream's escaped keys stood in for. */
+  /** What the upstream answered, its JSON read by parseJson and its event stream's escaped keys stood in for. */
   private async fetchParsed(input: Parameters<FetchLike>[0], init: Parameters<FetchLike>[1]): Promise<Response> {
     const response = await fetch(input, init);
     // Told apart as the SDK tells them apart: an answer it reads as JSON or as a stream is read here.
     const type = mediaTypeEssence(response.headers.get('content-type'));
     if (!response.ok || response.body === null) return response;
     if (type === 'application/json') {
-      const text = await response.text();
-      const parsed = new Response(text, response);
-      Object.defineProperty(parsed, 'json', { value: () => Promise.resolve(parseJson(text)) });
+      const answer = await this.jsonAnswer(response.body, init?.body);
+      const parsed = new Response(null, response);
+      Object.defineProperty(parsed, 'json', { value: () => Promise.resolve(answer) });
       return parsed;
     }
     if (type !== 'text/event-stream') return response;
@@ -75,23 +83,58 @@ export class HttpUpstream implements Transport {
     return new Response(stream, response);
   }
 
-  /** An event stream as the upstream sent it, each message with an escaped key replaced by a stand-in. */
+  /**
+   * A JSON answer as parseJson reads it. Over the limit, the error that stands for it: to the
+   * request it names, else to the one this POST carried (the answer to a POST answers its request).
+   * @throws for an answer that is not JSON, as the SDK's own reading throws
+   */
+  private async jsonAnswer(body: ReadableStream<Uint8Array>, posted: unknown): Promise<unknown> {
+    const answer = new BoundedMessage(this.maxMessageBytes);
+    const reader = body.getReader();
+    for (let read = await reader.read(); !read.done; read = await reader.read()) answer.add(read.value);
+    const held = answer.held();
+    if (held !== null) {
+      // As the SDK decodes it: malformed UTF-8 replaced, a byte order mark dropped.
+      return parseJson(new TextDecoder().decode(held));
+    }
+    const id = answer.responseId() ?? (typeof posted === 'string' ? objectOf(parseJson(posted))['id'] : undefined);
+    if (typeof id !== 'string' && typeof id !== 'number') throw new Error(`${overLimit(answer.bytes, this.maxMessageBytes)}: dropped`);
+    return tooLargeAnswer(id, answer.bytes, this.maxMessageBytes);
+  }
+
+  /** An event stream as the upstream sent it, each message with an escaped key replaced by a stand-in, each over the limit by its error. */
   private standIns(): TransformStream<string, string> {
-    let out: TransformStreamDefaultController<string> | null = null;
-    const parser = createParser({
-      onEvent: (event) => out?.enqueue(this.eventText(event)),
-      onRetry: (ms) => out?.enqueue(`retry: ${ms}\n\n`),
-    });
+    let reader: EventStreamReader | null = null;
     return new TransformStream({
-      start: (controller) => void (out = controller),
-      transform: (chunk) => parser.feed(chunk),
-      flush: () => parser.reset({ consume: true }),
+      start: (out) => {
+        reader = new EventStreamReader(
+          this.maxMessageBytes,
+          (event) => {
+            const text = this.eventText(event);
+            if (text !== null) out.enqueue(text);
+          },
+          (ms) => out.enqueue(`retry: ${ms}\n\n`),
+        );
+      },
+      transform: (chunk) => reader?.feed(chunk),
     });
   }
 
-  private eventText(event: EventSourceMessage): string {
-    const message = (event.event === undefined || event.event === 'message') && hasEscapedKey(event.data) ? this.standIn(event.data) : null;
-    const data = message === null ? event.data : JSON.stringify(message);
+  /** The event as the SDK is to read it, or null for one dropped. */
+  private eventText(event: StreamEvent): string | null {
+    const message = event.event === undefined || event.event === 'message';
+    let data = event.data;
+    if (data === null) {
+      // Over the limit: an answer fails its request; anything else is reported and dropped.
+      if (!message || event.responseId === null) {
+        this.onerror?.(new Error(`${overLimit(event.bytes, this.maxMessageBytes)}: dropped`));
+        return null;
+      }
+      data = JSON.stringify(tooLargeAnswer(event.responseId, event.bytes, this.maxMessageBytes));
+    } else if (message && hasEscapedKey(data)) {
+      const standIn = this.standIn(data);
+      if (standIn !== null) data = JSON.stringify(standIn);
+    }
     const fields = [...(event.id === undefined ? [] : [`id: ${event.id}`]), ...(event.event === undefined ? [] : [`event: ${event.event}`]), ...data.split('\n').map((line) => `data: ${line}`)];
     return `${fields.join('\n')}\n\n`;
   }

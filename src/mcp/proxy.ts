@@ -70,7 +70,7 @@ export interface ProxySettings {
   readonly config: AuraConfig;
   /** Where log lines go (stderr: stdout may carry the protocol). */
   readonly log: (line: string) => void;
-  /** The largest message a stdio upstream may send (`--max-message-bytes`); a larger answer fails its call. */
+  /** The largest message the upstream may send (`--max-message-bytes`): a line over stdio, a JSON answer or an event over HTTP; a larger answer fails its call. */
   readonly maxMessageBytes: number;
 }
 

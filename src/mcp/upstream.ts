@@ -19,9 +19,9 @@ import { overLimit, tooLargeAnswer } from './refused-answer.js';
 import { writeMessage } from './stdio-batch.js';
 
 /**
- * The largest message a stdio upstream may send, in bytes, unless `--max-message-bytes` says
- * otherwise: what the MCP SDK's stdio transports accept, so a client behind the proxy could not
- * take a larger one either.
+ * The largest message an upstream may send (a line over stdio, a JSON answer or an event over
+ * HTTP), in bytes, unless `--max-message-bytes` says otherwise: what the MCP SDK's stdio
+ * transports accept, so a client behind the proxy could not take a larger one either.
  */
 export const DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
 
@@ -131,7 +131,7 @@ export class UpstreamProcess implements Transport {
 
 /** The transport toward the upstream, not yet started. */
 export function upstreamTransport(spec: UpstreamSpec, maxMessageBytes: number): UpstreamProcess | HttpUpstream {
-  return spec.transport === 'stdio' ? new UpstreamProcess(spec.command, spec.args, maxMessageBytes) : new HttpUpstream(spec.url);
+  return spec.transport === 'stdio' ? new UpstreamProcess(spec.command, spec.args, maxMessageBytes) : new HttpUpstream(spec.url, maxMessageBytes);
 }
 
 /** How an upstream that ended by itself ended, as `session.close` records it. */

@@ -907,7 +907,25 @@ describe('aura proxy survives its upstream', () => {
     expect(aura(['proxy', '--max-sessions', '3', '--', 'x'], { home }).stderr).toContain('invalid --max-sessions "3": expected to be given with --http only');
   });
 
-  for (const via of ['stdio'] as const) {
+  for (const via of ['event streams', 'JSON'] as const) {
+    it(`bounds an HTTP upstream's answers in ${via} as a stdio one's: one over the 10 MiB default is that call's tool.error, and the session goes on`, async () => {
+      const { client, home, stop } = await faultProxy(via);
+      try {
+        const big = (await client.callTool({ name: 'big', arguments: { bytes: ELEVEN_MIB } })) as CallToolResult;
+        expect(big.isError).toBe(true);
+        expect(textOf(big)).toMatch(/The tool ran, but its answer was not passed on: the MCP server's message of \d+ bytes is over the proxy's limit of 10485760 bytes/);
+        expect(textOf((await client.callTool({ name: 'echo', arguments: { text: 'still here' } })) as CallToolResult)).toBe('still here');
+      } finally {
+        await stop();
+      }
+      const trail = await closedTrail(home, onlySession(home));
+      expect(trail.filter((e) => e.payload['tool'] === 'big').map((e) => e.kind)).toEqual(['tool.intent', 'tool.call', 'tool.error']);
+      expect(JSON.stringify(trail.find((e) => e.kind === 'tool.error')?.payload)).toContain('over the proxy');
+      expect(trail.at(-1)).toMatchObject({ kind: 'session.close', payload: { reason: 'client_disconnected' } });
+    });
+  }
+
+  for (const via of ['stdio', 'event streams', 'JSON'] as const) {
     it(`gives a call its error for an answer over the limit whatever the order of the answer's keys, from ${via}`, async () => {
       const { client, home, stop } = await faultProxy(via, ['--max-message-bytes', '100000']);
       // The id after the result, which holds an id of its own, and before jsonrpc.
