@@ -3,26 +3,28 @@
  * answers read here, as a stdio upstream's lines are (upstream.ts). The SDK parses answers with
  * `JSON.parse`, which can misread a key written with an escape on Node 24
  * (src/spine/native-json.ts): the proxy would record and pass on another key than the server
- * wrote. Nor does it bound an answer's size.
+ * wrote. Nor does it bound an answer's size, and it drops an answer that is not valid JSON-RPC,
+ * leaving its call waiting.
  *
  * - An answer in JSON reaches the SDK already parsed by `parseJson`.
- * - In an event stream, a message with an escaped key reaches the SDK as a stand-in: its JSON-RPC
- *   frame (id, method, error code and message, which the SDK reads) around a reference to the
- *   message as `parseJson` read it, and the message itself is what the transport hands on. The
- *   reference's key is new for each transport, so an upstream cannot name a message of its own.
+ * - In an event stream, each message reaches the SDK as a stand-in: its JSON-RPC frame (id,
+ *   method, error code and message, which the SDK reads) around a reference to the message as
+ *   `parseJson` read it, and the message itself is what the transport hands on. The reference's
+ *   key is new for each transport, so an upstream cannot name a message of its own.
  * - A message over `--max-message-bytes` (a JSON answer, an event's data) is not held: it is read
- *   only for the request it answers, which gets an error instead (refused-answer.ts).
+ *   only for the request it answers, which gets an error instead; an answer that is not valid
+ *   JSON-RPC gets one too (refused-answer.ts).
  */
 
 import { randomUUID } from 'node:crypto';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { mediaTypeEssence } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { JSONRPCMessageSchema, type JSONRPCMessage, type MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
 import { objectOf } from '../spine/json-shape.js';
-import { hasEscapedKey, parseJson } from '../spine/native-json.js';
+import { parseJson } from '../spine/native-json.js';
 import { EventStreamReader, type StreamEvent } from './event-stream.js';
-import { BoundedMessage, overLimit, tooLargeAnswer } from './refused-answer.js';
+import { BoundedMessage, overLimit, tooLargeAnswer, upstreamMessageOf } from './refused-answer.js';
 
 /** A Streamable HTTP upstream at `url`, not yet started. */
 export class HttpUpstream implements Transport {
@@ -66,7 +68,7 @@ export class HttpUpstream implements Transport {
     this.inner.setProtocolVersion(version);
   }
 
-  /** What the upstream answered, its JSON read by parseJson and its event stream's escaped keys stood in for. */
+  /** What the upstream answered, its JSON read by parseJson and its event stream's messages stood in for. */
   private async fetchParsed(input: Parameters<FetchLike>[0], init: Parameters<FetchLike>[1]): Promise<Response> {
     const response = await fetch(input, init);
     // Told apart as the SDK tells them apart: an answer it reads as JSON or as a stream is read here.
@@ -84,9 +86,10 @@ export class HttpUpstream implements Transport {
   }
 
   /**
-   * A JSON answer as parseJson reads it. Over the limit, the error that stands for it: to the
-   * request it names, else to the one this POST carried (the answer to a POST answers its request).
-   * @throws for an answer that is not JSON, as the SDK's own reading throws
+   * A JSON answer as parseJson reads it, each message checked as a stdio line is. Over the limit,
+   * the error that stands for it: to the request it names, else to the one this POST carried
+   * (the answer to a POST answers its request).
+   * @throws for an answer that is not JSON, or JSON that is not JSON-RPC, as the SDK's own reading throws
    */
   private async jsonAnswer(body: ReadableStream<Uint8Array>, posted: unknown): Promise<unknown> {
     const answer = new BoundedMessage(this.maxMessageBytes);
@@ -95,14 +98,15 @@ export class HttpUpstream implements Transport {
     const held = answer.held();
     if (held !== null) {
       // As the SDK decodes it: malformed UTF-8 replaced, a byte order mark dropped.
-      return parseJson(new TextDecoder().decode(held));
+      const value = parseJson(new TextDecoder().decode(held));
+      return Array.isArray(value) ? value.map(upstreamMessageOf) : upstreamMessageOf(value);
     }
     const id = answer.responseId() ?? (typeof posted === 'string' ? objectOf(parseJson(posted))['id'] : undefined);
     if (typeof id !== 'string' && typeof id !== 'number') throw new Error(`${overLimit(answer.bytes, this.maxMessageBytes)}: dropped`);
     return tooLargeAnswer(id, answer.bytes, this.maxMessageBytes);
   }
 
-  /** An event stream as the upstream sent it, each message with an escaped key replaced by a stand-in, each over the limit by its error. */
+  /** An event stream as the upstream sent it, each message replaced by a stand-in. */
   private standIns(): TransformStream<string, string> {
     let reader: EventStreamReader | null = null;
     return new TransformStream({
@@ -131,7 +135,7 @@ export class HttpUpstream implements Transport {
         return null;
       }
       data = JSON.stringify(tooLargeAnswer(event.responseId, event.bytes, this.maxMessageBytes));
-    } else if (message && hasEscapedKey(data)) {
+    } else if (message) {
       const standIn = this.standIn(data);
       if (standIn !== null) data = JSON.stringify(standIn);
     }
@@ -143,7 +147,7 @@ export class HttpUpstream implements Transport {
   private standIn(data: string): Record<string, unknown> | null {
     let message: JSONRPCMessage;
     try {
-      message = JSONRPCMessageSchema.parse(parseJson(data));
+      message = upstreamMessageOf(parseJson(data));
     } catch {
       return null;
     }

@@ -51,7 +51,7 @@ import { VERSION } from '../version.js';
 import { ClientGate } from './client-gate.js';
 import { FindingsService } from './findings-service.js';
 import { buildServer } from './server.js';
-import { TOO_LARGE } from './refused-answer.js';
+import { MALFORMED, TOO_LARGE, toolResultOf } from './refused-answer.js';
 import { UpstreamProcess, upstreamEndReason, upstreamTransport, type UpstreamSpec } from './upstream.js';
 
 /** The findings tool's name, unless an upstream tool already has it. */
@@ -278,14 +278,21 @@ export class ProxyConnection {
       return await session.tool(name, params.arguments ?? {}, (live) => {
         if (findings !== null) return findings.request({ method: 'tools/call', params: { name: FINDINGS_TOOL, arguments: live } }, CallToolResultSchema, { signal });
         const request = { method: 'tools/call', params: { name, arguments: live, ...(params._meta === undefined ? {} : { _meta: params._meta }) } };
-        return forward(this.upstream, request, signal, notify) as Promise<CallToolResult>;
+        return forward(this.upstream, request, signal, notify).then(toolResultOf);
       }, traceParent === null ? {} : { traceParent });
     } catch (error) {
       if (error instanceof AuraError) return refusal(error, session.id);
-      if (objectOf(objectOf(error)['data'])[TOO_LARGE] !== undefined) {
+      const refused = objectOf(objectOf(error)['data']);
+      if (refused[TOO_LARGE] !== undefined) {
         return {
           isError: true,
           content: [{ type: 'text', text: `The tool ran, but its answer was not passed on: ${(error as Error).message}. Ask for less at a time (a smaller page, a narrower query). It is recorded in aura session ${session.id}.` }],
+        };
+      }
+      if (refused[MALFORMED] !== undefined) {
+        return {
+          isError: true,
+          content: [{ type: 'text', text: `The MCP server answered, but its answer was not passed on: ${(error as Error).message}. Whether the call took effect is unknown. It is recorded in aura session ${session.id}.` }],
         };
       }
       if (this.ending === 'upstream_exited' || this.ending === 'upstream_crashed' || (error instanceof McpError && error.code === ErrorCode.ConnectionClosed)) {

@@ -1,17 +1,22 @@
 /**
- * An answer from the proxy's upstream that the proxy does not pass on, over the message limit. It
- * is replaced by a JSON-RPC error for the request it answers, so that the call fails, recorded as
- * `tool.error`, instead of waiting for ever. The request is the answer's `id`, wherever it stands
- * among the answer's keys: the answer is read for it as it streams past ({@link AnswerOutline}),
- * never held.
+ * An answer from the proxy's upstream that the proxy does not pass on: over the message limit, or
+ * JSON that is not a valid JSON-RPC answer (a string `result`). It is replaced by a JSON-RPC error
+ * for the request it answers, so that the call fails, recorded as `tool.error`, instead of waiting
+ * for ever; the SDK drops such a message unanswered. The request is the answer's `id`, wherever it
+ * stands among the answer's keys: an answer over the limit is read for it as it streams past
+ * ({@link AnswerOutline}), never held.
  */
 
 import { TextDecoder } from 'node:util';
-import { ErrorCode, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, ErrorCode, JSONRPCErrorResponseSchema, JSONRPCMessageSchema, JSONRPCResultResponseSchema, type CallToolResult, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import type { ZodError } from 'zod';
+import { objectOf } from '../spine/json-shape.js';
 import { parseJson } from '../spine/native-json.js';
 
 /** What the JSON-RPC error that stands for an answer over the limit carries in `data`. */
 export const TOO_LARGE = 'aura/too_large';
+/** What the JSON-RPC error that stands for an answer that is not one (or not a tool result) carries in `data`. */
+export const MALFORMED = 'aura/malformed_answer';
 
 /** Why a message of `bytes` is not passed on. */
 export function overLimit(bytes: number, limit: number): string {
@@ -21,6 +26,59 @@ export function overLimit(bytes: number, limit: number): string {
 /** The error that stands for an answer of `bytes` to request `id`, over `limit`. */
 export function tooLargeAnswer(id: RequestId, bytes: number, limit: number): JSONRPCMessage {
   return { jsonrpc: '2.0', id, error: { code: ErrorCode.InternalError, message: overLimit(bytes, limit), data: { [TOO_LARGE]: { bytes, limit } } } };
+}
+
+/**
+ * A message from the upstream, from its JSON: the message, or, for an answer that is not a valid
+ * JSON-RPC answer, the error that stands for it.
+ * @throws the schema's error (with `issues`) for JSON that is neither a message nor an answer to a request
+ */
+export function upstreamMessageOf(value: unknown): JSONRPCMessage {
+  const checked = JSONRPCMessageSchema.safeParse(value);
+  if (checked.success) return checked.data;
+  const id = answeredId(value);
+  if (id === null) throw checked.error;
+  const answer = objectOf(value);
+  // Checked against the kind of answer it is, the issue names what is wrong with it.
+  const kind = 'result' in answer ? JSONRPCResultResponseSchema : JSONRPCErrorResponseSchema;
+  const issue = kind.safeParse(value).error ?? checked.error;
+  return { jsonrpc: '2.0', id, error: malformed(`the MCP server's answer is not a valid JSON-RPC response (${issueOf(issue)})`) };
+}
+
+/**
+ * The upstream's answer to `tools/call`, checked. One that is not a tool result (`content` not a
+ * list) fails the call, recorded as its `tool.error`: passed on, the SDK would refuse the client
+ * the result that the trail holds as a success.
+ * @throws an error with the code and data of a malformed answer
+ */
+export function toolResultOf(result: unknown): CallToolResult {
+  const checked = CallToolResultSchema.safeParse(result);
+  if (checked.success) return result as CallToolResult;
+  const { code, message, data } = malformed(`the MCP server's answer is not a valid tool result (${issueOf(checked.error)})`);
+  throw Object.assign(new Error(message), { code, data });
+}
+
+function malformed(message: string): { code: number; message: string; data: Record<string, unknown> } {
+  return { code: ErrorCode.InternalError, message, data: { [MALFORMED]: true } };
+}
+
+/**
+ * The first thing wrong, by where it is and the schema's words for it (a type expected and a type
+ * received, never a value of the answer's).
+ */
+function issueOf(error: ZodError): string {
+  const issue = error.issues[0];
+  if (issue === undefined) return 'not JSON-RPC';
+  const at = issue.path.map(String).join('.');
+  return at === '' ? issue.message : `${at}: ${issue.message}`;
+}
+
+/** The id of the request that a JSON value answers (a result or an error, no method), else null. */
+function answeredId(value: unknown): RequestId | null {
+  const answer = objectOf(value);
+  const id = answer['id'];
+  if (typeof id !== 'string' && typeof id !== 'number') return null;
+  return ('result' in answer || 'error' in answer) && !('method' in answer) ? id : null;
 }
 
 /** A message's bytes as they arrive, held up to a limit; past it, read only for the request it answers. */

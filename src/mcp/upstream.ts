@@ -5,17 +5,19 @@
  * (the reason recorded in `session.close`), and the SDK's transport drops the exit status. It also
  * frames the upstream's output itself: the SDK's `ReadBuffer` throws, uncaught, on a message over
  * its limit, which ended the proxy and every session with it; here a message over the limit is
- * skipped as it streams in (never held whole), and an answer that was too large fails that one
- * request. Messages are read as json-rpc-lines.ts reads them and written by the SDK's
- * `serializeMessage`, in batches (stdio-batch.ts). An upstream over HTTP is http-upstream.ts's.
+ * skipped as it streams in (never held whole), and an answer that was too large, or that is not a
+ * valid answer, fails that one request (refused-answer.ts). Messages are read as json-rpc-lines.ts
+ * reads them and written by the SDK's `serializeMessage`, in batches (stdio-batch.ts). An upstream
+ * over HTTP is http-upstream.ts's.
  */
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { parseJson } from '../spine/native-json.js';
 import { HttpUpstream } from './http-upstream.js';
-import { LineReader, readJsonRpcMessage, type Line } from './json-rpc-lines.js';
-import { overLimit, tooLargeAnswer } from './refused-answer.js';
+import { LineReader, type Line } from './json-rpc-lines.js';
+import { overLimit, tooLargeAnswer, upstreamMessageOf } from './refused-answer.js';
 import { writeMessage } from './stdio-batch.js';
 
 /**
@@ -110,7 +112,7 @@ export class UpstreamProcess implements Transport {
     if (line.text.trim() === '') return;
     let message: JSONRPCMessage;
     try {
-      message = readJsonRpcMessage(line.text);
+      message = upstreamMessageOf(parseJson(line.text));
     } catch (error) {
       // A line that is not JSON-RPC (an upstream printing to stdout): reported, then skipped.
       this.onerror?.(error as Error);

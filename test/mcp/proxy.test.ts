@@ -940,6 +940,30 @@ describe('aura proxy survives its upstream', () => {
       const trail = await closedTrail(home, onlySession(home));
       expect(trail.filter((e) => e.payload['tool'] === 'raw').map((e) => e.kind)).toEqual(['tool.intent', 'tool.call', 'tool.error']);
     });
+
+    it(`fails a call whose answer is not a tool result, or not a JSON-RPC answer, from ${via}: the client gets an error result and the trail a tool.error, neither with the answer's values`, async () => {
+      const { client, home, stop } = await faultProxy(via);
+      const answers = {
+        '{"jsonrpc":"2.0","id":%ID%,"result":{"content":"hunter2-not-a-list"}}': "the MCP server's answer is not a valid tool result (content: ",
+        '{"result":"hunter2-not-an-object","id":%ID%,"jsonrpc":"2.0"}': "the MCP server's answer is not a valid JSON-RPC response (result: ",
+      };
+      try {
+        for (const [answer, why] of Object.entries(answers)) {
+          const failed = (await client.callTool({ name: 'raw', arguments: { answer } }, undefined, { timeout: 10_000 })) as CallToolResult;
+          expect(failed.isError).toBe(true);
+          expect(textOf(failed)).toContain(`The MCP server answered, but its answer was not passed on: ${why}`);
+          expect(textOf(failed)).not.toContain('hunter2');
+        }
+        expect(textOf((await client.callTool({ name: 'echo', arguments: { text: 'still here' } })) as CallToolResult)).toBe('still here');
+      } finally {
+        await stop();
+      }
+      const trail = await closedTrail(home, onlySession(home));
+      expect(trail.filter((e) => e.payload['tool'] === 'raw').map((e) => e.kind)).toEqual(['tool.intent', 'tool.call', 'tool.error', 'tool.intent', 'tool.call', 'tool.error']);
+      const errors = trail.filter((e) => e.kind === 'tool.error').map((e) => JSON.stringify(e.payload['error']));
+      expect(errors.map((error, i) => error.includes(Object.values(answers)[i] as string))).toEqual([true, true]);
+      expect(errors.join('\n')).not.toContain('hunter2');
+    });
   }
 
   describe('over Streamable HTTP', () => {
