@@ -120,6 +120,11 @@ export async function serveProxyHttp(port: number, grants: readonly Grant[], set
       if (transport.sessionId !== undefined) live.delete(transport.sessionId);
     });
     await connection.start();
+    // A client gone before its initialize was answered holds no session it can use: its slot is
+    // freed now, not at the idle timeout (a token that kept doing so would lock itself out).
+    res.once('close', () => {
+      if (!res.writableFinished) void connection.end('client_disconnected');
+    });
     await serve(entry, req, res);
     // Not an initialize request: the transport refused it and no session began.
     if (transport.sessionId === undefined) await connection.end('client_disconnected');

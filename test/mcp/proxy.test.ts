@@ -1037,6 +1037,37 @@ describe('aura proxy survives its upstream', () => {
       expect(chain).toMatchObject({ hash_chain_valid: true, complete: true });
     });
 
+    it('frees the slot of an initialize whose client went away before it was answered: a token cannot lock itself out', async () => {
+      const { proxy, url } = await start(['--max-sessions-per-token', '2']);
+      const port = Number(new URL(url).port);
+      const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'gone', version: '1' } } });
+      const head = [`POST /mcp HTTP/1.1`, `Host: 127.0.0.1:${port}`, `Authorization: Bearer ${A}`, 'Content-Type: application/json', 'Accept: application/json, text/event-stream', `Content-Length: ${Buffer.byteLength(body)}`, '', ''].join('\r\n');
+      // Gone while sending its request, and gone right after it (its upstream is being started): twice each, past the token's two.
+      for (const sent of [body.slice(0, 20), body, body.slice(0, 20), body]) {
+        const socket = net.connect(port, '127.0.0.1');
+        await new Promise((resolve) => socket.once('connect', resolve));
+        socket.write(head + sent);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        socket.destroy();
+      }
+      // The slots come back as those sessions close, not after --idle-timeout (15 minutes).
+      let connected: Awaited<ReturnType<typeof httpClient>> | null = null;
+      for (let i = 0; i < 100 && connected === null; i++) {
+        connected = await httpClient(url, A).catch(async () => {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          return null;
+        });
+      }
+      expect(connected).not.toBeNull();
+      const { client, transport } = connected as Awaited<ReturnType<typeof httpClient>>;
+      expect(textOf((await client.callTool({ name: 'echo', arguments: { text: 'in' } })) as CallToolResult)).toBe('in');
+      // Only this client's upstream is left running.
+      for (let i = 0; i < 100 && childrenOf(proxy.pid ?? -1).length > 1; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(childrenOf(proxy.pid ?? -1)).toHaveLength(1);
+      await transport.terminateSession();
+      await client.close();
+    });
+
     it('caps the sessions of a token and in all: a dozen initializes start no more upstreams than the caps', async () => {
       const { proxy, url } = await start(['--max-sessions', '3', '--max-sessions-per-token', '2']);
       const mine = await Promise.all(Array.from({ length: 12 }, () => initializeOverHttp(url, A)));
