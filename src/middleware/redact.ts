@@ -1,10 +1,11 @@
 /**
  * Secret redaction, on every emit (reference §11.6): the value of a secret-like key, at any
- * depth, is recorded as `[redacted]`, and a secret value the session injected into a tool call is
- * scrubbed from every recorded string, object keys and ids included. Every recorded string and
- * key also has the credentials it holds as text replaced ({@link redactCredentials}): a command, a
- * file a tool read or an answer it gave is free text that no key names, and a map keyed by token
- * is a key that is one. It runs inside the canonical
+ * depth, is recorded as `[redacted]`, and so is a value a secret-like name is given beside
+ * (`{name: 'DB_PASSWORD', value: …}`, `['DB_PASSWORD', …]`); a secret value the session injected
+ * into a tool call is scrubbed from every recorded string, object keys and ids included. Every
+ * recorded string and key also has the credentials it holds as text replaced
+ * ({@link redactCredentials}): a command, a file a tool read or an answer it gave is free text
+ * that no key names, and a map keyed by token is a key that is one. It runs inside the canonical
  * walk (spine/canonical.ts), so it costs no second pass over the payload.
  */
 
@@ -21,6 +22,10 @@ export interface Redactor {
   scrub(text: string): string;
   /** {@link scrub} for an object key: keys repeat from event to event, so the answer is kept. */
   scrubKey(key: string): string;
+  /** The key of `record` holding a value its `name` (or `key`) member names as a secret's (`{name: 'DB_PASSWORD', value: …}`), or null. */
+  namedSecretKey(record: Readonly<Record<string, unknown>>, keys: readonly string[]): string | null;
+  /** True for a `[name, value]` pair whose name is a secret's (`['DB_PASSWORD', …]`, as `Object.entries` gives it). */
+  secretEntry(array: readonly unknown[]): boolean;
 }
 
 // Key names are compared on their letters and digits only, lower-cased, without a trailing
@@ -62,6 +67,37 @@ export function isSecretLikeKey(key: string): boolean {
   return secret;
 }
 
+/**
+ * The key of `record` holding a value named by its sibling rather than by its key, when that name
+ * is a secret's, else null: an env list (`[{name: 'API_TOKEN', value: …}]`), a header list, AWS's
+ * `{Name, Value}` and tags' `{Key, Value}`. This runs on every recorded object: its keys are
+ * compared, not looked up in a set, which cost twice as much (measured).
+ */
+function namedSecretKey(record: Readonly<Record<string, unknown>>, keys: readonly string[]): string | null {
+  let named = false;
+  let valueKey: string | null = null;
+  for (const key of keys) {
+    switch (key) {
+      case 'value':
+      case 'Value':
+      case 'VALUE':
+        valueKey = key;
+        break;
+      case 'name':
+      case 'Name':
+      case 'NAME':
+      case 'key':
+      case 'Key':
+      case 'KEY': {
+        const name = record[key];
+        named ||= typeof name === 'string' && isSecretLikeKey(name);
+        break;
+      }
+    }
+  }
+  return named ? valueKey : null;
+}
+
 // Shorter values would scrub ordinary words out of recorded text; Aura uses the same bound.
 const MIN_SCRUB_LENGTH = 8;
 
@@ -75,6 +111,16 @@ export class SessionRedactor implements Redactor {
 
   secretKey(key: string): boolean {
     return isSecretLikeKey(key);
+  }
+
+  namedSecretKey(record: Readonly<Record<string, unknown>>, keys: readonly string[]): string | null {
+    return namedSecretKey(record, keys);
+  }
+
+  secretEntry(array: readonly unknown[]): boolean {
+    if (array.length !== 2) return false;
+    const name = array[0];
+    return typeof name === 'string' && isSecretLikeKey(name);
   }
 
   /**

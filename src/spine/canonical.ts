@@ -111,11 +111,14 @@ function write(value: unknown, depth: number, walk: Walk): string {
 
 function writeArray(array: readonly unknown[], depth: number, walk: Walk): string {
   if (array.length === 0) return '[]';
+  // `['DB_PASSWORD', …]`: the second is a secret's value, as a secret-like key's is.
+  const entry = walk.redact !== null && walk.redact.secretEntry(array);
   let text = '[';
   for (let i = 0; i < array.length; i++) {
     try {
       if (!(i in array)) throw new Refusal('undefined', 'a hole in an array');
-      text += (i === 0 ? '' : ', ') + write(array[i], depth + 1, walk);
+      const item = array[i];
+      text += (i === 0 ? '' : ', ') + (entry && i === 1 && item !== undefined ? REDACTED_TEXT : write(item, depth + 1, walk));
     } catch (error) {
       if (error instanceof Refusal) error.segments.unshift(i);
       throw error;
@@ -134,6 +137,8 @@ function writeObject(object: object, depth: number, walk: Walk): string {
   const keys = sortedKeys(Object.keys(record));
   if (walk.counter !== null) walk.counter.keys += keys.length;
   const renamed = walk.redact === null ? null : scrubbedKeys(keys, record, walk.redact);
+  // `{name: 'DB_PASSWORD', value: …}`: a value whose key is not a secret's, but whose name is.
+  const namedSecret = walk.redact === null ? null : walk.redact.namedSecretKey(record, keys);
   const count = renamed === null ? keys.length : renamed.length;
   let text = '{';
   let first = true;
@@ -147,7 +152,8 @@ function writeObject(object: object, depth: number, walk: Walk): string {
       // `"key": `, after `, ` but for the first: one string made once a key, and two joins a member.
       const member = walk.ascii ? `${first ? '' : ', '}${quote(name, true)}: ` : memberText(name, first);
       // A secret-like key keeps its place, so a reader sees that a value was there.
-      const valueText = walk.redact !== null && (walk.redact.secretKey(key) || (name !== key && walk.redact.secretKey(name))) ? REDACTED_TEXT : write(child, depth + 1, walk);
+      const secret = walk.redact !== null && (key === namedSecret || walk.redact.secretKey(key) || (name !== key && walk.redact.secretKey(name)));
+      const valueText = secret ? REDACTED_TEXT : write(child, depth + 1, walk);
       text += member;
       text += valueText;
     } catch (error) {

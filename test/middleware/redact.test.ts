@@ -44,6 +44,37 @@ describe('secret-like keys', () => {
   });
 });
 
+describe('a secret named beside its value', () => {
+  it('is recorded as [redacted] in {name, value} objects and [name, value] pairs, in payloads and the identity on every line', async () => {
+    const pw = 'Pair-Pw-0123456789';
+    const ag = agent('acme/pairs', { home: tempDir(), ids: { env: [{ name: 'DB_PASSWORD', value: `${pw}-ids` }], tenant: 'acme' } });
+    const session = ag.session({ ids: countingIds(), clock: steppingClock() });
+    session.emit('deploy', {
+      // A Kubernetes or ECS env list, an SSM parameter, a tag, a header list, Object.entries.
+      env: [{ name: 'API_TOKEN', value: `${pw}-1` }, { name: 'HOME', value: '/root' }],
+      parameter: { Name: 'DB_PASSWORD', Value: `${pw}-2`, Type: 'SecureString' },
+      tag: { key: 'client_secret', value: { nested: `${pw}-3` } },
+      headers: [['Authorization', `Token ${pw}-4`], ['Accept', 'text/html']],
+      entries: Object.entries({ DB_PASSWORD: `${pw}-5`, user: 'bob' }),
+      kept: [{ name: 'max_tokens', value: 100 }, { key: 'primary_key', value: 'id' }, ['password', 'a', 'b'], ['tokens', 7]],
+    });
+    const result = await session.close();
+    const events = lines(result.log_path).map((line) => JSON.parse(line) as { kind: string; payload: Record<string, unknown>; agent_ids: { ids: Record<string, unknown> } });
+    expect(events.find((e) => e.kind === 'deploy')?.payload).toEqual({
+      env: [{ name: 'API_TOKEN', value: '[redacted]' }, { name: 'HOME', value: '/root' }],
+      parameter: { Name: 'DB_PASSWORD', Value: '[redacted]', Type: 'SecureString' },
+      tag: { key: 'client_secret', value: '[redacted]' },
+      headers: [['Authorization', '[redacted]'], ['Accept', 'text/html']],
+      entries: [['DB_PASSWORD', '[redacted]'], ['user', 'bob']],
+      kept: [{ name: 'max_tokens', value: 100 }, { key: 'primary_key', value: 'id' }, ['password', 'a', 'b'], ['tokens', 7]],
+    });
+    expect(events.every((e) => JSON.stringify(e.agent_ids.ids['env']) === '[{"name":"DB_PASSWORD","value":"[redacted]"}]')).toBe(true);
+    for (const file of [result.log_path, result.exports.summary ?? '', result.exports.otel ?? '']) expect(fs.readFileSync(file, 'utf8'), file).not.toContain(pw);
+    expect(result.chain).toMatchObject({ hash_chain_valid: true, complete: true });
+    expect(pythonVerify(result.log_path)).toMatchObject({ valid: true, events: events.length });
+  });
+});
+
 describe('an injected secret', () => {
   const SECRET = 'pay-key-91d2c7e0b3a4f5';
 
