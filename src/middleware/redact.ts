@@ -214,15 +214,31 @@ const SECRET_WORDS = 'pass|pwd|secret|token|key|auth|cookie|credential|dsn|jwt|o
 
 /**
  * A value given to a name: `DB_PASSWORD=…` (an env file, a shell), `"api_key": "…"` (JSON as
- * text), `token: …` (YAML, a header), `--password=…`, `?token=…&`. Only a name with a secret's
- * word in it is taken (so `https://…` is not read as a name whose value hides a `?token=` after
- * it); whether it is a secret's name is then {@link isSecretLikeKey}'s answer, as for a key of a
- * payload. The value is taken quoted, or up to a space or a separator; a scheme word
- * (`Authorization: Bearer …`) goes with what follows it.
+ * text, and JSON text inside a JSON string: `\"api_key\":\"…\"`), `token: …` (YAML, a header),
+ * `--password=…`, `?token=…&`. Only a name with a secret's word in it is taken (so `https://…` is
+ * not read as a name whose value hides a `?token=` after it); whether it is a secret's name is then
+ * {@link isSecretLikeKey}'s answer, as for a key of a payload. The value is taken quoted, or up to
+ * a space or a separator; a scheme word (`Authorization: Bearer …`) goes with what follows it.
+ * A value in quotes escaped k times (`\"…\"`: k = 1, `\\\"…\\\"`: k = 3) ends at the first quote
+ * with k + (2k + 2)·n backslashes before it: the closing quote's escape, after n backslashes of the
+ * value's own (2k + 2 each once escaped; a quote inside the value has 2k + 1). A value cut before
+ * its closing quote runs to the line's end.
  */
 const ASSIGNMENT = new RegExp(
-  String.raw`(?<![\w.])(?=[\w.-]*?(?:${SECRET_WORDS}))([A-Za-z_][\w.-]*)(["']?[ \t]*[:=][ \t]*)(?:"((?:[^"\\\r\n]|\\.)*)"|'([^'\r\n]*)'|((?:(?:Bearer|Basic|Token|Digest)[ \t]+)?(?:\[redacted\]|[^\s"'${'`'},;&)}\]])+))`,
+  String.raw`(?<![\w.])(?=[\w.-]*?(?:${SECRET_WORDS}))(?<name>[A-Za-z_][\w.-]*)(?<separator>(?:\\*["'])?[ \t]*[:=][ \t]*)(?:"(?<dq>(?:[^"\\\r\n]|\\.)*)"|'(?<sq>[^'\r\n]*)'|(?<esc>\\+)"(?<eq>[^\r\n]*?)(?:(?<!\\)(?:\k<esc>\k<esc>\\\\)*\k<esc>"|(?=[\r\n]|$))|(?<bare>(?:(?:Bearer|Basic|Token|Digest)[ \t]+)?(?:\[redacted\]|[^\s"'${'`'},;&)}\]])+))`,
   'gi',
+);
+
+/**
+ * A secret-like name that starts a line, as YAML or a header block writes it (`password: correct
+ * horse battery staple`): its value, unquoted, runs to the line's end, spaces and all, or to a
+ * `,` or `;` that starts another name's value (`password: null, auth: true`). The line's start is
+ * matched, not looked behind for: a look behind from every place in a run of spaces took time
+ * growing with the square of its length.
+ */
+const LINE_VALUE = new RegExp(
+  String.raw`^(?<indent>[ \t]*(?:-[ \t]+)?)(?=[\w.-]*?(?:${SECRET_WORDS}))(?<name>[A-Za-z_][\w.-]*)(?<separator>[ \t]*:[ \t]+)(?<bare>[^\s"'](?:(?![,;][ \t]*[A-Za-z_][\w.-]*[ \t]*[:=])[^\r\n])*)`,
+  'gim',
 );
 
 /**
@@ -230,18 +246,37 @@ const ASSIGNMENT = new RegExp(
  * the `--password=…` form is an {@link ASSIGNMENT}.
  */
 const OPTION = new RegExp(
-  String.raw`(?<![\w-])(?=--?[\w-]*?(?:${SECRET_WORDS}))(--?[A-Za-z][\w-]*)([ \t]+)(?:"((?:[^"\\\r\n]|\\.)*)"|'([^'\r\n]*)'|([^\s"'${'`'}-][^\s"'${'`'}]*))`,
+  String.raw`(?<![\w-])(?=--?[\w-]*?(?:${SECRET_WORDS}))(?<name>--?[A-Za-z][\w-]*)(?<separator>[ \t]+)(?:"(?<dq>(?:[^"\\\r\n]|\\.)*)"|'(?<sq>[^'\r\n]*)'|(?<bare>[^\s"'${'`'}-][^\s"'${'`'}]*))`,
   'gi',
 );
 
+/**
+ * The text of an XML element whose name is a secret's (`<password>…</password>`, `<apiKey>`),
+ * CDATA sections included. A section's text is read to its `]]>` but never past a `<`: read on, a
+ * text of many unclosed sections was read again from each (time growing with its square).
+ */
+const ELEMENT = new RegExp(
+  String.raw`<(?=[\w.:-]*?(?:${SECRET_WORDS}))(?<name>[A-Za-z_][\w.:-]*)(?<attributes>\s[^<>]*)?(?<!/)>(?<text>(?:<!\[CDATA\[(?:[^\]<]|\](?!\]>))*\]\]>|[^<])*)(?<end></\k<name>\s*>)`,
+  'gi',
+);
+
+/**
+ * The string literal SQL sets a password with: `ALTER USER bob WITH PASSWORD '…'`, `CREATE ROLE r
+ * PASSWORD '…'`, MySQL's `IDENTIFIED BY '…'`, `IDENTIFIED WITH plugin BY '…'` and `SET PASSWORD
+ * FOR user = '…'` (a user named in 200 characters at most, so that a text of many `SET PASSWORD
+ * FOR` is not read to its end from each).
+ */
+const SQL_PASSWORD = /(?<![\w-])(?<keyword>(?:PASSWORD|IDENTIFIED\s+(?:WITH\s+\w+\s+)?(?:BY|AS))\s+|SET\s+PASSWORD\s+FOR\s+[^=;\r\n]{1,200}?=\s*)(?:'(?<sq>(?:[^'\\\r\n]|''|\\.)*)'|"(?<dq>(?:[^"\\\r\n]|""|\\.)*)")/gi;
+
 /** A value that names where a secret is rather than holding it (`$DB_PASSWORD`, `${TOKEN}`), one already masked (`***`), or none at all. */
-const NOT_A_SECRET = /^(?:\$.*|\*+|true|false|null|none|undefined)$/i;
+const NOT_A_SECRET = /^\s*(?:\$.*|\*+|true|false|null|none|undefined)?\s*$/i;
 
 /**
  * What a text holding a credential holds at least one of (a plain scan, far cheaper than the
- * patterns): most recorded strings have none of these and are returned as they are.
+ * patterns): most recorded strings have none of these and are returned as they are. `identified`
+ * is SQL's `IDENTIFIED BY '…'`, which names no secret.
  */
-const CREDENTIAL_GATE = new RegExp(String.raw`sk-|[sr]k_|gh[pousr]_|github_pat_|akia|xox|aiza|eyj|-----begin|bearer|basic|:\/\/|-u\s|--user|${SECRET_WORDS}`, 'i');
+const CREDENTIAL_GATE = new RegExp(String.raw`sk-|[sr]k_|gh[pousr]_|github_pat_|akia|xox|aiza|eyj|-----begin|bearer|basic|:\/\/|-u\s|--user|identified|${SECRET_WORDS}`, 'i');
 
 // The shortest credential in text: `pwd=x`.
 const MIN_CREDENTIAL_TEXT = 5;
@@ -249,23 +284,61 @@ const MIN_CREDENTIAL_TEXT = 5;
 /**
  * The text with every credential it holds replaced by `[redacted]`: the published API-key shapes,
  * JSON web tokens, private key blocks, `Bearer`/`Basic` credentials, and passwords and tokens in
- * URLs whole (the scheme word and the URL kept), and the value of an assignment to a secret-like name
- * (`DB_PASSWORD=[redacted]`, `"api_key": "[redacted]"`).
+ * URLs whole (the scheme word and the URL kept), the value of an assignment to a secret-like name
+ * (`DB_PASSWORD=[redacted]`, `"api_key": "[redacted]"`, `password: [redacted]` to the line's end),
+ * the text of a secret-like XML element, and SQL's password literals.
  */
 export function redactCredentials(text: string): string {
   if (text.length < MIN_CREDENTIAL_TEXT || !CREDENTIAL_GATE.test(text)) return text;
   let out = replacePii(text, API_KEYS, () => REDACTED);
   for (const shape of CREDENTIAL_SHAPES) out = out.replace(shape.pattern, shape.kept);
-  return out.replace(ASSIGNMENT, assignedValue).replace(OPTION, assignedValue);
+  return out
+    .replace(LINE_VALUE, assignedValue)
+    .replace(ASSIGNMENT, assignedValue)
+    .replace(OPTION, assignedValue)
+    .replace(ELEMENT, elementText)
+    .replace(SQL_PASSWORD, sqlLiteral);
+}
+
+/** The named groups of {@link ASSIGNMENT}, {@link LINE_VALUE} and {@link OPTION} (a quoted, escaped-quoted or bare value). */
+interface AssignmentGroups {
+  readonly indent?: string;
+  readonly name: string;
+  readonly separator: string;
+  readonly dq?: string;
+  readonly sq?: string;
+  readonly esc?: string;
+  readonly eq?: string;
+  readonly bare?: string;
 }
 
 /** An assignment's or an option's value replaced, when its name is a secret's and the value holds one. */
-function assignedValue(match: string, name: string, separator: string, doubleQuoted?: string, singleQuoted?: string, bare?: string): string {
-  const value = doubleQuoted ?? singleQuoted ?? bare ?? '';
+function assignedValue(match: string, ...rest: unknown[]): string {
+  const { indent = '', name, separator, dq, sq, esc, eq, bare } = rest.at(-1) as AssignmentGroups;
+  if (!isSecretLikeKey(name)) return match;
+  const quote = dq !== undefined ? '"' : sq !== undefined ? "'" : eq !== undefined ? `${esc ?? ''}"` : '';
+  // A value in escaped quotes that was cut before its closing one gets none.
+  const close = eq !== undefined && !match.endsWith(quote) ? '' : quote;
+  return withValueRedacted(match, dq ?? sq ?? eq ?? bare ?? '', `${indent}${name}${separator}${quote}`, close);
+}
+
+/** A secret-like XML element's text replaced. */
+function elementText(match: string, ...rest: unknown[]): string {
+  const { name, attributes, text, end } = rest.at(-1) as { name: string; attributes?: string; text: string; end: string };
+  return isSecretLikeKey(name) ? withValueRedacted(match, text, `<${name}${attributes ?? ''}>`, end) : match;
+}
+
+/** A password literal of SQL replaced, in the quotes it had. */
+function sqlLiteral(match: string, ...rest: unknown[]): string {
+  const { keyword, sq, dq } = rest.at(-1) as { keyword: string; sq?: string; dq?: string };
+  const quote = sq !== undefined ? "'" : '"';
+  return withValueRedacted(match, sq ?? dq ?? '', `${keyword}${quote}`, quote);
+}
+
+/** `[redacted]` between `before` and `after` in place of `value`, when the value holds a secret; else the match as it was. */
+function withValueRedacted(match: string, value: string, before: string, after: string): string {
   // A value whose credential was already replaced (a URL's password) keeps the rest.
-  if (value === '' || value.includes(REDACTED) || NOT_A_SECRET.test(value) || !isSecretLikeKey(name)) return match;
-  const quote = doubleQuoted !== undefined ? '"' : singleQuoted !== undefined ? "'" : '';
-  return `${name}${separator}${quote}${REDACTED}${quote}`;
+  return value.includes(REDACTED) || NOT_A_SECRET.test(value) ? match : `${before}${REDACTED}${after}`;
 }
 
 /**

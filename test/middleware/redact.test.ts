@@ -197,6 +197,9 @@ describe('credentials in text', () => {
     'the store postgres://someone:***@db.example.com/aura; password=***',
     'a risk-assessment-framework-for-2024 and desk_live_reports_of_the_week',
     'mysql --password-file /run/db.pw --tokens 5 -u root; git commit --author ann; curl -u admin:*** https://x',
+    'token_count: 3 of 5\nmax_tokens: 100 per call',
+    '<key>name</key><password/><token>\n</token><password>${DB_PASSWORD}</password>',
+    'ALTER ROLE r PASSWORD NULL; the bug was identified by ann',
   ];
 
   function recorded(given: readonly string[]): { result: Promise<SessionResult>; seen: string[] } {
@@ -213,21 +216,66 @@ describe('credentials in text', () => {
     return { result: done, seen };
   }
 
-  it('are recorded as [redacted] in every string, the name, scheme word and URL around them kept; the tool gets them as given', async () => {
-    const given = REDACTED_TEXTS.map(([text]) => text);
+  /** Records the texts as a tool's arguments and result, and checks both hold them as expected and the trail none of the secrets. */
+  async function expectRecordedAs(texts: readonly (readonly [string, string])[], secrets: readonly string[]): Promise<void> {
+    const given = texts.map(([text]) => text);
     const run = recorded(given);
     const result = await run.result;
     expect(run.seen).toEqual(given);
     const events = lines(result.log_path).map((line) => JSON.parse(line) as { kind: string; payload: Record<string, unknown> });
-    const expected = REDACTED_TEXTS.map(([, text]) => text);
+    const expected = texts.map(([, text]) => text);
     expect((events.find((e) => e.kind === 'tool.call')?.payload['args'] as { commands: string[] }).commands).toEqual(expected);
     expect((events.find((e) => e.kind === 'tool.result')?.payload['result'] as { output: string[] }).output).toEqual(expected);
     const trail = fs.readFileSync(result.log_path, 'utf8');
-    for (const secret of [OPENAI, GITHUB, JWT, 'hunter2hunter2', 'AKIAIOSFODNN7EXAMPLE', 'pa55word', 'topsecret', 'abc123', 'wJalrXUtnFEMI', 's3cret', 'MIIEowIBAAKCAQEA', 'b3BlbnNzaC1rZXk', 'Pw-Text', 'Text-09']) {
-      expect(trail.includes(secret), secret).toBe(false);
-    }
+    for (const secret of secrets) expect(trail.includes(secret), secret).toBe(false);
     expect(result.chain).toMatchObject({ hash_chain_valid: true, complete: true });
     expect(pythonVerify(result.log_path)).toMatchObject({ valid: true, events: events.length });
+  }
+
+  it('are recorded as [redacted] in every string, the name, scheme word and URL around them kept; the tool gets them as given', async () => {
+    await expectRecordedAs(REDACTED_TEXTS, [OPENAI, GITHUB, JWT, 'hunter2hunter2', 'AKIAIOSFODNN7EXAMPLE', 'pa55word', 'topsecret', 'abc123', 'wJalrXUtnFEMI', 's3cret', 'MIIEowIBAAKCAQEA', 'b3BlbnNzaC1rZXk', 'Pw-Text', 'Text-09']);
+  });
+
+  it('given to a secret-like name that starts a line (YAML, headers) are [redacted] to the line\'s end, spaces and all, its break kept', async () => {
+    await expectRecordedAs([
+      ['db:\n  password: correct horse battery staple\n  host: db', 'db:\n  password: [redacted]\n  host: db'],
+      ['password: two words\r\nuser: bob', 'password: [redacted]\r\nuser: bob'],
+      ['env:\n  - api_token: Yaml Pw 01 # rotated\n  - name: x', 'env:\n  - api_token: [redacted]\n  - name: x'],
+      ['Set-Cookie: sid=Yaml-Pw-02 a; Path=/; HttpOnly', 'Set-Cookie: [redacted]; Path=/; HttpOnly'],
+    ], ['horse', 'battery', 'staple', 'two words', 'Yaml Pw', 'Yaml-Pw']);
+  });
+
+  it('in a secret-like XML element are [redacted], its tags kept', async () => {
+    await expectRecordedAs([
+      [
+        '<cfg><password>Xml-Pw-01</password><apiKey>Xml-Pw-02</apiKey><client_secret>Xml-Pw-03</client_secret><user>bob</user></cfg>',
+        '<cfg><password>[redacted]</password><apiKey>[redacted]</apiKey><client_secret>[redacted]</client_secret><user>bob</user></cfg>',
+      ],
+      ['<ns:Password enc="no"><![CDATA[Xml]]Pw-04 & "q"]]></ns:Password><key>name</key>', '<ns:Password enc="no">[redacted]</ns:Password><key>name</key>'],
+    ], ['Xml-Pw', 'Xml]]Pw']);
+  });
+
+  it('in JSON text held in a JSON string, at any depth of escaping, are [redacted], the fields around them kept', async () => {
+    // A value with a quote and a backslash in it, in JSON text held in a string, then in another.
+    const once = JSON.stringify(JSON.stringify({ password: 'Esc-Pw-02 "quoted" \\', user: 'bob' }));
+    const twice = JSON.stringify(once);
+    const redacted = JSON.stringify(JSON.stringify({ password: '[redacted]', user: 'bob' }));
+    await expectRecordedAs([
+      ['{\\"password\\":\\"Esc-Pw-01\\"}', '{\\"password\\":\\"[redacted]\\"}'],
+      [once, redacted],
+      [twice, JSON.stringify(redacted)],
+      ['cut: {\\"api_key\\":\\"Esc-Pw-03', 'cut: {\\"api_key\\":\\"[redacted]'],
+    ], ['Esc-Pw']);
+  });
+
+  it('set as a password by SQL are [redacted] in their quotes', async () => {
+    await expectRecordedAs([
+      ["ALTER USER bob WITH PASSWORD 'Sql-Pw-01'", "ALTER USER bob WITH PASSWORD '[redacted]'"],
+      ["CREATE ROLE r LOGIN ENCRYPTED PASSWORD 'Sql-Pw-02';", "CREATE ROLE r LOGIN ENCRYPTED PASSWORD '[redacted]';"],
+      ["CREATE USER 'u'@'%' IDENTIFIED BY 'Sql-Pw-03'", "CREATE USER 'u'@'%' IDENTIFIED BY '[redacted]'"],
+      ['ALTER USER u IDENTIFIED WITH caching_sha2_password BY "Sql-Pw-04"', 'ALTER USER u IDENTIFIED WITH caching_sha2_password BY "[redacted]"'],
+      ["SET PASSWORD FOR 'u'@'%' = 'Sql-Pw-05'; ALTER ROLE r PASSWORD 'Sql''Pw-06'", "SET PASSWORD FOR 'u'@'%' = '[redacted]'; ALTER ROLE r PASSWORD '[redacted]'"],
+    ], ['Sql-Pw', "Sql''Pw"]);
   });
 
   it('are recorded as [redacted] in object keys too, keys that come out alike kept apart, ordinary keys as they are', async () => {
