@@ -98,6 +98,24 @@ function namedSecretKey(record: Readonly<Record<string, unknown>>, keys: readonl
   return named ? valueKey : null;
 }
 
+/**
+ * The text a secret's bytes leave in hex and in base64 (and base64url), wherever they stand in the
+ * bytes encoded: a tool that echoes a token base64-encoded, or inside an encoded blob
+ * (`Basic base64(user:secret)`, a JWT's payload). Of each of the three alignments, only the
+ * characters made of the secret's bits alone: those at its edges also hold its neighbours' bits.
+ */
+function encodedForms(value: string): string[] {
+  const bytes = Buffer.from(value, 'utf8');
+  const hex = bytes.toString('hex');
+  const forms = [hex, hex.toUpperCase()];
+  for (let shift = 0; shift < 3; shift++) {
+    const shifted = Buffer.concat([Buffer.alloc(shift), bytes]);
+    const core = shifted.toString('base64').slice(Math.ceil((shift * 8) / 6), Math.floor((shifted.length * 8) / 6));
+    forms.push(core, core.replace(/\+/g, '-').replace(/\//g, '_'));
+  }
+  return forms;
+}
+
 // Shorter values would scrub ordinary words out of recorded text; Aura uses the same bound.
 const MIN_SCRUB_LENGTH = 8;
 
@@ -129,7 +147,7 @@ export class SessionRedactor implements Redactor {
    * or a vault gave it.
    */
   addSecret(value: string): void {
-    const forms = [value, value.trim(), JSON.stringify(value).slice(1, -1), encodeURIComponent(value)];
+    const forms = [value, value.trim(), JSON.stringify(value).slice(1, -1), encodeURIComponent(value), ...encodedForms(value.trim())];
     const added = forms.filter((form, i) => form.length >= MIN_SCRUB_LENGTH && forms.indexOf(form) === i && !this.secrets.includes(form));
     if (added.length === 0) return;
     this.secrets = [...this.secrets, ...added].sort((a, b) => b.length - a.length);

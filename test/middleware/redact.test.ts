@@ -120,6 +120,31 @@ describe('an injected secret', () => {
     expect(texts[1]).toBe(texts[0]);
   });
 
+  it('is scrubbed in hex and in base64 (standard and URL-safe), alone or at any place inside an encoded blob, in the trail and in what the caller gets', async () => {
+    const session = agent('acme/pay', { home: tempDir(), capabilities: [{ id: 'c1', tool: 'pay', secret: 'env:PAY_KEY', inject_as: 'api_key' }] })
+      .session({ ids: countingIds(), clock: steppingClock(), secretBroker: { resolve: () => SECRET } });
+    const encodings = (key: string): Record<string, string> => ({
+      hex: Buffer.from(key).toString('hex'),
+      HEX: Buffer.from(key).toString('hex').toUpperCase(),
+      b64: Buffer.from(key).toString('base64'),
+      // At each of the three alignments, inside longer encoded bytes.
+      blob0: Buffer.from(`{"k":"${key}"}`).toString('base64'),
+      blob1: Buffer.from(`{"ke":"${key}", "n": 1}`).toString('base64url'),
+      blob2: Buffer.from(`{"key":"${key}", "n": 12}`).toString('base64'),
+    });
+    const answer = await session.tool('pay', { amount: 1 }, (live) => encodings(String(live['api_key'])), { capabilityId: 'c1' });
+    const sent = encodings(SECRET);
+    const result = await session.close();
+    const trail = fs.readFileSync(result.log_path, 'utf8');
+    for (const [name, text] of Object.entries(sent)) {
+      expect(answer[name], name).not.toBe(text);
+      expect(answer[name], name).toContain('[redacted]');
+      expect(trail, name).not.toContain(text);
+    }
+    // What is left of a blob is only what its other bytes made.
+    expect(trail).not.toContain(Buffer.from(SECRET).toString('base64').slice(0, 12));
+  });
+
   it('is scrubbed in the forms a tool writes it back in (inside JSON text, in a URL, trimmed), and the caller never gets it back', async () => {
     // A password with a quote and a backslash, as a vault hands it over: with its line end.
     const secret = 'pa"ss\\word-9Zx-long\n';
