@@ -186,8 +186,10 @@ export class Session implements AsyncDisposable {
     // For the same reason, its evidence is not read ahead of close.
     if (shared !== null) this.aheadAt = Infinity;
     this.recorder = new Recorder({ sessionId: this.id, traceId: this.traceId, taskId }, this.writer, redactor, ids, clock, { agentIdsText: trailerText(agent.trailer(), redactor), auraId: agent.profile.aura_id }, (appended) => {
-      this.publisher.publish(appended);
+      // A due checkpoint goes right after the event that made it due, before anything its
+      // publication records (an observer's alert): the verifier expects it there.
       this.checkpointer.after(appended.givenKind);
+      this.publisher.publish(appended);
       if (this.writer.length >= this.aheadAt) this.startAhead();
     });
     this.loop = new LoopHold(this.approvals, record);

@@ -2,6 +2,7 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { Observer } from '../../src/observers/bus.js';
 import { agent } from '../../src/session/agent.js';
 import { checkpointText, KeyRing } from '../../src/spine/signing.js';
 import { verifyTrail } from '../../src/spine/verify.js';
@@ -239,10 +240,82 @@ describe('attacks on a signed store', () => {
     expect(chain).toMatchObject({ status: 1, json: { status: 'damaged', reason: 'seal_mismatch' } });
     expect(chain.json['message']).toContain('anchor copy seals it');
     expect(auraJson(['verify', 'chain', first.id], { home })).toMatchObject({ status: 0, json: { status: 'verified' } });
-    // An entry the log has and the anchor lacks was added after the fact.
-    fs.writeFileSync(anchorLog, '');
-    expect(auraJson(['verify', 'chain', first.id], { home })).toMatchObject({ status: 1, json: { status: 'damaged', reason: 'seal_mismatch' } });
-    expect(statusOf(store(home, { anchorLog }), first.id)).toMatchObject({ status: 'damaged', reason: 'seal_mismatch' });
+  });
+});
+
+describe('checkpoints where observers record', () => {
+  it('a checkpoint falls right after the event that made it due, before the alerts its observers record: the session verifies', async () => {
+    const { home } = signedHome();
+    // An observer that answers every event it is handed with an alert of its own.
+    const echo: Observer = { id: 'echo', kinds: ['step'], onEvent: (event, context) => void context.emit('observer.alert', { seen: event.event_id }) };
+    const session = agent('acme/observed', { home }).session({ observers: [echo] });
+    for (let i = 0; i < 30; i++) session.emit('step', { i });
+    const result = await session.close();
+    const kinds = lines(result.log_path).map((line) => (JSON.parse(line) as Row).kind);
+    expect(kinds.filter((kind) => kind === 'observer.alert').length).toBeGreaterThan(5);
+    expect(kinds.filter((kind) => kind === 'chain.checkpoint').length).toBeGreaterThan(5);
+    expect(result.chain).toMatchObject({ hash_chain_valid: true, complete: true });
+    expect(auraJson(['verify', 'chain', result.session_id], { home })).toMatchObject({ status: 0, json: { status: 'verified' } });
+  });
+});
+
+describe('the anchor copy of the seal log', () => {
+  it('begun after the store: the seals before it are not expected in it, those after it are', async () => {
+    const { home } = signedHome();
+    const before = await signedSession(home);
+    const anchorDir = tempDir();
+    fs.appendFileSync(path.join(home, 'config.yaml'), `anchor_dir: ${anchorDir}\n`);
+    const after = await signedSession(home);
+    const anchorLog = path.join(anchorDir, 'seals.jsonl');
+    expect(store(home, { anchorLog })).toMatchObject({ ok: true, anchor: { entries: 1, matches: true } });
+    expect(auraJson(['verify', 'chain', before.id], { home }).json).toMatchObject({ status: 'verified' });
+    expect(auraJson(['verify', 'store'], { home })).toMatchObject({ status: 0 });
+    // A seal added to the log after the anchor began, and not to the anchor, was added after the fact.
+    const third = await signedSession(home);
+    fs.writeFileSync(anchorLog, `${lines(anchorLog).slice(0, 1).join('\n')}\n`);
+    const report = store(home, { anchorLog });
+    expect(statusOf(report, third.id)).toMatchObject({ status: 'damaged', reason: 'seal_mismatch' });
+    expect(statusOf(report, after.id)).toMatchObject({ status: 'verified' });
+    expect(statusOf(report, before.id)).toMatchObject({ status: 'verified' });
+  });
+
+  it('is where AURA_ANCHOR_DIR says, whatever the home\'s config says: a config rewritten to name a forged copy is not read', async () => {
+    const { home } = signedHome();
+    const anchorDir = tempDir();
+    const env = { AURA_ANCHOR_DIR: anchorDir };
+    await signedSession(home);
+    const demo = auraJson(['demo'], { home, env });
+    expect(demo.status).toBe(0);
+    const log = path.join(home, 'seals.jsonl');
+    expect(fs.readFileSync(path.join(anchorDir, 'seals.jsonl'), 'utf8').split('\n').filter(Boolean)).toHaveLength(1);
+    // The last session deleted with its seal, and a copy of the cut log named as the anchor in the home's config.
+    fs.writeFileSync(log, `${lines(log).slice(0, 1).join('\n')}\n`);
+    const sessions = path.join(home, 'sessions');
+    for (const name of fs.readdirSync(sessions).filter((file) => file.startsWith(String(demo.json['session_id'])))) fs.rmSync(path.join(sessions, name));
+    const forged = tempDir();
+    fs.copyFileSync(log, path.join(forged, 'seals.jsonl'));
+    fs.appendFileSync(path.join(home, 'config.yaml'), `anchor_dir: ${forged}\n`);
+    expect(auraJson(['verify', 'store'], { home }).json).toMatchObject({ ok: true });
+    expect(auraJson(['verify', 'store'], { home, env })).toMatchObject({ status: 1, json: { anchor: { matches: false } } });
+  });
+
+  it('kept by a home and by a project of it (storage: project) in one folder, each in its own file; one shared by two stores fails verify store saying so', async () => {
+    const home = tempDir();
+    const anchorDir = tempDir();
+    fs.writeFileSync(path.join(home, 'config.yaml'), `anchor_dir: ${anchorDir}\n`);
+    const project = tempDir();
+    fs.writeFileSync(path.join(project, 'aura.project.yaml'), 'storage: project\n');
+    for (const args of [['demo'], ['--project', project, 'demo'], ['demo']]) expect(auraJson(args, { home }).status).toBe(0);
+    expect(fs.readdirSync(anchorDir)).toHaveLength(2);
+    expect(auraJson(['verify', 'store'], { home })).toMatchObject({ status: 0, json: { anchor: { matches: true } } });
+    expect(auraJson(['--project', project, 'verify', 'store'], { home })).toMatchObject({ status: 0, json: { anchor: { matches: true } } });
+    // Another home given the same anchor file: its seals are strangers to this store.
+    const other = tempDir();
+    expect(auraJson(['--anchor-dir', anchorDir, 'demo'], { home: other }).status).toBe(0);
+    const shared = auraJson(['verify', 'store'], { home });
+    expect(shared.status).toBe(1);
+    expect((shared.json['anchor'] as { message: string }).message).toContain('shared with another store');
+    expect((shared.json['sessions'] as { status: string }[]).every((s) => s.status === 'intact')).toBe(true);
   });
 });
 
