@@ -7,6 +7,7 @@
  * a typo must not quietly turn a setting off.
  */
 
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ConfigError, describeCause, InvalidOptionError, OtlpConfigError } from '../errors.js';
@@ -146,6 +147,13 @@ export function resolveConfig(options: ConfigOptions = {}): AuraConfig {
     projectConfig = path.join(projectDir, 'aura.project.yaml');
     layer('project', projectConfig);
   }
+  // The anchor is what someone able to write the home must not be able to move: where the
+  // environment names it, no config file (the home's own among them) can.
+  const anchorFromEnv = env['AURA_ANCHOR_DIR'];
+  if (anchorFromEnv !== undefined && anchorFromEnv !== '') {
+    values = { ...values, anchor_dir: anchorFromEnv };
+    origins.delete('anchor_dir');
+  }
   for (const key of Object.keys(options.overrides ?? {})) {
     if (!isConfigKey(key)) throw new InvalidOptionError('overrides', key, `a config key: ${CONFIG_KEYS.join(', ')}`);
     origins.delete(key);
@@ -168,7 +176,7 @@ export function resolveConfig(options: ConfigOptions = {}): AuraConfig {
       registryState: path.join(base, 'registry_state.json'),
       keys: path.join(home, 'keys'),
       sealLog: path.join(base, 'seals.jsonl'),
-      anchorLog: settings.anchor_dir === null ? null : path.join(settings.anchor_dir, 'seals.jsonl'),
+      anchorLog: settings.anchor_dir === null ? null : path.join(settings.anchor_dir, anchorLogName(home, base)),
       globalConfig,
       projectConfig,
       projectDir,
@@ -194,6 +202,15 @@ export function withConfigOrigin<T>(config: Pick<AuraConfig, 'origins'>, read: (
     if (origin === undefined || !(error instanceof Error)) throw error;
     throw new ConfigError(origin.path, origin.lineOf(keys), error.message);
   }
+}
+
+/**
+ * The anchor copy's file: `seals.jsonl` for the home's own log, and one named after the folder for
+ * a project's (`storage: project`), so that a project inheriting the home's `anchor_dir` keeps its
+ * seals apart from the home's.
+ */
+function anchorLogName(home: string, base: string): string {
+  return base === home ? 'seals.jsonl' : `seals-${createHash('sha256').update(base).digest('hex').slice(0, 12)}.jsonl`;
 }
 
 function isConfigKey(key: string): boolean {

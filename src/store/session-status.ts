@@ -315,11 +315,11 @@ export interface FolderStatusOptions {
   readonly summary?: string | null;
   readonly collectEvents?: boolean;
   /**
-   * The entries of the seal log's anchor copy (config `anchor_dir`), by session id, when it is
-   * consulted: a session whose entry differs from the anchor's, or that only one of them seals, is
-   * `damaged: seal_mismatch` (one of the two logs was rewritten).
+   * How the seal log and its anchor copy (config `anchor_dir`) disagree, by session id
+   * (store/seal-log-anchor.ts), when the copy is consulted: such a session is `damaged:
+   * seal_mismatch` (one of the two logs was rewritten).
    */
-  readonly anchor?: ReadonlyMap<string, SealLogPlace> | null;
+  readonly anchor?: ReadonlyMap<string, string> | null;
 }
 
 /**
@@ -357,18 +357,10 @@ export function folderSessionStatus(sessionsDir: string, id: string, options: Fo
     writer: writer === null ? 'none' : writer.alive ? 'alive' : 'gone',
     ...(options.collectEvents === true ? { collectEvents: true } : {}),
   });
-  const disagreement = options.anchor === undefined || options.anchor === null || sealPlace === null ? null : anchorDisagreement(sealPlace === 'absent' ? null : sealPlace.entry, options.anchor.get(id)?.entry ?? null);
+  const disagreement = options.anchor?.get(id);
   // What was already found wrong with the session stays its reason; else the anchor speaks.
-  if (disagreement === null || status.status === 'damaged' || status.status === 'unreadable') return status;
+  if (disagreement === undefined || status.status === 'damaged' || status.status === 'unreadable') return status;
   return { ...status, status: 'damaged', reason: 'seal_mismatch', message: disagreement };
-}
-
-/** How a session's seal-log entry and its anchor copy's disagree, or null when they hold the same. */
-function anchorDisagreement(entry: SealLogEntry | null, anchored: SealLogEntry | null): string | null {
-  if (entry === null && anchored === null) return null;
-  if (entry === null) return `the seal log's anchor copy seals it (${String(anchored?.seal.events)} events) but the seal log does not: its seal was removed`;
-  if (anchored === null) return "the seal log seals it but its anchor copy does not: the entry was added to the log after the fact";
-  return entry.hash === anchored.hash ? null : "its seal-log entry differs from the anchor copy's: one of the two was rewritten";
 }
 
 /** The status of a reader's session material (a folder's files, or the fleet store's bytes). */

@@ -5,7 +5,8 @@
  */
 
 import type { KeyRing } from '../spine/signing.js';
-import type { SealLogRead, SealLogView } from './seal-log.js';
+import type { SealLogView } from './seal-log.js';
+import { compareWithAnchor, type AnchorComparison } from './seal-log-anchor.js';
 import { scanSessionFolder, type SkippedFile } from './session-files.js';
 import { folderSessionStatus, PASSING_STATUSES, sealLogView, type SessionStatusName, type SignatureFacet, type StatusReason } from './session-status.js';
 
@@ -62,12 +63,14 @@ export function statusCounts(): Record<StoreStatus, number> {
 export function verifyStore(options: VerifyStoreOptions): StoreReport {
   const keys = options.keys ?? null;
   const log = sealLogView(options.sealLog, keys);
-  const anchorLog = options.anchorLog === undefined || options.anchorLog === null ? null : { path: options.anchorLog, view: sealLogView(options.anchorLog, keys) };
   const folder = scanSessionFolder(options.sessionsDir);
-  const ids = [...new Set([...folder.ids, ...log.places.keys(), ...(anchorLog?.view.places.keys() ?? [])])].sort();
+  const inFolder = new Set(folder.ids);
+  const anchorLog = options.anchorLog === undefined || options.anchorLog === null ? null : { path: options.anchorLog, view: sealLogView(options.anchorLog, keys) };
+  const compared = anchorLog === null ? null : compareWithAnchor(log.read.entries, anchorLog.view.read.entries, (id) => inFolder.has(id));
+  const ids = [...new Set([...folder.ids, ...log.places.keys(), ...(compared?.sessions.keys() ?? [])])].sort();
   const sessions: StoreSessionVerdict[] = [];
   for (const [i, id] of ids.entries()) {
-    const status = folderSessionStatus(options.sessionsDir, id, { keys, log, anchor: anchorLog?.view.places ?? null });
+    const status = folderSessionStatus(options.sessionsDir, id, { keys, log, anchor: compared?.sessions ?? null });
     sessions.push({
       session_id: id,
       status: status.status,
@@ -80,7 +83,7 @@ export function verifyStore(options: VerifyStoreOptions): StoreReport {
   }
   const counts = statusCounts();
   for (const session of sessions) counts[session.status]++;
-  const anchor = anchorLog === null ? null : anchorVerdict(anchorLog.path, anchorLog.view, log.read);
+  const anchor = anchorLog === null || compared === null ? null : anchorVerdict(anchorLog.path, anchorLog.view, compared);
   const sealLog = logVerdict(options.sealLog, log);
   return {
     sessions_dir: options.sessionsDir,
@@ -98,13 +101,13 @@ function logVerdict(path: string, log: SealLogView): SealLogVerdict {
   return { path, entries: log.read.entries.length, valid: problem === null, ...(problem === null ? {} : { message: problem }) };
 }
 
-function anchorVerdict(path: string, view: SealLogView, main: SealLogRead): SealLogVerdict & { matches: boolean } {
-  const anchor = view.read;
-  const same = anchor.entries.length === main.entries.length && anchor.entries.every((entry, i) => entry.hash === main.entries[i]?.hash);
+function anchorVerdict(path: string, view: SealLogView, compared: AnchorComparison): SealLogVerdict & { matches: boolean } {
   const verdict = logVerdict(path, view);
-  return {
-    ...verdict,
-    matches: same,
-    ...(same || verdict.message !== undefined ? {} : { message: `the anchor holds ${anchor.entries.length} seals and the store's log ${main.entries.length}, or other ones: one of them was rewritten` }),
-  };
+  const { sessions, strangers } = compared;
+  const matches = sessions.size === 0 && strangers.length === 0;
+  const why =
+    sessions.size > 0
+      ? `the anchor and the store's log disagree on ${sessions.size} session(s): one of them was rewritten`
+      : `the anchor seals ${strangers.length} session(s) of which this store has no trace (${strangers.slice(0, 3).join(', ')}${strangers.length > 3 ? ', …' : ''}): deleted with their seals, or the anchor is shared with another store (give each store its own anchor_dir)`;
+  return { ...verdict, matches, ...(matches || verdict.message !== undefined ? {} : { message: why }) };
 }

@@ -1,0 +1,45 @@
+/**
+ * The seal log against its anchor copy (config `anchor_dir`): every seal appended to the log since
+ * the anchor was set is appended to the copy too. The copy chains its own entries (it may have
+ * begun after the log), so the two are compared seal by seal, not entry by entry.
+ */
+
+import { canonicalJson } from '../spine/canonical.js';
+import type { SealLogEntry } from './seal-log.js';
+
+/** Where the log and its copy disagree. */
+export interface AnchorComparison {
+  /** The sessions whose seal the two disagree on, each with how, by session id. */
+  readonly sessions: ReadonlyMap<string, string>;
+  /** Sealed in the copy, with no trace in the log nor in `known` (another store's, or deleted whole). */
+  readonly strangers: readonly string[];
+}
+
+/**
+ * Compares a seal log with its anchor copy. A seal the two hold for one session must be the same.
+ * A seal only the copy holds was removed from the log. A seal only the log holds was added after
+ * the fact when it comes after the first seal the copy also holds (before it, the copy was not
+ * yet kept). A session the copy seals that neither the log nor `known` (the sessions folder) has
+ * heard of is told apart: the copy may be shared with another store.
+ */
+export function compareWithAnchor(log: readonly SealLogEntry[], anchor: readonly SealLogEntry[], known: (sessionId: string) => boolean): AnchorComparison {
+  const logged = new Map(log.map((entry, i) => [entry.seal.session_id, { text: canonicalJson(entry.seal, 'seal'), at: i }]));
+  const sessions = new Map<string, string>();
+  const strangers: string[] = [];
+  let start = Number.POSITIVE_INFINITY;
+  const anchored = new Set<string>();
+  for (const entry of anchor) {
+    const id = entry.seal.session_id;
+    anchored.add(id);
+    const mine = logged.get(id);
+    if (mine === undefined) {
+      if (known(id)) sessions.set(id, `the seal log's anchor copy seals it (${String(entry.seal.events)} events) but the seal log does not: its seal was removed`);
+      else strangers.push(id);
+    } else if (mine.text !== canonicalJson(entry.seal, 'seal')) sessions.set(id, "its seal in the seal log differs from the anchor copy's: one of the two was rewritten");
+    else start = Math.min(start, mine.at);
+  }
+  for (const [id, { at }] of logged) {
+    if (at > start && !anchored.has(id)) sessions.set(id, 'the seal log seals it but its anchor copy does not: the entry was added to the log after the fact');
+  }
+  return { sessions, strangers };
+}
