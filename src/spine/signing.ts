@@ -92,10 +92,16 @@ export class KeyRing {
     return new KeyRing(dir, keys, active !== null && KEY_ID.test(active) ? active : null);
   }
 
-  /** A ring of one public key file (`--public-key F`). */
+  /**
+   * A ring of one public key file (`--public-key F`, `AURA_TRUSTED_KEYS=F`). Named as a keys folder
+   * names its keys (`{key_id}.pub`), it must hold that key, as there.
+   * @throws AuraError `READ_FAILED` for a private key, a swapped key file or an unreadable one
+   */
   static ofPublicKey(file: string): KeyRing {
     const publicKey = readPublicKey(file);
     const keyId = keyIdOf(publicKey);
+    const named = /^([0-9a-f]{16})\.pub$/.exec(path.basename(file))?.[1];
+    if (named !== undefined && named !== keyId) throw new AuraError('READ_FAILED', `${file} holds the key ${keyId}, not the one its name says: a key file was swapped`, { data: { path: file } });
     return new KeyRing(path.dirname(file), new Map([[keyId, { keyId, publicKey, path: file }]]), null);
   }
 
@@ -180,6 +186,8 @@ export class KeyRing {
 
 function readPublicKey(file: string): crypto.KeyObject {
   const text = readTextFile(file, 'public key');
+  // Node derives a public key from a private one: trusted so, a signing key would sit in a verifier's set.
+  if (text.includes('PRIVATE KEY')) throw new AuraError('READ_FAILED', `${file} is a private key: trust its public key ({key_id}.pub) instead, and keep the private key where only the signer reads it`, { data: { path: file } });
   try {
     const key = crypto.createPublicKey(text);
     if (key.asymmetricKeyType !== 'ed25519') throw new Error(`an ${String(key.asymmetricKeyType)} key, not Ed25519`);

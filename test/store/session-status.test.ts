@@ -224,6 +224,27 @@ describe('a key planted in AURA_HOME/keys', () => {
     }
   });
 
+  it('a single key file is held to what a folder holds it to: named {key_id}.pub, it must hold that key; a private key is never trusted', async () => {
+    const { home, trusted } = signedHome();
+    const id = await closedSession(home, 3);
+    const [pub] = fs.readdirSync(trusted) as [string];
+    const [privateKey] = fs.readdirSync(path.join(home, 'keys')).filter((name) => name.endsWith('.key')) as [string];
+    const swapped = path.join(tempDir(), 'ea5197cd3ab327bc.pub');
+    fs.copyFileSync(path.join(trusted, pub), swapped);
+    const asPub = tempDir();
+    fs.copyFileSync(path.join(home, 'keys', privateKey), path.join(asPub, pub));
+    for (const [env, args, message] of [
+      [{ AURA_TRUSTED_KEYS: swapped }, ['verify', 'chain', id], 'a key file was swapped'],
+      [{}, ['verify', 'chain', id, '--public-key', swapped], 'a key file was swapped'],
+      [{ AURA_TRUSTED_KEYS: path.join(home, 'keys', privateKey) }, ['sessions', 'list'], 'is a private key'],
+      [{ AURA_TRUSTED_KEYS: asPub }, ['report', 'show', id], 'is a private key'],
+    ] as const) {
+      const run = aura(args, { home, env });
+      expect(run.status).toBe(2);
+      expect(run.stderr).toContain(message);
+    }
+  });
+
   it('AURA_TRUSTED_KEYS or --keys naming nothing, or a folder with no public key, is an error that says so, not a check that trusts nothing', async () => {
     const { home } = signedHome();
     const id = await closedSession(home, 3);
