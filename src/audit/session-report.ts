@@ -12,7 +12,8 @@ import { objectOf, stringOf } from '../spine/json-shape.js';
 import { readTextFile } from '../store/json-file.js';
 import { readTrailLines, type TrailRead } from '../spine/trail-reader.js';
 import type { SessionFiles } from '../store/session-files.js';
-import type { SessionStatus, SessionStatusRead } from '../store/session-status.js';
+import { materialStatus, type SessionStatus, type SessionStatusRead } from '../store/session-status.js';
+import type { KeyRing } from '../spine/signing.js';
 import { materialOf, type SessionMaterial } from '../store/material.js';
 import type { Finding } from './detector.js';
 import { severityOf } from './kinds.js';
@@ -77,6 +78,17 @@ export function sessionReport(session: SessionFiles | SessionMaterial, exportPii
     stored_by: storedBy,
     disagreements: differences.map((d) => d.text),
   };
+}
+
+/**
+ * A session's status, its trail read once against its seal and the trusted keys, and the report
+ * built from that read: what every reader shows, so none can pass a session another fails.
+ * @throws as sessionReport
+ */
+export function checkedSessionReport(session: SessionFiles | SessionMaterial, keys: KeyRing | null, exportPii = false): { readonly status: SessionStatusRead; readonly report: SessionReport } {
+  const material = materialOf(session);
+  const status = materialStatus(material, keys);
+  return { status, report: sessionReport(material, exportPii, status.trail === null ? undefined : status) };
 }
 
 /**

@@ -1,19 +1,22 @@
 /** `aura compare <a> <b>`: two sessions side by side; exit 0 when they agree, 1 when they differ. */
 
-import * as fs from 'node:fs';
 import type { AuraConfig } from '../config/config.js';
 import { compareSessions, type Compared } from '../audit/compare.js';
-import { sessionReport } from '../audit/session-report.js';
-import { readTrail } from '../spine/trail-reader.js';
+import { checkedSessionReport } from '../audit/session-report.js';
+import { folderMaterial } from '../store/material.js';
 import { resolveSessionKey } from '../store/session-files.js';
+import { sealLogView } from '../store/session-status.js';
+import { keysFor } from './context.js';
 import { colors, EXIT, table, type CommandResult } from './output.js';
 
 /** Compares two sessions of the sessions folder. */
 export function compareCommand(keyA: string, keyB: string, config: AuraConfig): CommandResult {
-  const files = [resolveSessionKey(config.paths.sessions, keyA), resolveSessionKey(config.paths.sessions, keyB)] as const;
-  const [a, b] = files.map((f) => sessionReport(f)) as [ReturnType<typeof sessionReport>, ReturnType<typeof sessionReport>];
-  const kinds = files.map((f) => (fs.existsSync(f.trail) ? readTrail(f.trail).events.map((e) => e.kind) : [])) as [string[], string[]];
-  const comparison = compareSessions(a, b, kinds[0], kinds[1]);
+  // Each judged as `report show` judges it: against its seal-log entry and the trusted keys.
+  const log = sealLogView(config.paths.sealLog);
+  const keys = keysFor({}, config);
+  const [a, b] = [keyA, keyB].map((key) => checkedSessionReport(folderMaterial(resolveSessionKey(config.paths.sessions, key), log), keys)) as [ReturnType<typeof checkedSessionReport>, ReturnType<typeof checkedSessionReport>];
+  const kinds = (checked: ReturnType<typeof checkedSessionReport>): string[] => checked.status.trail?.events.map((e) => e.kind) ?? [];
+  const comparison = compareSessions(a.report, b.report, kinds(a), kinds(b));
   const row = (name: string, c: Compared<unknown>): string[] => [name, String(c.a), String(c.b), c.same ? '' : colors.yellow('differs')];
   const rows = [
     row('verdict', comparison.audit_verdict),

@@ -3,8 +3,8 @@
 import type { AuraConfig } from '../config/config.js';
 import type { Finding } from '../audit/detector.js';
 import { verdictReason } from '../audit/report.js';
-import { sessionReport } from '../audit/session-report.js';
-import { materialStatus, statusLabel, type SessionStatus } from '../store/session-status.js';
+import { checkedSessionReport } from '../audit/session-report.js';
+import { statusLabel, type SessionStatus } from '../store/session-status.js';
 import { keysFor, sourceFor, type StoreOptions } from './context.js';
 import { colors, EXIT, table, type CommandResult } from './output.js';
 
@@ -14,8 +14,7 @@ const SEVERITY_ORDER = ['critical', 'warn', 'info'] as const;
 export async function reportShowCommand(sessionKey: string, options: StoreOptions, config: AuraConfig): Promise<CommandResult> {
   const from = await sourceFor(options, config);
   const files = await from.material(sessionKey).finally(() => from.close());
-  const status = materialStatus(files, keysFor({}, config));
-  const { summary, source, stored_by: storedBy, disagreements } = sessionReport(files, config.values['identity_export_pii'] === true, status.trail === null ? undefined : status);
+  const { status, report: { summary, source, stored_by: storedBy, disagreements } } = checkedSessionReport(files, keysFor({}, config), config.values['identity_export_pii'] === true);
   const report = summary.audit_report;
   const verdict = String(report['verdict']);
   const json = {

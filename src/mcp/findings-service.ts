@@ -11,11 +11,12 @@
 
 import * as path from 'node:path';
 import type { Finding } from '../audit/detector.js';
-import { sessionReport, type SessionReport } from '../audit/session-report.js';
+import { checkedSessionReport, type SessionReport } from '../audit/session-report.js';
 import { severityOf } from '../audit/kinds.js';
 import { AuraError } from '../errors.js';
 import { valueExcerpt } from '../spine/json-shape.js';
 import type { KeyRing } from '../spine/signing.js';
+import { folderMaterial } from '../store/material.js';
 import { listingOf } from '../store/session-list.js';
 import { refusalOf, SESSION_ID_PATTERN, sessionFiles } from '../store/session-files.js';
 import { folderSessionStatus } from '../store/session-status.js';
@@ -152,10 +153,10 @@ export class FindingsService implements FindingsTools {
     return { sessions: listings.flatMap((rows, i) => rows.map((s) => ({ ...s, ...(this.stores.length > 1 ? { sessions_dir: (this.stores[i] as StoreFindings).sessionsDir } : {}) }))) };
   }
 
-  /** `get_session_report`: the report `aura report show --json` gives. @throws ToolRefusal */
+  /** `get_session_report`: the report `aura report show --json` gives, judged with the keys and seal log verify_session uses. @throws ToolRefusal */
   async getSessionReport(sessionKey: unknown): Promise<Record<string, unknown>> {
     const { store, id } = await this.located(sessionKey);
-    return reportAnswer(id, sessionReport(sessionFiles(store.sessionsDir, id)));
+    return reportAnswer(id, checkedSessionReport(folderMaterial(sessionFiles(store.sessionsDir, id), store.index.sealLogView), this.keys).report);
   }
 
   /** `verify_session`: the session's status, with its chain report, as `verify chain <id>` gives it. @throws ToolRefusal */

@@ -10,7 +10,7 @@
 import { ruleType } from '../audit/conformance.js';
 import type { Finding } from '../audit/detector.js';
 import { verdictReason } from '../audit/report.js';
-import { sessionReport } from '../audit/session-report.js';
+import { checkedSessionReport } from '../audit/session-report.js';
 import { canonicalJson } from '../spine/canonical.js';
 import { objectOf, stringOf } from '../spine/json-shape.js';
 import { PythonNumber } from '../spine/python-number.js';
@@ -19,7 +19,7 @@ import type { KeyRing } from '../spine/signing.js';
 import type { ChainReport, ChainSeal } from '../spine/verify.js';
 import type { SessionFiles } from '../store/session-files.js';
 import { materialOf, type SessionMaterial } from '../store/material.js';
-import { materialStatus, statusLabel, type SessionStatus, type SessionStatusName, type SignatureFacet } from '../store/session-status.js';
+import { statusLabel, type SessionStatus, type SessionStatusName, type SignatureFacet } from '../store/session-status.js';
 
 /** Where a kind sits on the timeline: picks its colour and its filter group. */
 export type KindGroup = 'session' | 'turn' | 'model' | 'tool' | 'policy' | 'approval' | 'observer' | 'pii' | 'sequencer' | 'chain' | 'mcp' | 'other';
@@ -106,9 +106,8 @@ const CHART_BUCKETS = 60;
 export function reportPageModel(session: SessionFiles | SessionMaterial, options: PageModelOptions): ReportPageModel {
   const files = materialOf(session);
   // One read of the trail, against its seal and the trusted keys, serves the status, the report and the timeline.
-  const status = materialStatus(files, options.keys ?? null);
+  const { status, report } = checkedSessionReport(files, options.keys ?? null, options.exportPii === true);
   const trail = status.trail;
-  const report = sessionReport(files, options.exportPii === true, trail === null ? undefined : status);
   const summary = report.summary;
   const audit = summary.audit_report;
   const kinds = new Map<string, number>();

@@ -219,9 +219,17 @@ describe('a key planted in AURA_HOME/keys', () => {
       expect(sessions.find((row) => row['session_id'] === genuine)).toMatchObject({ status: 'verified' });
       const findings = ((await client.callTool({ name: 'get_session_findings', arguments: { per_kind_limit: 50 } })).structuredContent as { findings: Record<string, unknown>[] }).findings;
       expect(findings).toContainEqual(expect.objectContaining({ session_id: forged, kind: 'SIGNATURE_INVALID', severity: 'critical' }));
+      const report = (await client.callTool({ name: 'get_session_report', arguments: { session_key: forged } })).structuredContent as { audit_report: { verdict: string; findings: Record<string, unknown>[] } };
+      expect(report.audit_report.verdict).toBe('fail');
+      expect(report.audit_report.findings).toContainEqual(expect.objectContaining({ kind: 'SIGNATURE_INVALID', severity: 'critical' }));
+      expect(((await client.callTool({ name: 'get_session_report', arguments: { session_key: genuine } })).structuredContent as typeof report).audit_report.verdict).toBe('pass');
     } finally {
       await client.close();
     }
+    const compared = auraJson(['compare', forged, genuine], { home, env });
+    expect(compared.status).toBe(1);
+    expect(compared.json).toMatchObject({ audit_verdict: { a: 'fail', b: 'pass', same: false } });
+    expect((compared.json['findings_by_kind'] as Record<string, unknown>)['SIGNATURE_INVALID']).toMatchObject({ a: 1, b: 0 });
   });
 
   it('a single key file is held to what a folder holds it to: named {key_id}.pub, it must hold that key; a private key is never trusted', async () => {
@@ -429,6 +437,8 @@ describe('the findings channel and verify_session, in a home with keys', () => {
       expect(verified['status']).toBe('unsigned');
       const findings = ((await client.callTool({ name: 'get_session_findings', arguments: { per_kind_limit: 50 } })).structuredContent as { findings: Record<string, unknown>[] }).findings;
       expect(findings).toContainEqual(expect.objectContaining({ session_id: id, kind: 'SIGNATURE_MISSING', severity: 'critical' }));
+      const report = (await client.callTool({ name: 'get_session_report', arguments: { session_key: id } })).structuredContent as { audit_report: { verdict: string; findings: Record<string, unknown>[] } };
+      expect(report.audit_report).toMatchObject({ verdict: 'fail', findings: expect.arrayContaining([expect.objectContaining({ kind: 'SIGNATURE_MISSING', severity: 'critical' })]) });
     } finally {
       await client.close();
     }
