@@ -137,9 +137,18 @@ export class AnswerOutline {
   private key: string | null = null;
   private readonly keys = new Set<string>();
   private id: unknown = undefined;
+  /**
+   * In the piece being read, where the next `"` and the next `\` are (its length when there is
+   * none; -1 before they are looked for): each is looked for again only once it is passed, so a
+   * string of escapes is scanned once, not once an escape.
+   */
+  private quoteAt = -1;
+  private slashAt = -1;
 
   /** Reads the next piece of the text. */
   feed(text: string): void {
+    this.quoteAt = -1;
+    this.slashAt = -1;
     let i = 0;
     while (i < text.length) {
       if (this.inString) {
@@ -170,10 +179,10 @@ export class AnswerOutline {
       this.take(text, from, from + 1);
       return from + 1;
     }
-    const quote = text.indexOf('"', from);
-    const slash = text.indexOf('\\', from);
-    const end = quote < 0 ? slash : slash < 0 ? quote : Math.min(quote, slash);
-    if (end < 0) {
+    if (this.quoteAt < from) this.quoteAt = indexOrEnd(text, '"', from);
+    if (this.slashAt < from) this.slashAt = indexOrEnd(text, '\\', from);
+    const end = Math.min(this.quoteAt, this.slashAt);
+    if (end === text.length) {
       this.take(text, from, text.length);
       return text.length;
     }
@@ -235,4 +244,10 @@ export class AnswerOutline {
       return undefined;
     }
   }
+}
+
+/** Where `char` is first found in `text` from `from`, else the text's length. */
+function indexOrEnd(text: string, char: string, from: number): number {
+  const at = text.indexOf(char, from);
+  return at < 0 ? text.length : at;
 }

@@ -29,3 +29,29 @@ describe('AnswerOutline', () => {
     }
   });
 });
+
+describe('AnswerOutline over a long run of escapes', () => {
+  /** The least time, of a few runs, the outline takes to read `text` whole; and the id it finds. */
+  function timed(text: string): { ms: number; id: unknown } {
+    let ms = Infinity;
+    let id: unknown;
+    for (let run = 0; run < 3; run++) {
+      const outline = new AnswerOutline();
+      const start = performance.now();
+      outline.feed(text);
+      ms = Math.min(ms, performance.now() - start);
+      id = outline.responseId();
+    }
+    return { ms, id };
+  }
+
+  it('reads a string of backslashes (JSON escaped twice, Windows paths) in time proportional to its size, and finds the id after it', () => {
+    const size = 512 * 1024;
+    // The same escapes, one long string against many short ones: each escape is the same work, and
+    // only a scan that starts over after every escape costs more for the long string.
+    const long = timed(`{"result":{"content":[{"type":"text","text":"${'\\'.repeat(size)}"}]},"id":7}`);
+    const short = timed(`{"result":{"content":[${Array.from({ length: size / 4 }, () => `"${'\\'.repeat(4)}"`).join(',')}]},"id":7}`);
+    expect([long.id, short.id]).toEqual([7, 7]);
+    expect(long.ms).toBeLessThan(10 * short.ms + 20);
+  });
+});
