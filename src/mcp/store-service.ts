@@ -5,7 +5,7 @@
  * never filtered by a read filter, as over a folder (SuperAuditor §7, C7).
  */
 
-import { sessionReport } from '../audit/session-report.js';
+import { checkedSessionReport } from '../audit/session-report.js';
 import { AuraError } from '../errors.js';
 import { fleetFindings, sessionsNamed } from '../store/postgres/fleet-findings.js';
 import { storeCall } from '../store/postgres/connection.js';
@@ -51,8 +51,10 @@ export class StoreFindingsService implements FindingsTools {
   async getSessionReport(sessionKey: unknown): Promise<Record<string, unknown>> {
     const id = sessionKeyArg(sessionKey, true) as string;
     const material = await this.located(id);
+    // Judged as verify_session judges it: against its seal and the keys the hosts pushed.
+    const keys = await storeCall(this.source.label, () => hostKeys(this.source.sql, this.source.label));
     try {
-      return reportAnswer(id, sessionReport(material));
+      return reportAnswer(id, checkedSessionReport(material, keys).report);
     } catch (error) {
       if (error instanceof AuraError && error.code === 'READ_FAILED') throw new ToolRefusal(`session ${id}: ${error.message}`);
       throw error;

@@ -553,6 +553,19 @@ describe('the same status on every surface', () => {
     const pushed = auraJson(['push', '--all', '--host', 'status', '--store', url], { home });
     expect(pushed.status).toBe(0);
     expectStoreAndList(auraJson(['verify', 'store', '--store', url]).json, auraJson(['sessions', 'list', '--store', url]).json);
+    // get_session_report over the store reads each session's status, as verify_session does.
+    const client = new Client({ name: 'status-test', version: '1.0.0' });
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [AURA_BIN, 'mcp', '--store', url], stderr: 'ignore' }));
+    try {
+      for (const name of names) {
+        const want = expected[name] as { kind: string | null };
+        const report = (await client.callTool({ name: 'get_session_report', arguments: { session_key: ids[name] } })).structuredContent as { audit_report: { findings: { kind: string }[] } };
+        const kinds = report.audit_report.findings.map((f) => f.kind);
+        if (want.kind !== null) expect([name, kinds]).toEqual([name, expect.arrayContaining([want.kind])]);
+      }
+    } finally {
+      await client.close();
+    }
   }, 120_000);
 
   afterAll(() => undefined);
