@@ -286,8 +286,13 @@ const ELEMENT = new RegExp(
  */
 const SQL_PASSWORD = /(?<![\w-])(?<keyword>(?:PASSWORD|IDENTIFIED\s+(?:WITH\s+\w+\s+)?(?:BY|AS))\s+|SET\s+PASSWORD\s+FOR\s+[^=;\r\n]{1,200}?=\s*)(?:'(?<sq>(?:[^'\\\r\n]|''|\\.)*)'|"(?<dq>(?:[^"\\\r\n]|""|\\.)*)")/gi;
 
-/** A value that names where a secret is rather than holding it (`$DB_PASSWORD`, `${TOKEN}`), one already masked (`***`), or none at all. */
-const NOT_A_SECRET = /^\s*(?:\$.*|\*+|true|false|null|none|undefined)?\s*$/i;
+/**
+ * A value that names where a secret is rather than holding it (`$DB_PASSWORD`, `${TOKEN}`), one
+ * already masked (`***`), or none at all, once trimmed. Its spaces are trimmed, not matched: a
+ * `\s*` after `\$.*` was tried from each place of a run of spaces before a line break (an XML
+ * element's text can hold one), time growing with the square of the run's length.
+ */
+const NOT_A_SECRET = /^(?:\$[^\r\n]*|\*+|true|false|null|none|undefined)?$/i;
 
 /**
  * What a text holding a credential holds at least one of (a plain scan, far cheaper than the
@@ -356,7 +361,7 @@ function sqlLiteral(match: string, ...rest: unknown[]): string {
 /** `[redacted]` between `before` and `after` in place of `value`, when the value holds a secret; else the match as it was. */
 function withValueRedacted(match: string, value: string, before: string, after: string): string {
   // A value whose credential was already replaced (a URL's password) keeps the rest.
-  return value.includes(REDACTED) || NOT_A_SECRET.test(value) ? match : `${before}${REDACTED}${after}`;
+  return value.includes(REDACTED) || NOT_A_SECRET.test(value.trim()) ? match : `${before}${REDACTED}${after}`;
 }
 
 /**

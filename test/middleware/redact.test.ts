@@ -7,7 +7,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isSecretLikeKey } from '../../src/middleware/redact.js';
+import { isSecretLikeKey, redactCredentials } from '../../src/middleware/redact.js';
 import { agent } from '../../src/session/agent.js';
 import type { SessionResult } from '../../src/session/session.js';
 import { aura } from '../helpers/cli.js';
@@ -315,6 +315,20 @@ describe('credentials in text', () => {
     expect(event?.payload.result).toEqual({ 'Bearer [redacted]': true, '[redacted]': { scope: 'repo' }, '[redacted]~2': { scope: 'read' }, max_tokens: 5, path: '/etc/hosts' });
     expect(result.chain).toMatchObject({ hash_chain_valid: true, complete: true });
     expect(pythonVerify(result.log_path)).toMatchObject({ valid: true });
+  });
+
+  // Texts that make a pattern try again from each place of a long run, 100 kB each: one whose time
+  // grew with the square of its length took seconds.
+  const PATHOLOGICAL_TEXTS: readonly (readonly [string, string])[] = [
+    ['a value naming a variable, then spaces before a line break, in an XML element', `<password>$${' '.repeat(100_000)}\nx</password>`],
+  ];
+
+  it('are found in time linear in the length of the text, pathological texts included', () => {
+    for (const [name, text] of PATHOLOGICAL_TEXTS) {
+      const started = performance.now();
+      redactCredentials(text);
+      expect(performance.now() - started, name).toBeLessThan(500);
+    }
   });
 
   it('leave text that only names a secret, or looks like one, as it is', async () => {
