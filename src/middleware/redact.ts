@@ -248,14 +248,22 @@ const ASSIGNMENT = new RegExp(
 );
 
 /**
+ * A YAML block scalar's header (`|`, `>-`, `|2+`, a comment after it) and its lines: those more
+ * indented than the line of its name, whose indent is the group `lead`, and the blank ones among
+ * them. Every line is the value's.
+ */
+const BLOCK_SCALAR = String.raw`(?<block>[|>][1-9+-]{0,2}[ \t]*(?:#[^\r\n]*)?(?:\r?\n(?:\k<lead>[ \t]+[^\r\n]*|[ \t]*$))+)`;
+
+/**
  * A secret-like name that starts a line, as YAML or a header block writes it (`password: correct
  * horse battery staple`): its value, unquoted, runs to the line's end, spaces and all, or to a
- * `,` or `;` that starts another name's value (`password: null, auth: true`). The line's start is
- * matched, not looked behind for: a look behind from every place in a run of spaces took time
- * growing with the square of its length.
+ * `,` or `;` that starts another name's value (`password: null, auth: true`); after a block
+ * scalar's header (`password: |`), it is the lines below. The line's start is matched, not looked
+ * behind for: a look behind from every place in a run of spaces took time growing with the square
+ * of its length.
  */
 const LINE_VALUE = new RegExp(
-  String.raw`^(?<indent>[ \t]*(?:-[ \t]+)?)(?=[\w.-]*?(?:${SECRET_WORDS}))(?<name>[A-Za-z_][\w.-]*)(?<separator>[ \t]*:[ \t]+)(?<bare>[^\s"'](?:(?![,;][ \t]*[A-Za-z_][\w.-]*[ \t]*[:=])[^\r\n])*)`,
+  String.raw`^(?<indent>(?<lead>[ \t]*)(?:-[ \t]+)?)(?=[\w.-]*?(?:${SECRET_WORDS}))(?<name>[A-Za-z_][\w.-]*)(?<separator>[ \t]*:[ \t]+)(?:${BLOCK_SCALAR}|(?<bare>[^\s"'](?:(?![,;][ \t]*[A-Za-z_][\w.-]*[ \t]*[:=])[^\r\n])*))`,
   'gim',
 );
 
@@ -288,11 +296,15 @@ const SQL_PASSWORD = /(?<![\w-])(?<keyword>(?:PASSWORD|IDENTIFIED\s+(?:WITH\s+\w
 
 /**
  * A value that names where a secret is rather than holding it (`$DB_PASSWORD`, `${TOKEN}`), one
- * already masked (`***`), or none at all, once trimmed. Its spaces are trimmed, not matched: a
+ * already masked (`***`), a block scalar's header (`|`: its lines hold the value), or none at all,
+ * once trimmed. Its spaces are trimmed, not matched: a
  * `\s*` after `\$.*` was tried from each place of a run of spaces before a line break (an XML
  * element's text can hold one), time growing with the square of the run's length.
  */
-const NOT_A_SECRET = /^(?:\$[^\r\n]*|\*+|true|false|null|none|undefined)?$/i;
+const NOT_A_SECRET = /^(?:\$[^\r\n]*|\*+|true|false|null|none|undefined|[|>][1-9+-]{0,2}(?:[ \t]+#[^\r\n]*)?)?$/i;
+
+// A line of a block scalar: its indent, and its text.
+const BLOCK_LINE = /^([ \t]*)(\S[^\r\n]*)$/gm;
 
 /**
  * What a text holding a credential holds at least one of (a plain scan, far cheaper than the
@@ -323,7 +335,7 @@ export function redactCredentials(text: string): string {
     .replace(SQL_PASSWORD, sqlLiteral);
 }
 
-/** The named groups of {@link ASSIGNMENT}, {@link LINE_VALUE} and {@link OPTION} (a quoted, escaped-quoted or bare value). */
+/** The named groups of {@link ASSIGNMENT}, {@link LINE_VALUE} and {@link OPTION} (a quoted, escaped-quoted or bare value, or a block scalar). */
 interface AssignmentGroups {
   readonly indent?: string;
   readonly name: string;
@@ -332,17 +344,28 @@ interface AssignmentGroups {
   readonly sq?: string;
   readonly esc?: string;
   readonly eq?: string;
+  readonly block?: string;
   readonly bare?: string;
 }
 
 /** An assignment's or an option's value replaced, when its name is a secret's and the value holds one. */
 function assignedValue(match: string, ...rest: unknown[]): string {
-  const { indent = '', name, separator, dq, sq, esc, eq, bare } = rest.at(-1) as AssignmentGroups;
+  const { indent = '', name, separator, dq, sq, esc, eq, block, bare } = rest.at(-1) as AssignmentGroups;
   if (!isSecretLikeKey(name)) return match;
+  if (block !== undefined) return match.slice(0, match.length - block.length) + blockLinesRedacted(block);
   const quote = dq !== undefined ? '"' : sq !== undefined ? "'" : eq !== undefined ? `${esc ?? ''}"` : '';
   // A value in escaped quotes that was cut before its closing one gets none.
   const close = eq !== undefined && !match.endsWith(quote) ? '' : quote;
   return withValueRedacted(match, dq ?? sq ?? eq ?? bare ?? '', `${indent}${name}${separator}${quote}`, close);
+}
+
+/**
+ * A block scalar with each of its lines replaced, unless it only names a secret: its header, the
+ * lines' indents and its blank lines are kept, so the text keeps its shape.
+ */
+function blockLinesRedacted(block: string): string {
+  const lines = block.search(/\r?\n/);
+  return block.slice(0, lines) + block.slice(lines).replace(BLOCK_LINE, (line: string, indent: string, text: string) => (NOT_A_SECRET.test(text.trim()) ? line : indent + REDACTED));
 }
 
 /** A secret-like XML element's text replaced. */

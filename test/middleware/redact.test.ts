@@ -225,6 +225,7 @@ describe('credentials in text', () => {
     'token_count: 3 of 5\nmax_tokens: 100 per call',
     '<key>name</key><password/><token>\n</token><password>${DB_PASSWORD}</password>',
     'ALTER ROLE r PASSWORD NULL; the bug was identified by ann',
+    'notes: |\n  the password field is required\npassword: |\ntoken: >-\n  $API_TOKEN',
   ];
 
   function recorded(given: readonly string[]): { result: Promise<SessionResult>; seen: string[] } {
@@ -268,6 +269,13 @@ describe('credentials in text', () => {
       ['env:\n  - api_token: Yaml Pw 01 # rotated\n  - name: x', 'env:\n  - api_token: [redacted]\n  - name: x'],
       ['Set-Cookie: sid=Yaml-Pw-02 a; Path=/; HttpOnly', 'Set-Cookie: [redacted]; Path=/; HttpOnly'],
     ], ['horse', 'battery', 'staple', 'two words', 'Yaml Pw', 'Yaml-Pw']);
+  });
+
+  it('in a YAML block scalar of a secret-like name are [redacted] line by line, its header, indents and line breaks kept', async () => {
+    await expectRecordedAs([
+      ['db:\n  password: |\n    Block-Pw-01 line one\n\n    Block-Pw-02\n  host: db', 'db:\n  password: |\n    [redacted]\n\n    [redacted]\n  host: db'],
+      ['- api_token: >- # folded\r\n  Block Pw 03\r\n  Block Pw 04\r\n- name: x', '- api_token: >- # folded\r\n  [redacted]\r\n  [redacted]\r\n- name: x'],
+    ], ['Block-Pw', 'Block Pw']);
   });
 
   it('in a secret-like XML element are [redacted], its tags kept', async () => {
@@ -321,6 +329,9 @@ describe('credentials in text', () => {
   // grew with the square of its length took seconds.
   const PATHOLOGICAL_TEXTS: readonly (readonly [string, string])[] = [
     ['a value naming a variable, then spaces before a line break, in an XML element', `<password>$${' '.repeat(100_000)}\nx</password>`],
+    ['block scalar headers', 'password: |\n'.repeat(8_000)],
+    ['a block scalar header, then spaces', `password: | #${' '.repeat(100_000)}\nx`],
+    ['a block scalar of blank and indented lines', `token: >-\n${'  x\n \n'.repeat(16_000)}`],
   ];
 
   it('are found in time linear in the length of the text, pathological texts included', () => {
