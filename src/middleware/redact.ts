@@ -243,7 +243,7 @@ const SECRET_WORDS = 'pass|pwd|secret|token|key|auth|cookie|credential|dsn|jwt|o
  * its closing quote runs to the line's end.
  */
 const ASSIGNMENT = new RegExp(
-  String.raw`(?<![\w.])(?=[\w.-]*?(?:${SECRET_WORDS}))(?<name>[A-Za-z_][\w.-]*)(?<separator>(?:\\*["'])?[ \t]*[:=][ \t]*)(?:"(?<dq>(?:[^"\\\r\n]|\\.)*)"|'(?<sq>[^'\r\n]*)'|(?<esc>\\+)"(?<eq>[^\r\n]*?)(?:(?<!\\)(?:\k<esc>\k<esc>\\\\)*\k<esc>"|(?=[\r\n]|$))|(?<bare>(?:(?:Bearer|Basic|Token|Digest)[ \t]+)?(?:\[redacted\]|[^\s"'${'`'},;&)}\]])+))`,
+  String.raw`(?<![\w.])(?=[\w.-]*?(?:${SECRET_WORDS}))(?<name>[A-Za-z_][\w.-]*)(?:\\*["'])?[ \t]*[:=][ \t]*(?:"(?<dq>(?:[^"\\\r\n]|\\.)*)"|'(?<sq>[^'\r\n]*)'|(?<esc>\\+)"(?<eq>[^\r\n]*?)(?:(?<!\\)(?<eqEnd>(?:\k<esc>\k<esc>\\\\)*)\k<esc>"|(?=[\r\n]|$))|(?<bare>(?:(?:Bearer|Basic|Token|Digest)[ \t]+)?(?:\[redacted\]|[^\s"'${'`'},;&)}\]])+))`,
   'gi',
 );
 
@@ -263,7 +263,27 @@ const BLOCK_SCALAR = String.raw`(?<block>[|>][1-9+-]{0,2}[ \t]*(?:#[^\r\n]*)?(?:
  * of its length.
  */
 const LINE_VALUE = new RegExp(
-  String.raw`^(?<indent>(?<lead>[ \t]*)(?:-[ \t]+)?)(?=[\w.-]*?(?:${SECRET_WORDS}))(?<name>[A-Za-z_][\w.-]*)(?<separator>[ \t]*:[ \t]+)(?:${BLOCK_SCALAR}|(?<bare>[^\s"'](?:(?![,;][ \t]*[A-Za-z_][\w.-]*[ \t]*[:=])[^\r\n])*))`,
+  String.raw`^(?<lead>[ \t]*)(?:-[ \t]+)?(?=[\w.-]*?(?:${SECRET_WORDS}))(?<name>[A-Za-z_][\w.-]*)[ \t]*:[ \t]+(?:${BLOCK_SCALAR}|(?<bare>[^\s"'](?:(?![,;][ \t]*[A-Za-z_][\w.-]*[ \t]*[:=])[^\r\n])*))`,
+  'gim',
+);
+
+/**
+ * A name given as text beside its value, on the line above it, as a Kubernetes or CI file lists
+ * env (`- name: DB_PASSWORD` then `value: …`; `key:` as tags write it, and JSON text over lines):
+ * the value in quotes, to the line's end, or a block scalar's lines.
+ */
+const NAMED_VALUE = new RegExp(
+  String.raw`^[ \t]*(?:-[ \t]+)?(?<keyQuote>["']?)(?:name|key)\k<keyQuote>[ \t]*:[ \t]*(?<nameQuote>["']?)(?=[\w.-]*?(?:${SECRET_WORDS}))(?<name>[A-Za-z_][\w.-]*)\k<nameQuote>[ \t]*(?:,[ \t]*)?\r?\n(?<lead>[ \t]*)(?<valueQuote>["']?)value\k<valueQuote>[ \t]*:[ \t]*(?:"(?<dq>(?:[^"\\\r\n]|\\.)*)"|'(?<sq>(?:[^'\r\n]|'')*)'|${BLOCK_SCALAR}|(?<bare>[^\s"'][^\r\n]*))`,
+  'gim',
+);
+
+/**
+ * {@link NAMED_VALUE} the other way round: `- value: …` then `name: DB_PASSWORD` on the next line.
+ * An unquoted value runs to the line's end, taken once (a look ahead read as a whole): given back
+ * a character at a time, each trailing space was read again to the line's end.
+ */
+const VALUE_NAMED = new RegExp(
+  String.raw`^[ \t]*(?:-[ \t]+)?(?<valueQuote>["']?)value\k<valueQuote>[ \t]*:[ \t]*(?:"(?<dq>(?:[^"\\\r\n]|\\.)*)"|'(?<sq>(?:[^'\r\n]|'')*)'|(?=(?<bare>[^\s"'][^\r\n]*))\k<bare>)(?<tail>[ \t]*(?:,[ \t]*)?\r?\n[ \t]*(?<keyQuote>["']?)(?:name|key)\k<keyQuote>[ \t]*:[ \t]*(?<nameQuote>["']?)(?=[\w.-]*?(?:${SECRET_WORDS}))(?<name>[A-Za-z_][\w.-]*)\k<nameQuote>)(?![\w.-])`,
   'gim',
 );
 
@@ -272,7 +292,7 @@ const LINE_VALUE = new RegExp(
  * the `--password=…` form is an {@link ASSIGNMENT}.
  */
 const OPTION = new RegExp(
-  String.raw`(?<![\w-])(?=--?[\w-]*?(?:${SECRET_WORDS}))(?<name>--?[A-Za-z][\w-]*)(?<separator>[ \t]+)(?:"(?<dq>(?:[^"\\\r\n]|\\.)*)"|'(?<sq>[^'\r\n]*)'|(?<bare>[^\s"'${'`'}-][^\s"'${'`'}]*))`,
+  String.raw`(?<![\w-])(?=--?[\w-]*?(?:${SECRET_WORDS}))(?<name>--?[A-Za-z][\w-]*)[ \t]+(?:"(?<dq>(?:[^"\\\r\n]|\\.)*)"|'(?<sq>[^'\r\n]*)'|(?<bare>[^\s"'${'`'}-][^\s"'${'`'}]*))`,
   'gi',
 );
 
@@ -282,7 +302,16 @@ const OPTION = new RegExp(
  * text of many unclosed sections was read again from each (time growing with its square).
  */
 const ELEMENT = new RegExp(
-  String.raw`<(?=[\w.:-]*?(?:${SECRET_WORDS}))(?<name>[A-Za-z_][\w.:-]*)(?<attributes>\s[^<>]*)?(?<!/)>(?<text>(?:<!\[CDATA\[(?:[^\]<]|\](?!\]>))*\]\]>|[^<])*)(?<end></\k<name>\s*>)`,
+  String.raw`<(?=[\w.:-]*?(?:${SECRET_WORDS}))(?<name>[A-Za-z_][\w.:-]*)(?:\s[^<>]*)?(?<!/)>(?<text>(?:<!\[CDATA\[(?:[^\]<]|\](?!\]>))*\]\]>|[^<])*)(?<end></\k<name>\s*>)`,
+  'gi',
+);
+
+/**
+ * A value element after the element naming it: a property list's `<key>password</key>` then
+ * `<string>…</string>` (or `<data>`), Hadoop's `<name>…password</name>` then `<value>…</value>`.
+ */
+const NAMED_ELEMENT = new RegExp(
+  String.raw`<(?<keyTag>key|name)>(?=[^<]*?(?:${SECRET_WORDS}))(?<name>[^<>]+)</\k<keyTag>>\s*<(?<valueTag>string|data|value)>(?<text>[^<]*)(?<end></\k<valueTag>>)`,
   'gi',
 );
 
@@ -292,7 +321,7 @@ const ELEMENT = new RegExp(
  * FOR user = '…'` (a user named in 200 characters at most, so that a text of many `SET PASSWORD
  * FOR` is not read to its end from each).
  */
-const SQL_PASSWORD = /(?<![\w-])(?<keyword>(?:PASSWORD|IDENTIFIED\s+(?:WITH\s+\w+\s+)?(?:BY|AS))\s+|SET\s+PASSWORD\s+FOR\s+[^=;\r\n]{1,200}?=\s*)(?:'(?<sq>(?:[^'\\\r\n]|''|\\.)*)'|"(?<dq>(?:[^"\\\r\n]|""|\\.)*)")/gi;
+const SQL_PASSWORD = /(?<![\w-])(?:(?:PASSWORD|IDENTIFIED\s+(?:WITH\s+\w+\s+)?(?:BY|AS))\s+|SET\s+PASSWORD\s+FOR\s+[^=;\r\n]{1,200}?=\s*)(?:'(?<sq>(?:[^'\\\r\n]|''|\\.)*)'|"(?<dq>(?:[^"\\\r\n]|""|\\.)*)")/gi;
 
 /**
  * A value that names where a secret is rather than holding it (`$DB_PASSWORD`, `${TOKEN}`), one
@@ -320,8 +349,10 @@ const MIN_CREDENTIAL_TEXT = 5;
  * The text with every credential it holds replaced by `[redacted]`: the published API-key shapes,
  * JSON web tokens, private key blocks, `Bearer`/`Basic` credentials, and passwords and tokens in
  * URLs whole (the scheme word and the URL kept), the value of an assignment to a secret-like name
- * (`DB_PASSWORD=[redacted]`, `"api_key": "[redacted]"`, `password: [redacted]` to the line's end),
- * the text of a secret-like XML element, and SQL's password literals.
+ * (`DB_PASSWORD=[redacted]`, `"api_key": "[redacted]"`, `password: [redacted]` to the line's end
+ * or a block scalar's lines, `- name: DB_PASSWORD` on the line above `value: [redacted]`), the text
+ * of a secret-like XML element or of the element after one naming a secret, and SQL's password
+ * literals.
  */
 export function redactCredentials(text: string): string {
   if (text.length < MIN_CREDENTIAL_TEXT || !CREDENTIAL_GATE.test(text)) return text;
@@ -329,34 +360,42 @@ export function redactCredentials(text: string): string {
   for (const shape of CREDENTIAL_SHAPES) out = out.replace(shape.pattern, shape.kept);
   return out
     .replace(LINE_VALUE, assignedValue)
+    .replace(NAMED_VALUE, assignedValue)
+    .replace(VALUE_NAMED, assignedValue)
     .replace(ASSIGNMENT, assignedValue)
     .replace(OPTION, assignedValue)
     .replace(ELEMENT, elementText)
+    .replace(NAMED_ELEMENT, elementText)
     .replace(SQL_PASSWORD, sqlLiteral);
 }
 
-/** The named groups of {@link ASSIGNMENT}, {@link LINE_VALUE} and {@link OPTION} (a quoted, escaped-quoted or bare value, or a block scalar). */
+/**
+ * The named groups of {@link ASSIGNMENT}, {@link LINE_VALUE}, {@link NAMED_VALUE},
+ * {@link VALUE_NAMED} and {@link OPTION}: the secret's name, its value (quoted, in escaped quotes,
+ * bare, or a block scalar), and what follows the value in the match (the name, when it comes after).
+ */
 interface AssignmentGroups {
-  readonly indent?: string;
   readonly name: string;
-  readonly separator: string;
   readonly dq?: string;
   readonly sq?: string;
   readonly esc?: string;
   readonly eq?: string;
+  /** The backslashes that end a value in escaped quotes, before its closing quote's own. */
+  readonly eqEnd?: string;
   readonly block?: string;
   readonly bare?: string;
+  readonly tail?: string;
 }
 
 /** An assignment's or an option's value replaced, when its name is a secret's and the value holds one. */
 function assignedValue(match: string, ...rest: unknown[]): string {
-  const { indent = '', name, separator, dq, sq, esc, eq, block, bare } = rest.at(-1) as AssignmentGroups;
+  const { name, dq, sq, esc, eq, eqEnd = '', block, bare, tail = '' } = rest.at(-1) as AssignmentGroups;
   if (!isSecretLikeKey(name)) return match;
   if (block !== undefined) return match.slice(0, match.length - block.length) + blockLinesRedacted(block);
   const quote = dq !== undefined ? '"' : sq !== undefined ? "'" : eq !== undefined ? `${esc ?? ''}"` : '';
   // A value in escaped quotes that was cut before its closing one gets none.
   const close = eq !== undefined && !match.endsWith(quote) ? '' : quote;
-  return withValueRedacted(match, dq ?? sq ?? eq ?? bare ?? '', `${indent}${name}${separator}${quote}`, close);
+  return withValueRedacted(match, eq === undefined ? (dq ?? sq ?? bare ?? '') : eq + eqEnd, close + tail);
 }
 
 /**
@@ -368,23 +407,26 @@ function blockLinesRedacted(block: string): string {
   return block.slice(0, lines) + block.slice(lines).replace(BLOCK_LINE, (line: string, indent: string, text: string) => (NOT_A_SECRET.test(text.trim()) ? line : indent + REDACTED));
 }
 
-/** A secret-like XML element's text replaced. */
+/** The text of a secret-like XML element ({@link ELEMENT}), or of the element a secret-like one names ({@link NAMED_ELEMENT}), replaced. */
 function elementText(match: string, ...rest: unknown[]): string {
-  const { name, attributes, text, end } = rest.at(-1) as { name: string; attributes?: string; text: string; end: string };
-  return isSecretLikeKey(name) ? withValueRedacted(match, text, `<${name}${attributes ?? ''}>`, end) : match;
+  const { name, text, end } = rest.at(-1) as { name: string; text: string; end: string };
+  return isSecretLikeKey(name) ? withValueRedacted(match, text, end) : match;
 }
 
 /** A password literal of SQL replaced, in the quotes it had. */
 function sqlLiteral(match: string, ...rest: unknown[]): string {
-  const { keyword, sq, dq } = rest.at(-1) as { keyword: string; sq?: string; dq?: string };
-  const quote = sq !== undefined ? "'" : '"';
-  return withValueRedacted(match, sq ?? dq ?? '', `${keyword}${quote}`, quote);
+  const { sq, dq } = rest.at(-1) as { sq?: string; dq?: string };
+  return withValueRedacted(match, sq ?? dq ?? '', sq !== undefined ? "'" : '"');
 }
 
-/** `[redacted]` between `before` and `after` in place of `value`, when the value holds a secret; else the match as it was. */
-function withValueRedacted(match: string, value: string, before: string, after: string): string {
+/**
+ * The match with `[redacted]` in place of `value`, which `after` follows at its end, when the
+ * value holds a secret; else the match as it was.
+ */
+function withValueRedacted(match: string, value: string, after: string): string {
   // A value whose credential was already replaced (a URL's password) keeps the rest.
-  return value.includes(REDACTED) || NOT_A_SECRET.test(value.trim()) ? match : `${before}${REDACTED}${after}`;
+  if (value.includes(REDACTED) || NOT_A_SECRET.test(value.trim())) return match;
+  return match.slice(0, match.length - after.length - value.length) + REDACTED + after;
 }
 
 /**

@@ -226,6 +226,8 @@ describe('credentials in text', () => {
     '<key>name</key><password/><token>\n</token><password>${DB_PASSWORD}</password>',
     'ALTER ROLE r PASSWORD NULL; the bug was identified by ann',
     'notes: |\n  the password field is required\npassword: |\ntoken: >-\n  $API_TOKEN',
+    '- name: DB_PASSWORD\n  valueFrom:\n    secretKeyRef: {name: db, key: password}\n- name: max_tokens\n  value: 100\n- name: API_TOKEN\n  value: $API_TOKEN',
+    '- value: /root\n  name: HOME\n<key>password</key><true/><key>note</key><string>the password field is required</string>',
   ];
 
   function recorded(given: readonly string[]): { result: Promise<SessionResult>; seen: string[] } {
@@ -276,6 +278,21 @@ describe('credentials in text', () => {
       ['db:\n  password: |\n    Block-Pw-01 line one\n\n    Block-Pw-02\n  host: db', 'db:\n  password: |\n    [redacted]\n\n    [redacted]\n  host: db'],
       ['- api_token: >- # folded\r\n  Block Pw 03\r\n  Block Pw 04\r\n- name: x', '- api_token: >- # folded\r\n  [redacted]\r\n  [redacted]\r\n- name: x'],
     ], ['Block-Pw', 'Block Pw']);
+  });
+
+  it('named on the line above or below their value (an env list as Kubernetes and CI files write it, a property list, Hadoop XML) are [redacted]', async () => {
+    await expectRecordedAs([
+      ['env:\n  - name: DB_PASSWORD\n    value: Pair-Pw-01\n  - name: HOME\n    value: /root', 'env:\n  - name: DB_PASSWORD\n    value: [redacted]\n  - name: HOME\n    value: /root'],
+      ["- name: API_TOKEN\n  value: \"Pair Pw 02\"\n- Key: client_secret\n  Value: 'Pair Pw''03'", "- name: API_TOKEN\n  value: \"[redacted]\"\n- Key: client_secret\n  Value: '[redacted]'"],
+      ['- value: Pair-Pw-04 two\n  name: DB_PASSWORD', '- value: [redacted]\n  name: DB_PASSWORD'],
+      ['- name: DB_PASSWORD\n  value: |\n    Pair-Pw-05\n- name: HOME', '- name: DB_PASSWORD\n  value: |\n    [redacted]\n- name: HOME'],
+      [JSON.stringify([{ name: 'DB_PASSWORD', value: 'Pair-Pw-06' }], null, 2), JSON.stringify([{ name: 'DB_PASSWORD', value: '[redacted]' }], null, 2)],
+      [
+        '<dict>\n\t<key>password</key>\n\t<string>Pair-Pw-07</string>\n\t<key>user</key>\n\t<string>bob</string>\n</dict>',
+        '<dict>\n\t<key>password</key>\n\t<string>[redacted]</string>\n\t<key>user</key>\n\t<string>bob</string>\n</dict>',
+      ],
+      ['<property>\n  <name>fs.s3a.secret.key</name>\n  <value>Pair-Pw-08</value>\n</property>', '<property>\n  <name>fs.s3a.secret.key</name>\n  <value>[redacted]</value>\n</property>'],
+    ], ['Pair-Pw', 'Pair Pw']);
   });
 
   it('in a secret-like XML element are [redacted], its tags kept', async () => {
@@ -332,6 +349,12 @@ describe('credentials in text', () => {
     ['block scalar headers', 'password: |\n'.repeat(8_000)],
     ['a block scalar header, then spaces', `password: | #${' '.repeat(100_000)}\nx`],
     ['a block scalar of blank and indented lines', `token: >-\n${'  x\n \n'.repeat(16_000)}`],
+    ['names without values', '- name: DB_PASSWORD\n'.repeat(5_000)],
+    ['a name, then a value line of spaces', `- name: DB_PASSWORD\n${' '.repeat(100_000)}x`],
+    ['a value, then spaces before a line break', `- value: a${' '.repeat(100_000)}\nfoo`],
+    ['a quoted value, then spaces', `- value: "a"${' '.repeat(100_000)}z\n  name: DB_PASSWORD`],
+    ['property list keys left open', '<key>password'.repeat(8_000)],
+    ['property list values left open', '<key>password</key><string>'.repeat(4_000)],
   ];
 
   it('are found in time linear in the length of the text, pathological texts included', () => {
