@@ -256,14 +256,16 @@ const BLOCK_SCALAR = String.raw`(?<block>[|>][1-9+-]{0,2}[ \t]*(?:#[^\r\n]*)?(?:
 
 /**
  * A secret-like name that starts a line, as YAML or a header block writes it (`password: correct
- * horse battery staple`): its value, unquoted, runs to the line's end, spaces and all, or to a
- * `,` or `;` that starts another name's value (`password: null, auth: true`); after a block
- * scalar's header (`password: |`), it is the lines below. The line's start is matched, not looked
- * behind for: a look behind from every place in a run of spaces took time growing with the square
- * of its length.
+ * horse battery staple`), or an env file (`A_TOKEN=two words here`, `export DB_PASSWORD=…`): its
+ * value, unquoted, runs to the line's end, spaces and all (a command after `PGPASSWORD=…` on that
+ * line goes with it: an env file's value and a command cannot be told apart), or to a `,`, `;` or
+ * `&` that starts another name's value (`password: null, auth: true`); after a block scalar's
+ * header (`password: |`), it is the lines below. The line's start is matched, not looked behind
+ * for: a look behind from every place in a run of spaces took time growing with the square of its
+ * length.
  */
 const LINE_VALUE = new RegExp(
-  String.raw`^(?<lead>[ \t]*)(?:-[ \t]+)?(?=[\w.-]*?(?:${SECRET_WORDS}))(?<name>[A-Za-z_][\w.-]*)[ \t]*:[ \t]+(?:${BLOCK_SCALAR}|(?<bare>[^\s"'](?:(?![,;][ \t]*[A-Za-z_][\w.-]*[ \t]*[:=])[^\r\n])*))`,
+  String.raw`^(?<lead>[ \t]*)(?:-[ \t]+|export[ \t]+)?(?=[\w.-]*?(?:${SECRET_WORDS}))(?<name>[A-Za-z_][\w.-]*)[ \t]*(?::[ \t]+|=(?![=~>])[ \t]*)(?:${BLOCK_SCALAR}|(?<bare>[^\s"'](?:(?![,;&][ \t]*[A-Za-z_][\w.-]*[ \t]*[:=])[^\r\n])*))`,
   'gim',
 );
 

@@ -228,6 +228,7 @@ describe('credentials in text', () => {
     'notes: |\n  the password field is required\npassword: |\ntoken: >-\n  $API_TOKEN',
     '- name: DB_PASSWORD\n  valueFrom:\n    secretKeyRef: {name: db, key: password}\n- name: max_tokens\n  value: 100\n- name: API_TOKEN\n  value: $API_TOKEN',
     '- value: /root\n  name: HOME\n<key>password</key><true/><key>note</key><string>the password field is required</string>',
+    'DB_PASSWORD=\nexport API_TOKEN=${API_TOKEN} # from the vault\nthe password field is required',
   ];
 
   function recorded(given: readonly string[]): { result: Promise<SessionResult>; seen: string[] } {
@@ -264,13 +265,16 @@ describe('credentials in text', () => {
     await expectRecordedAs(REDACTED_TEXTS, [OPENAI, GITHUB, JWT, 'hunter2hunter2', 'AKIAIOSFODNN7EXAMPLE', 'pa55word', 'topsecret', 'abc123', 'wJalrXUtnFEMI', 's3cret', 'MIIEowIBAAKCAQEA', 'b3BlbnNzaC1rZXk', 'Pw-Text', 'Text-09']);
   });
 
-  it('given to a secret-like name that starts a line (YAML, headers) are [redacted] to the line\'s end, spaces and all, its break kept', async () => {
+  it('given to a secret-like name that starts a line (YAML, headers, env files) are [redacted] to the line\'s end, spaces and all, its break kept', async () => {
     await expectRecordedAs([
       ['db:\n  password: correct horse battery staple\n  host: db', 'db:\n  password: [redacted]\n  host: db'],
       ['password: two words\r\nuser: bob', 'password: [redacted]\r\nuser: bob'],
       ['env:\n  - api_token: Yaml Pw 01 # rotated\n  - name: x', 'env:\n  - api_token: [redacted]\n  - name: x'],
       ['Set-Cookie: sid=Yaml-Pw-02 a; Path=/; HttpOnly', 'Set-Cookie: [redacted]; Path=/; HttpOnly'],
-    ], ['horse', 'battery', 'staple', 'two words', 'Yaml Pw', 'Yaml-Pw']);
+      ['A_TOKEN=Env Pw 01 here\nDEBUG=true', 'A_TOKEN=[redacted]\nDEBUG=true'],
+      ['  export DB_PASSWORD=Env Pw 02 # rotated\r\nexport DB_PASSWORD="Env Pw 03 quoted"', '  export DB_PASSWORD=[redacted]\r\nexport DB_PASSWORD="[redacted]"'],
+      ['- API_KEY = Env Pw 04\naccess_token=Env-Pw-05&state=ok', '- API_KEY = [redacted]\naccess_token=[redacted]&state=ok'],
+    ], ['horse', 'battery', 'staple', 'two words', 'Yaml Pw', 'Yaml-Pw', 'Env Pw', 'Env-Pw']);
   });
 
   it('in a YAML block scalar of a secret-like name are [redacted] line by line, its header, indents and line breaks kept', async () => {
@@ -355,6 +359,9 @@ describe('credentials in text', () => {
     ['a quoted value, then spaces', `- value: "a"${' '.repeat(100_000)}z\n  name: DB_PASSWORD`],
     ['property list keys left open', '<key>password'.repeat(8_000)],
     ['property list values left open', '<key>password</key><string>'.repeat(4_000)],
+    ['an env value of spaces', `A_TOKEN=${' '.repeat(100_000)}\n`],
+    ['export, then spaces', `export${' '.repeat(100_000)}DB_PASSWORD`],
+    ['an env value of names left without values', `A_TOKEN=x${'&a'.repeat(50_000)}`],
   ];
 
   it('are found in time linear in the length of the text, pathological texts included', () => {
