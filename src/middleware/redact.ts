@@ -317,13 +317,33 @@ const NAMED_ELEMENT = new RegExp(
   'gi',
 );
 
+// A string literal of SQL, in single or double quotes, with a quote doubled or escaped inside.
+const SQL_STRING = String.raw`'(?:[^'\\\r\n]|''|\\.)*'|"(?:[^"\\\r\n]|""|\\.)*"`;
+
 /**
  * The string literal SQL sets a password with: `ALTER USER bob WITH PASSWORD '…'`, `CREATE ROLE r
- * PASSWORD '…'`, MySQL's `IDENTIFIED BY '…'`, `IDENTIFIED WITH plugin BY '…'` and `SET PASSWORD
- * FOR user = '…'` (a user named in 200 characters at most, so that a text of many `SET PASSWORD
- * FOR` is not read to its end from each).
+ * PASSWORD '…'`, MySQL's `IDENTIFIED BY '…'`, `IDENTIFIED WITH plugin BY '…'`, Oracle's hash in
+ * `IDENTIFIED BY VALUES '…'`, and `SET PASSWORD FOR user = '…'` (a user named in 200 characters at
+ * most, so that a text of many `SET PASSWORD FOR` is not read to its end from each).
  */
-const SQL_PASSWORD = /(?<![\w-])(?:(?:PASSWORD|IDENTIFIED\s+(?:WITH\s+\w+\s+)?(?:BY|AS))\s+|SET\s+PASSWORD\s+FOR\s+[^=;\r\n]{1,200}?=\s*)(?:'(?<sq>(?:[^'\\\r\n]|''|\\.)*)'|"(?<dq>(?:[^"\\\r\n]|""|\\.)*)")/gi;
+const SQL_PASSWORD = new RegExp(
+  String.raw`(?<![\w-])(?:(?:PASSWORD|IDENTIFIED\s+(?:WITH\s+\w+\s+)?(?:BY(?:\s+VALUES)?|AS))\s+|SET\s+PASSWORD\s+FOR\s+[^=;\r\n]{1,200}?=\s*)(?<literal>${SQL_STRING})`,
+  'gi',
+);
+
+// A password as Oracle takes it, a literal or a word; a bind variable (`:pw`, `&pw`, `$PW`) names one.
+const SQL_USER_SECRET = String.raw`${SQL_STRING}|[^\s;'"():&$][^\s;'"()]*`;
+
+/**
+ * A user's or a role's password after `IDENTIFIED BY`, which Oracle takes unquoted: `CREATE USER
+ * scott IDENTIFIED BY tiger`, `ALTER USER`, `CREATE ROLE`, a database link's `CONNECT TO u
+ * IDENTIFIED BY …`, and the password it replaces (`REPLACE …`, MySQL's too). Only after the user
+ * is named, as prose says "identified by ann".
+ */
+const SQL_USER_PASSWORD = new RegExp(
+  String.raw`(?<![\w-])(?:(?:CREATE|ALTER)\s+(?:USER|ROLE)\s+(?:IF\s+NOT\s+EXISTS\s+)?|CONNECT\s+TO\s+)[^\s;]{1,200}\s+IDENTIFIED\s+BY\s+(?!VALUES\s)(?<literal>${SQL_USER_SECRET})(?:(?<replace>\s+REPLACE\s+)(?<old>${SQL_USER_SECRET}))?`,
+  'gi',
+);
 
 /**
  * A value that names where a secret is rather than holding it (`$DB_PASSWORD`, `${TOKEN}`), one
@@ -368,7 +388,8 @@ export function redactCredentials(text: string): string {
     .replace(OPTION, assignedValue)
     .replace(ELEMENT, elementText)
     .replace(NAMED_ELEMENT, elementText)
-    .replace(SQL_PASSWORD, sqlLiteral);
+    .replace(SQL_USER_PASSWORD, sqlPassword)
+    .replace(SQL_PASSWORD, sqlPassword);
 }
 
 /**
@@ -415,10 +436,18 @@ function elementText(match: string, ...rest: unknown[]): string {
   return isSecretLikeKey(name) ? withValueRedacted(match, text, end) : match;
 }
 
-/** A password literal of SQL replaced, in the quotes it had. */
-function sqlLiteral(match: string, ...rest: unknown[]): string {
-  const { sq, dq } = rest.at(-1) as { sq?: string; dq?: string };
-  return withValueRedacted(match, sq ?? dq ?? '', sq !== undefined ? "'" : '"');
+/** A password SQL sets, and the one it replaces (`REPLACE …`), each replaced in the quotes it had. */
+function sqlPassword(match: string, ...rest: unknown[]): string {
+  const { literal, replace = '', old = '' } = rest.at(-1) as { literal: string; replace?: string; old?: string };
+  const head = match.slice(0, match.length - literal.length - replace.length - old.length);
+  return head + sqlValueRedacted(literal) + replace + sqlValueRedacted(old);
+}
+
+/** A password of SQL, quoted or not, as `[redacted]` in its quotes, when it holds a secret. */
+function sqlValueRedacted(literal: string): string {
+  const quote = literal.startsWith("'") || literal.startsWith('"') ? literal.charAt(0) : '';
+  const value = literal.slice(quote.length, literal.length - quote.length);
+  return holdsSecret(value) ? quote + REDACTED + quote : literal;
 }
 
 /**
@@ -426,9 +455,12 @@ function sqlLiteral(match: string, ...rest: unknown[]): string {
  * value holds a secret; else the match as it was.
  */
 function withValueRedacted(match: string, value: string, after: string): string {
-  // A value whose credential was already replaced (a URL's password) keeps the rest.
-  if (value.includes(REDACTED) || NOT_A_SECRET.test(value.trim())) return match;
-  return match.slice(0, match.length - after.length - value.length) + REDACTED + after;
+  return holdsSecret(value) ? match.slice(0, match.length - after.length - value.length) + REDACTED + after : match;
+}
+
+/** False for a value that only names a secret, or whose credential was already replaced (a URL's password): it keeps the rest. */
+function holdsSecret(value: string): boolean {
+  return !value.includes(REDACTED) && !NOT_A_SECRET.test(value.trim());
 }
 
 /**

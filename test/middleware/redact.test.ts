@@ -229,6 +229,7 @@ describe('credentials in text', () => {
     '- name: DB_PASSWORD\n  valueFrom:\n    secretKeyRef: {name: db, key: password}\n- name: max_tokens\n  value: 100\n- name: API_TOKEN\n  value: $API_TOKEN',
     '- value: /root\n  name: HOME\n<key>password</key><true/><key>note</key><string>the password field is required</string>',
     'DB_PASSWORD=\nexport API_TOKEN=${API_TOKEN} # from the vault\nthe password field is required',
+    'CREATE USER u IDENTIFIED BY :new_pw; ALTER USER u IDENTIFIED BY &pw; ALTER USER u IDENTIFIED EXTERNALLY; the user was identified by badge',
   ];
 
   function recorded(given: readonly string[]): { result: Promise<SessionResult>; seen: string[] } {
@@ -322,14 +323,18 @@ describe('credentials in text', () => {
     ], ['Esc-Pw']);
   });
 
-  it('set as a password by SQL are [redacted] in their quotes', async () => {
+  it('set as a password by SQL are [redacted] in their quotes, or unquoted as Oracle takes them', async () => {
     await expectRecordedAs([
+      ['CREATE USER scott IDENTIFIED BY Tgr1tiger;\nalter user "Scott" identified by Tgr2pw replace Tgr3old account unlock', 'CREATE USER scott IDENTIFIED BY [redacted];\nalter user "Scott" identified by [redacted] replace [redacted] account unlock'],
+      ['CREATE USER x IDENTIFIED BY "Tgr 4 Quoted"', 'CREATE USER x IDENTIFIED BY "[redacted]"'],
+      ["CREATE DATABASE LINK l CONNECT TO u IDENTIFIED BY Tgr5pw USING 'db'", "CREATE DATABASE LINK l CONNECT TO u IDENTIFIED BY [redacted] USING 'db'"],
+      ["ALTER USER 'u'@'%' IDENTIFIED BY 'Tgr6new' REPLACE 'Tgr7old'; ALTER USER u IDENTIFIED BY VALUES 'S:Tgr8hash'", "ALTER USER 'u'@'%' IDENTIFIED BY '[redacted]' REPLACE '[redacted]'; ALTER USER u IDENTIFIED BY VALUES '[redacted]'"],
       ["ALTER USER bob WITH PASSWORD 'Sql-Pw-01'", "ALTER USER bob WITH PASSWORD '[redacted]'"],
       ["CREATE ROLE r LOGIN ENCRYPTED PASSWORD 'Sql-Pw-02';", "CREATE ROLE r LOGIN ENCRYPTED PASSWORD '[redacted]';"],
       ["CREATE USER 'u'@'%' IDENTIFIED BY 'Sql-Pw-03'", "CREATE USER 'u'@'%' IDENTIFIED BY '[redacted]'"],
       ['ALTER USER u IDENTIFIED WITH caching_sha2_password BY "Sql-Pw-04"', 'ALTER USER u IDENTIFIED WITH caching_sha2_password BY "[redacted]"'],
       ["SET PASSWORD FOR 'u'@'%' = 'Sql-Pw-05'; ALTER ROLE r PASSWORD 'Sql''Pw-06'", "SET PASSWORD FOR 'u'@'%' = '[redacted]'; ALTER ROLE r PASSWORD '[redacted]'"],
-    ], ['Sql-Pw', "Sql''Pw"]);
+    ], ['Sql-Pw', "Sql''Pw", 'Tgr']);
   });
 
   it('are recorded as [redacted] in object keys too, keys that come out alike kept apart, ordinary keys as they are', async () => {
@@ -362,6 +367,9 @@ describe('credentials in text', () => {
     ['an env value of spaces', `A_TOKEN=${' '.repeat(100_000)}\n`],
     ['export, then spaces', `export${' '.repeat(100_000)}DB_PASSWORD`],
     ['an env value of names left without values', `A_TOKEN=x${'&a'.repeat(50_000)}`],
+    ['users created without a password', `${'CREATE USER '.repeat(8_000)}identified`],
+    ['a user, then spaces', `CREATE USER x${' '.repeat(100_000)}IDENTIFIED`],
+    ['a password replaced, then REPLACE again and again', `CREATE USER u IDENTIFIED BY p${' REPLACE'.repeat(12_000)}`],
   ];
 
   it('are found in time linear in the length of the text, pathological texts included', () => {
