@@ -415,6 +415,10 @@ function assignedValue(match: string, ...rest: unknown[]): string {
   const { name, dq, sq, esc, eq, eqEnd = '', block, bare, tail = '' } = rest.at(-1) as AssignmentGroups;
   if (!isSecretLikeKey(name)) return match;
   if (block !== undefined) return match.slice(0, match.length - block.length) + blockLinesRedacted(block);
+  // A text of one line that starts `NAME=value more` is a command (`PGPASSWORD=… psql -h db`)
+  // rather than an env file: its value is the first word, and the command stays readable.
+  const word = bare === undefined ? null : /^\S+(?=\s+\S)/.exec(bare)?.[0];
+  if (word !== undefined && word !== null && !/[\r\n]/.test(rest.at(-2) as string) && /^[^:]*=/.test(match.trimStart())) return withValueRedacted(match, word, bare?.slice(word.length) + tail);
   const quote = dq !== undefined ? '"' : sq !== undefined ? "'" : eq !== undefined ? `${esc ?? ''}"` : '';
   // A value in escaped quotes that was cut before its closing one gets none.
   const close = eq !== undefined && !match.endsWith(quote) ? '' : quote;

@@ -278,6 +278,13 @@ describe('credentials in text', () => {
     ], ['horse', 'battery', 'staple', 'two words', 'Yaml Pw', 'Yaml-Pw', 'Env Pw', 'Env-Pw']);
   });
 
+  it('given to a secret-like name before a command on one line are [redacted], the command kept readable', async () => {
+    await expectRecordedAs([
+      ['PGPASSWORD=Cmd-Pw-01 psql -h db -c "select 1"', 'PGPASSWORD=[redacted] psql -h db -c "select 1"'],
+      ['export API_TOKEN=Cmd-Pw-02 && ./deploy.sh --env prod', 'export API_TOKEN=[redacted] && ./deploy.sh --env prod'],
+    ], ['Cmd-Pw']);
+  });
+
   it('in a YAML block scalar of a secret-like name are [redacted] line by line, its header, indents and line breaks kept', async () => {
     await expectRecordedAs([
       ['db:\n  password: |\n    Block-Pw-01 line one\n\n    Block-Pw-02\n  host: db', 'db:\n  password: |\n    [redacted]\n\n    [redacted]\n  host: db'],
