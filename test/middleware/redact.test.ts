@@ -51,7 +51,7 @@ describe('a secret named beside its value', () => {
     const session = ag.session({ ids: countingIds(), clock: steppingClock() });
     session.emit('deploy', {
       // A Kubernetes or ECS env list, an SSM parameter, a tag, a header list, Object.entries.
-      env: [{ name: 'API_TOKEN', value: `${pw}-1` }, { name: 'HOME', value: '/root' }],
+      env: [{ name: 'API_TOKEN', value: `${pw}-1` }, { name: 'LANG', value: 'C.UTF-8' }],
       parameter: { Name: 'DB_PASSWORD', Value: `${pw}-2`, Type: 'SecureString' },
       tag: { key: 'client_secret', value: { nested: `${pw}-3` } },
       headers: [['Authorization', `Token ${pw}-4`], ['Accept', 'text/html']],
@@ -61,7 +61,7 @@ describe('a secret named beside its value', () => {
     const result = await session.close();
     const events = lines(result.log_path).map((line) => JSON.parse(line) as { kind: string; payload: Record<string, unknown>; agent_ids: { ids: Record<string, unknown> } });
     expect(events.find((e) => e.kind === 'deploy')?.payload).toEqual({
-      env: [{ name: 'API_TOKEN', value: '[redacted]' }, { name: 'HOME', value: '/root' }],
+      env: [{ name: 'API_TOKEN', value: '[redacted]' }, { name: 'LANG', value: 'C.UTF-8' }],
       parameter: { Name: 'DB_PASSWORD', Value: '[redacted]', Type: 'SecureString' },
       tag: { key: 'client_secret', value: '[redacted]' },
       headers: [['Authorization', '[redacted]'], ['Accept', 'text/html']],
