@@ -149,7 +149,7 @@ export class FindingsService implements FindingsTools {
 
   /** `list_sessions`: every readable session, with its status, verdict and state. */
   async listSessions(): Promise<{ sessions: Record<string, unknown>[] }> {
-    const listings = await Promise.all(this.stores.map(async (store) => listingOf(await store.index.sessions())));
+    const listings = await Promise.all(this.stores.map(async (store) => listingOf(await store.index.sessions(), store.index.sealLogView)));
     return { sessions: listings.flatMap((rows, i) => rows.map((s) => ({ ...s, ...(this.stores.length > 1 ? { sessions_dir: (this.stores[i] as StoreFindings).sessionsDir } : {}) }))) };
   }
 

@@ -7,7 +7,8 @@ import * as path from 'node:path';
 import type { KeyRing } from '../spine/signing.js';
 import { SessionIndex, type IndexedSession } from './session-index.js';
 import { refusalOf, sessionFiles, type SkippedFile } from './session-files.js';
-import type { SessionListing } from './session-view.js';
+import type { SealLogView } from './seal-log.js';
+import { deletedSession, type SessionListing } from './session-view.js';
 
 export type { FindingCounts, SessionListing, SessionState } from './session-view.js';
 
@@ -38,12 +39,17 @@ export function listFolder(sessionsDir: string, options: ListOptions = {}): { re
     const why = refusalOf(trail);
     if (why !== null) skipped.push({ path: trail, why });
   }
-  return { sessions: listingOf(indexed), skipped: skipped.sort((a, b) => compareText(a.path, b.path)) };
+  return { sessions: listingOf(indexed, index.sealLogView), skipped: skipped.sort((a, b) => compareText(a.path, b.path)) };
 }
 
-/** The rows of indexed sessions, oldest first: the sessions with a trail that may be read. */
-export function listingOf(sessions: readonly IndexedSession[]): SessionListing[] {
-  const rows = sessions.flatMap((session) => (session.view.row === null ? [] : [session.view.row]));
+/**
+ * The rows of indexed sessions, oldest first: the sessions with a trail that may be read, and
+ * those `log` seals whose trail is gone (`deleted`, whatever else of them is left).
+ */
+export function listingOf(sessions: readonly IndexedSession[], log: SealLogView): SessionListing[] {
+  const held = new Set(sessions.map((session) => session.id));
+  const gone = [...log.places].flatMap(([id, place]) => (held.has(id) ? [] : [deletedSession(id, place, null).row]));
+  const rows = [...gone, ...sessions.flatMap((session) => (session.view.row === null ? [] : [session.view.row]))];
   return rows.sort((a, b) => compareText(a.opened_at ?? '', b.opened_at ?? '') || compareText(a.session_id, b.session_id));
 }
 

@@ -16,7 +16,7 @@ import { trailWriter } from '../spine/writer.js';
 import type { KeyRing } from '../spine/signing.js';
 import { readJsonFile } from './json-file.js';
 import { folderMaterial } from './material.js';
-import type { SealLogView } from './seal-log.js';
+import type { SealLogPlace, SealLogView } from './seal-log.js';
 import { refusalOf, type SessionFiles } from './session-files.js';
 import { materialStatus, sessionStatus, type SessionStatusName, type SignatureFacet, type StatusReason } from './session-status.js';
 
@@ -29,7 +29,9 @@ export type SessionState =
   /** Its writer died before closing it. */
   | 'abandoned'
   /** No summary and no writer: closed without export, or its export failed. */
-  | 'unexported';
+  | 'unexported'
+  /** The seal log seals it, but its trail is gone. */
+  | 'deleted';
 
 /** Findings by severity. */
 export interface FindingCounts {
@@ -77,8 +79,9 @@ export function sessionView(files: SessionFiles, log: SealLogView | null, keys: 
       const orphan: Finding = { kind: 'ORPHAN_ARTIFACT', severity: 'warn', message: `${artifact} has no trail beside it`, event_ids: [], path: artifact, session_id: id };
       // A session the seal log seals lost its trail, whatever was left beside it: as verify store says.
       const place = log?.places.get(id);
-      const deleted = place === undefined ? [] : statusFindings(sessionStatus({ sessionId: id, lines: null, summaryText: null, sealPlace: place, keys: null, writer: 'none' }));
-      return { row: null, findings: [...deleted, orphan], sessionKey: null };
+      if (place === undefined) return { row: null, findings: [orphan], sessionKey: null };
+      const deleted = deletedSession(id, place, fs.existsSync(files.summary) ? files.summary : null);
+      return { row: deleted.row, findings: [...deleted.findings, orphan], sessionKey: null };
     }
     return viewOf(files, log, keys);
   } catch (error) {
@@ -133,6 +136,29 @@ function channelFindings(detected: readonly Finding[], complete: boolean, writer
   }
   if (complete && writer !== 'alive' && !hasSummary) findings.push({ kind: 'SUMMARY_MISSING', severity: 'warn', message: 'the trail is closed but has no summary', event_ids: [] });
   return findings.map((f) => ({ ...f, session_id: id }));
+}
+
+/**
+ * A session the seal log seals whose trail is gone, as the lists and the findings show it: its
+ * row (`missing_trail`, what its seal and any summary left say of it) and its finding.
+ */
+export function deletedSession(id: string, place: SealLogPlace, summary: string | null): { readonly row: SessionListing; readonly findings: readonly Finding[] } {
+  const status = sessionStatus({ sessionId: id, lines: null, summaryText: null, sealPlace: place, keys: null, writer: 'none' });
+  const facts = summary === null ? null : summaryFacts(summary);
+  const row: SessionListing = {
+    session_id: id,
+    agent_ref: facts?.agent_ref ?? null,
+    opened_at: null,
+    events: place.entry.seal.events,
+    verdict: null,
+    hash_chain_valid: null,
+    state: 'deleted',
+    status: status.status,
+    signatures: status.signatures,
+    reason: status.reason,
+    findings: null,
+  };
+  return { row, findings: statusFindings(status) };
 }
 
 /** One unreadable session must not hide the others' findings (SuperAuditor v1.1 §5.4). */

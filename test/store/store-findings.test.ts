@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import type { Finding } from '../../src/audit/detector.js';
 import { lockPathOf } from '../../src/spine/writer.js';
+import { FindingsService } from '../../src/mcp/findings-service.js';
 import { StoreFindings } from '../../src/store/store-findings.js';
 import { auraJson } from '../helpers/cli.js';
 import { AURA_PY } from '../helpers/fixtures.js';
@@ -155,6 +156,15 @@ describe('the store findings of sessions that are not where their records say', 
       expect(own).toEqual([['TRAIL_MISSING', 'critical'], ['ORPHAN_ARTIFACT', 'warn']]);
       const verify = auraJson(['verify', 'store'], { home });
       expect(verify.json['sessions']).toContainEqual(expect.objectContaining({ session_id: gone.id, status: 'missing_trail' }));
+      // Listed as verify store lists it, its summary left or not.
+      const deleted = { session_id: gone.id, status: 'missing_trail', reason: 'missing_trail', state: 'deleted', events: expect.any(Number) as unknown };
+      expect(auraJson(['sessions', 'list'], { home }).json['sessions']).toContainEqual(expect.objectContaining({ ...deleted, agent_ref: expect.any(String) as unknown }));
+      fs.rmSync(gone.summary);
+      for (const name of fs.readdirSync(path.dirname(gone.summary)).filter((file) => file.startsWith(gone.id))) fs.rmSync(path.join(path.dirname(gone.summary), name));
+      expect(auraJson(['sessions', 'list'], { home }).json['sessions']).toContainEqual(expect.objectContaining(deleted));
+      // And by MCP list_sessions.
+      const service = new FindingsService([{ sessionsDir: path.join(home, 'sessions'), sealLog: path.join(home, 'seals.jsonl') }], false);
+      expect((await service.listSessions()).sessions).toContainEqual(expect.objectContaining(deleted));
     } finally {
       store.close();
     }
