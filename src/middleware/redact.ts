@@ -257,15 +257,15 @@ const BLOCK_SCALAR = String.raw`(?<block>[|>][1-9+-]{0,2}[ \t]*(?:#[^\r\n]*)?(?:
 /**
  * A secret-like name that starts a line, as YAML or a header block writes it (`password: correct
  * horse battery staple`), or an env file (`A_TOKEN=two words here`, `export DB_PASSWORD=…`): its
- * value, unquoted, runs to the line's end, spaces and all (a command after `PGPASSWORD=…` on that
- * line goes with it: an env file's value and a command cannot be told apart), or to a `,`, `;` or
+ * value, unquoted, runs to the line's end, spaces and all (but see {@link lineValue} for a text of
+ * one line), or to a `,`, `;` or
  * `&` that starts another name's value (`password: null, auth: true`); after a block scalar's
  * header (`password: |`), it is the lines below. The line's start is matched, not looked behind
  * for: a look behind from every place in a run of spaces took time growing with the square of its
  * length.
  */
 const LINE_VALUE = new RegExp(
-  String.raw`^(?<lead>[ \t]*)(?:-[ \t]+|export[ \t]+)?(?=[\w.-]*?(?:${SECRET_WORDS}))(?<name>[A-Za-z_][\w.-]*)[ \t]*(?::[ \t]+|=(?![=~>])[ \t]*)(?:${BLOCK_SCALAR}|(?<bare>[^\s"'](?:(?![,;&][ \t]*[A-Za-z_][\w.-]*[ \t]*[:=])[^\r\n])*))`,
+  String.raw`^(?<lead>[ \t]*)(?:-[ \t]+|export[ \t]+)?(?=[\w.-]*?(?:${SECRET_WORDS}))(?<name>[A-Za-z_][\w.-]*)[ \t]*(?::[ \t]+|(?<env>=)(?![=~>])[ \t]*)(?:${BLOCK_SCALAR}|(?<bare>[^\s"'](?:(?![,;&][ \t]*[A-Za-z_][\w.-]*[ \t]*[:=])[^\r\n])*))`,
   'gim',
 );
 
@@ -381,7 +381,7 @@ export function redactCredentials(text: string): string {
   let out = replacePii(text, API_KEYS, () => REDACTED);
   for (const shape of CREDENTIAL_SHAPES) out = out.replace(shape.pattern, shape.kept);
   return out
-    .replace(LINE_VALUE, assignedValue)
+    .replace(LINE_VALUE, lineValue)
     .replace(NAMED_VALUE, assignedValue)
     .replace(VALUE_NAMED, assignedValue)
     .replace(ASSIGNMENT, assignedValue)
@@ -410,15 +410,26 @@ interface AssignmentGroups {
   readonly tail?: string;
 }
 
+// The first word of a value, with the credential after a scheme word (`Token …`), as ASSIGNMENT takes a bare one.
+const FIRST_VALUE = /^(?:(?:Bearer|Basic|Token|Digest)[ \t]+)?\S+/i;
+
+/**
+ * {@link LINE_VALUE}'s value replaced. On a text of one line, `NAME=value more` is a command's
+ * prefix rather than an env file's line (`PGPASSWORD=… psql -h db`): its value is its first word,
+ * and the command stays readable.
+ */
+function lineValue(match: string, ...rest: unknown[]): string {
+  const { name, env, bare } = rest.at(-1) as AssignmentGroups & { readonly env?: string };
+  const first = env === undefined || bare === undefined || /[\r\n]/.test(rest.at(-2) as string) ? null : FIRST_VALUE.exec(bare)?.[0];
+  if (first === undefined || first === null || !isSecretLikeKey(name)) return assignedValue(match, ...rest);
+  return withValueRedacted(match, first, bare?.slice(first.length) ?? '');
+}
+
 /** An assignment's or an option's value replaced, when its name is a secret's and the value holds one. */
 function assignedValue(match: string, ...rest: unknown[]): string {
   const { name, dq, sq, esc, eq, eqEnd = '', block, bare, tail = '' } = rest.at(-1) as AssignmentGroups;
   if (!isSecretLikeKey(name)) return match;
   if (block !== undefined) return match.slice(0, match.length - block.length) + blockLinesRedacted(block);
-  // A text of one line that starts `NAME=value more` is a command (`PGPASSWORD=… psql -h db`)
-  // rather than an env file: its value is the first word, and the command stays readable.
-  const word = bare === undefined ? null : /^\S+(?=\s+\S)/.exec(bare)?.[0];
-  if (word !== undefined && word !== null && !/[\r\n]/.test(rest.at(-2) as string) && /^[^:]*=/.test(match.trimStart())) return withValueRedacted(match, word, bare?.slice(word.length) + tail);
   const quote = dq !== undefined ? '"' : sq !== undefined ? "'" : eq !== undefined ? `${esc ?? ''}"` : '';
   // A value in escaped quotes that was cut before its closing one gets none.
   const close = eq !== undefined && !match.endsWith(quote) ? '' : quote;

@@ -282,6 +282,9 @@ describe('credentials in text', () => {
     await expectRecordedAs([
       ['PGPASSWORD=Cmd-Pw-01 psql -h db -c "select 1"', 'PGPASSWORD=[redacted] psql -h db -c "select 1"'],
       ['export API_TOKEN=Cmd-Pw-02 && ./deploy.sh --env prod', 'export API_TOKEN=[redacted] && ./deploy.sh --env prod'],
+      // A scheme word goes with the credential after it, at a line's start or within it.
+      ['API_TOKEN=Token Cmd-Pw-03 ./run.sh', 'API_TOKEN=[redacted] ./run.sh'],
+      ['env API_TOKEN=Token Cmd-Pw-04 ./run.sh', 'env API_TOKEN=[redacted] ./run.sh'],
     ], ['Cmd-Pw']);
   });
 
