@@ -47,10 +47,15 @@ export function listFolder(sessionsDir: string, options: ListOptions = {}): { re
  * those `log` seals whose trail is gone (`deleted`, whatever else of them is left).
  */
 export function listingOf(sessions: readonly IndexedSession[], log: SealLogView): SessionListing[] {
-  const held = new Set(sessions.map((session) => session.id));
-  const gone = [...log.places].flatMap(([id, place]) => (held.has(id) ? [] : [deletedSession(id, place, null).row]));
+  const gone = goneSessions(sessions, log).map((session) => session.row);
   const rows = [...gone, ...sessions.flatMap((session) => (session.view.row === null ? [] : [session.view.row]))];
   return rows.sort((a, b) => compareText(a.opened_at ?? '', b.opened_at ?? '') || compareText(a.session_id, b.session_id));
+}
+
+/** The sessions `log` seals of which the folder holds no file at all: each as {@link deletedSession} shows it. */
+export function goneSessions(sessions: readonly IndexedSession[], log: SealLogView): ReturnType<typeof deletedSession>[] {
+  const held = new Set(sessions.map((session) => session.id));
+  return [...log.places].flatMap(([id, place]) => (held.has(id) ? [] : [deletedSession(id, place, null)]));
 }
 
 /** Code point order: the timestamps aura writes (one ISO form) and session ids sort by it, faster than by locale. */

@@ -12,9 +12,8 @@
 
 import type { Finding } from '../audit/detector.js';
 import type { FindingKind } from '../audit/kinds.js';
-import { statusFindings } from '../audit/session-report.js';
-import { sessionStatus } from './session-status.js';
 import { SessionIndex, type IndexedSession, type IndexOptions } from './session-index.js';
+import { goneSessions } from './session-list.js';
 
 /** Kinds about the store's state that are reported whatever session the caller names. */
 export const STORE_KINDS: ReadonlySet<string> = new Set<FindingKind>([
@@ -62,12 +61,9 @@ export class StoreFindings {
     const problem = log.read.problem;
     const findings: Finding[] = problem === null ? [] : [{ kind: 'SEAL_LOG_BROKEN', severity: 'critical', message: problem.message, event_ids: [], line: problem.line }];
     const named: string[] = [];
-    // A session the log seals but the folder no longer holds: deleted, with nothing left to list.
-    // Its finding is the one its status gives on every surface (the fleet store's too).
-    const held = new Set(sessions.map((session) => session.id));
-    for (const [id, place] of log.places) {
-      if (!held.has(id)) findings.push(...statusFindings(sessionStatus({ sessionId: id, lines: null, summaryText: null, sealPlace: place, keys: null, writer: 'none' })));
-    }
+    // A session the log seals but the folder no longer holds: deleted. Its finding is the one its
+    // status gives on every surface (the fleet store's too).
+    for (const gone of goneSessions(sessions, log)) findings.push(...gone.findings);
     for (const session of sessions) {
       const names = sessionKey !== null && (sessionKey === session.id || sessionKey === session.view.sessionKey);
       if (names) named.push(session.id);
