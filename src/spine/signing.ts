@@ -81,11 +81,8 @@ export class KeyRing {
       throw new ReadError(dir, error);
     }
     for (const name of names.filter((n) => n.endsWith('.pub')).sort()) {
-      const file = path.join(dir, name);
-      const publicKey = readPublicKey(file);
-      const keyId = keyIdOf(publicKey);
-      if (name !== `${keyId}.pub`) throw new AuraError('READ_FAILED', `${file} holds the key ${keyId}, not the one its name says: a key file was swapped`, { data: { path: file } });
-      keys.set(keyId, { keyId, publicKey, path: file });
+      const entry = readKeyFile(path.join(dir, name), true);
+      keys.set(entry.keyId, entry);
     }
     const activeFile = path.join(dir, 'active');
     const active = fs.existsSync(activeFile) ? fs.readFileSync(activeFile, 'utf8').trim() : null;
@@ -98,11 +95,8 @@ export class KeyRing {
    * @throws AuraError `READ_FAILED` for a private key, a swapped key file or an unreadable one
    */
   static ofPublicKey(file: string): KeyRing {
-    const publicKey = readPublicKey(file);
-    const keyId = keyIdOf(publicKey);
-    const named = /^([0-9a-f]{16})\.pub$/.exec(path.basename(file))?.[1];
-    if (named !== undefined && named !== keyId) throw new AuraError('READ_FAILED', `${file} holds the key ${keyId}, not the one its name says: a key file was swapped`, { data: { path: file } });
-    return new KeyRing(path.dirname(file), new Map([[keyId, { keyId, publicKey, path: file }]]), null);
+    const entry = readKeyFile(file, false);
+    return new KeyRing(path.dirname(file), new Map([[entry.keyId, entry]]), null);
   }
 
   /**
@@ -183,6 +177,22 @@ export class KeyRing {
     return keyId;
   }
 }
+
+/**
+ * A public key file and its id. One of a keys folder (`inFolder`), or one named as a keys folder
+ * names its keys (`{key_id}.pub`), must hold the key its name says: a swapped key file must not
+ * become trusted.
+ * @throws AuraError `READ_FAILED` for a swapped, unreadable or private key file
+ */
+function readKeyFile(file: string, inFolder: boolean): PublicKeyEntry {
+  const publicKey = readPublicKey(file);
+  const keyId = keyIdOf(publicKey);
+  const name = path.basename(file);
+  if ((inFolder || KEY_FILE_NAME.test(name)) && name !== `${keyId}.pub`) throw new AuraError('READ_FAILED', `${file} holds the key ${keyId}, not the one its name says: a key file was swapped`, { data: { path: file } });
+  return { keyId, publicKey, path: file };
+}
+
+const KEY_FILE_NAME = /^[0-9a-f]{16}\.pub$/;
 
 function readPublicKey(file: string): crypto.KeyObject {
   const text = readTextFile(file, 'public key');
