@@ -24,7 +24,7 @@ import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk
 import { objectOf } from '../spine/json-shape.js';
 import { parseJson } from '../spine/native-json.js';
 import { EventStreamReader, type StreamEvent } from './event-stream.js';
-import { BoundedMessage, overLimit, tooLargeAnswer, upstreamMessageOf } from './refused-answer.js';
+import { BoundedMessage, droppedOverLimit, tooLargeAnswer, upstreamMessageOf } from './refused-answer.js';
 
 /** A Streamable HTTP upstream at `url`, not yet started. */
 export class HttpUpstream implements Transport {
@@ -102,7 +102,7 @@ export class HttpUpstream implements Transport {
       return Array.isArray(value) ? value.map(upstreamMessageOf) : upstreamMessageOf(value);
     }
     const id = answer.responseId() ?? (typeof posted === 'string' ? objectOf(parseJson(posted))['id'] : undefined);
-    if (typeof id !== 'string' && typeof id !== 'number') throw new Error(`${overLimit(answer.bytes, this.maxMessageBytes)}: dropped`);
+    if (typeof id !== 'string' && typeof id !== 'number') throw droppedOverLimit(answer.bytes, this.maxMessageBytes);
     return tooLargeAnswer(id, answer.bytes, this.maxMessageBytes);
   }
 
@@ -131,7 +131,7 @@ export class HttpUpstream implements Transport {
     if (data === null) {
       // Over the limit: an answer fails its request; anything else is reported and dropped.
       if (!message || event.responseId === null) {
-        this.onerror?.(new Error(`${overLimit(event.bytes, this.maxMessageBytes)}: dropped`));
+        this.onerror?.(droppedOverLimit(event.bytes, this.maxMessageBytes));
         return null;
       }
       data = JSON.stringify(tooLargeAnswer(event.responseId, event.bytes, this.maxMessageBytes));

@@ -19,8 +19,13 @@ export const TOO_LARGE = 'aura/too_large';
 export const MALFORMED = 'aura/malformed_answer';
 
 /** Why a message of `bytes` is not passed on. */
-export function overLimit(bytes: number, limit: number): string {
+function overLimit(bytes: number, limit: number): string {
   return `the MCP server's message of ${bytes} bytes is over the proxy's limit of ${limit} bytes (--max-message-bytes)`;
+}
+
+/** What is reported of a message of `bytes` over `limit` that answers no request the proxy knows: it is dropped. */
+export function droppedOverLimit(bytes: number, limit: number): Error {
+  return new Error(`${overLimit(bytes, limit)}: dropped`);
 }
 
 /** The error that stands for an answer of `bytes` to request `id`, over `limit`. */

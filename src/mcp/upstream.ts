@@ -17,7 +17,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { parseJson } from '../spine/native-json.js';
 import { HttpUpstream } from './http-upstream.js';
 import { LineReader, type Line } from './json-rpc-lines.js';
-import { overLimit, tooLargeAnswer, upstreamMessageOf } from './refused-answer.js';
+import { droppedOverLimit, tooLargeAnswer, upstreamMessageOf } from './refused-answer.js';
 import { writeMessage } from './stdio-batch.js';
 
 /**
@@ -124,7 +124,7 @@ export class UpstreamProcess implements Transport {
   /** An answer over the limit fails its request, as an error response; anything else over it is reported and dropped. */
   private refuseTooLarge(line: Line): void {
     if (line.responseId === null) {
-      this.onerror?.(new Error(`${overLimit(line.bytes, this.maxMessageBytes)}: dropped`));
+      this.onerror?.(droppedOverLimit(line.bytes, this.maxMessageBytes));
       return;
     }
     this.onmessage?.(tooLargeAnswer(line.responseId, line.bytes, this.maxMessageBytes));
