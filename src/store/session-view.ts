@@ -75,12 +75,13 @@ export function sessionView(files: SessionFiles, log: SealLogView | null, keys: 
     const refusal = refusalOf(files.trail);
     if (refusal !== null) return { row: null, findings: [crashed(id, `cannot read ${files.trail}: ${refusal}`)], sessionKey: null };
     if (!fs.existsSync(files.trail)) {
-      const artifact = fs.existsSync(files.summary) ? files.summary : files.otel;
+      const summary = fs.existsSync(files.summary) ? files.summary : null;
+      const artifact = summary ?? files.otel;
       const orphan: Finding = { kind: 'ORPHAN_ARTIFACT', severity: 'warn', message: `${artifact} has no trail beside it`, event_ids: [], path: artifact, session_id: id };
       // A session the seal log seals lost its trail, whatever was left beside it: as verify store says.
       const place = log?.places.get(id);
       if (place === undefined) return { row: null, findings: [orphan], sessionKey: null };
-      const deleted = deletedSession(id, place, fs.existsSync(files.summary) ? files.summary : null);
+      const deleted = deletedSession(id, place, summary);
       return { row: deleted.row, findings: [...deleted.findings, orphan], sessionKey: null };
     }
     return viewOf(files, log, keys);
