@@ -1,7 +1,7 @@
 /**
  * Bundles the `aura` command into one-file CommonJS bundles in dist/: claude-code-hook.cjs (`aura
- * hook claude-code`, which runs before every tool call a person waits on) and cli.cjs (every other
- * command). Node 20 loads a hundred small ES modules (aura's, commander's, yaml's) far slower than
+ * hook claude-code`, which runs before every tool call a person waits on), verify-chain.cjs (`aura
+ * verify chain`, a sixth of the size of the whole command line) and cli.cjs (every other command). Node 20 loads a hundred small ES modules (aura's, commander's, yaml's) far slower than
  * one file; CommonJS, because src/cli/bundle-loader.ts compiles a bundle with `vm.Script` and a V8
  * code cache. Run after tsc (npm run build; test/global-setup.ts).
  *
@@ -22,9 +22,15 @@ const dist = path.join(root, 'dist');
 // `import * as fs from 'node:fs'` in a module of dist/.
 const BUILTIN_NAMESPACE = /^import \* as (\w+) from '(node:[\w/]+)';$/gm;
 
+// The package's name and version, which dist/version.js reads from package.json when it loads:
+// written into the bundles, that is a file read and a parse less at every command's start.
+const VERSION_MODULE = path.join(dist, 'version.js');
+const { name: packageName, version: packageVersion } = JSON.parse(await readFile(path.join(root, 'package.json'), 'utf8'));
+const versionModule = `export const PACKAGE_NAME = ${JSON.stringify(packageName)};\nexport const VERSION = ${JSON.stringify(packageVersion)};\n`;
+
 /**
  * aura's modules as the bundles take them:
- * - each keeps the URL it has in dist/: what it finds beside itself (../package.json, the report's
+ * - each keeps the URL it has in dist/ (but the version, written in): what it finds beside itself (../package.json, the report's
  *   assets, the live export's worker, packages it requires at first use) is where it is for the ES
  *   modules;
  * - a Node built-in imported as a namespace is required as it is. esbuild would copy each such
@@ -36,6 +42,7 @@ const distModules = {
   setup(build) {
     build.onLoad({ filter: /\.js$/ }, async (args) => {
       if (!args.path.startsWith(`${dist}${path.sep}`)) return undefined;
+      if (args.path === VERSION_MODULE) return { contents: versionModule, loader: 'js' };
       const text = await readFile(args.path, 'utf8');
       const url = `new URL(${JSON.stringify(path.relative(dist, args.path).split(path.sep).join('/'))}, __auraDistUrl).href`;
       const contents = text.replaceAll('import.meta.url', url).replace(BUILTIN_NAMESPACE, "const $1 = require('$2');");
@@ -58,10 +65,13 @@ const commonJs = {
   logLevel: 'warning',
 };
 
-/** Builds `entry` (a module of dist/) into `outfile` (a path in dist/). */
-function bundle(entry, outfile, options) {
+/**
+ * Builds `entry` (a module of dist/) into `outfile` (a path in dist/), and checks that it is ASCII:
+ * src/cli/bundle-loader.ts reads a bundle as latin1, which is UTF-8 only for ASCII.
+ */
+async function bundle(entry, outfile, options) {
   const toDist = path.relative(path.dirname(path.join(dist, outfile)), dist).split(path.sep).join('/');
-  return build({
+  await build({
     ...commonJs,
     entryPoints: [path.join(dist, entry)],
     outfile: path.join(dist, outfile),
@@ -70,6 +80,9 @@ function bundle(entry, outfile, options) {
     ...options,
     plugins: [distModules, ...(options.plugins ?? [])],
   });
+  const bytes = await readFile(path.join(dist, outfile));
+  const at = bytes.findIndex((byte) => byte > 0x7f);
+  if (at >= 0) throw new Error(`dist/${outfile} is not ASCII at byte ${at}`);
 }
 
 await bundle('cli/hook-claude-code.js', 'claude-code-hook.cjs', {
@@ -87,7 +100,8 @@ await bundle('cli/hook-claude-code.js', 'claude-code-hook.cjs', {
   ],
 });
 
-await bundle('cli/main.js', 'cli.cjs', {
+// The command line's bundles: every command, and `verify chain` alone.
+const commandLine = {
   // Aura's modules, commander and picocolors are bundled; each command's own modules start when it
   // runs (esbuild keeps a dynamic import lazy). The larger packages that only some commands use stay
   // outside, required from node_modules when a command first needs them (their CommonJS builds).
@@ -108,7 +122,9 @@ await bundle('cli/main.js', 'cli.cjs', {
       },
     },
   ],
-});
+};
+await bundle('cli/main.js', 'cli.cjs', commandLine);
+await bundle('cli/verify-chain-main.js', 'verify-chain.cjs', commandLine);
 
 // The package's bin, with the loader in it: a CommonJS entry starts without Node's ES module loader.
 await bundle('cli/bin.js', 'cli/bin.cjs', {});

@@ -4,8 +4,9 @@
  * (scripts/build-bundles.mjs): a CommonJS entry, because Node starts an ES module entry through its
  * module loader, which costs each command several milliseconds before it runs. Each command runs
  * from a one-file bundle loaded by ./bundle-loader.ts with a code cache: `aura hook claude-code`,
- * which runs before every tool call a person waits on, from its own that loads nothing else; every
- * other command from the CLI's (./main.ts).
+ * which runs before every tool call a person waits on, from its own that loads nothing else;
+ * `aura verify chain` from its own (./verify-chain-main.ts); every other command from the CLI's
+ * (./main.ts).
  */
 
 import { loadBundle, type BundleName } from './bundle-loader.js';
@@ -29,8 +30,10 @@ async function main(argv: readonly string[]): Promise<void> {
     // by every later hook for nothing (490 against 330 kB here: 9.3 against 7.5 ms to load).
     if (hook.exports.keptProfileValue?.() !== true) hook.saveCache();
   } else {
-    const cli = loadBundle<{ runCli: typeof runCli }>('cli', optionValue(argv, '--home'), commandOf(argv));
-    await exported('cli', cli.exports.runCli)(argv);
+    const command = commandOf(argv);
+    const bundle = command?.name === 'verify' && argv[command.at + 1] === 'chain' ? 'verify-chain' : 'cli';
+    const cli = loadBundle<{ runCli: typeof runCli }>(bundle, optionValue(argv, '--home'), bundle === 'cli' ? command?.name : undefined);
+    await exported(bundle, cli.exports.runCli)(argv);
     cli.saveCache();
   }
 }
@@ -44,12 +47,15 @@ function optionValue(args: readonly string[], name: string): string | undefined 
   return undefined;
 }
 
-/** The command's name (`verify` of `aura --home h verify chain t`), or undefined for none a file may be named by. */
-function commandOf(argv: readonly string[]): string | undefined {
+/**
+ * The command's name and place (`verify`, 2 of `aura --home h verify chain t`), or undefined for
+ * none a file may be named by.
+ */
+function commandOf(argv: readonly string[]): { name: string; at: number } | undefined {
   for (let at = 0; at < argv.length; at++) {
     const arg = argv[at] as string;
     if (GLOBAL_OPTIONS_WITH_VALUES.has(arg)) at++;
-    else if (!arg.startsWith('-')) return /^[a-z][a-z-]{0,31}$/.test(arg) ? arg : undefined;
+    else if (!arg.startsWith('-')) return /^[a-z][a-z-]{0,31}$/.test(arg) ? { name: arg, at } : undefined;
   }
   return undefined;
 }

@@ -1,12 +1,16 @@
 /**
  * Loads the `aura` command from its one-file bundles (dist/claude-code-hook.cjs for `aura hook
- * claude-code`, dist/cli.cjs for every other command; scripts/build-bundles.mjs) with a V8 code
+ * claude-code`, dist/verify-chain.cjs for `aura verify chain`, dist/cli.cjs for every other
+ * command; scripts/build-bundles.mjs) with a V8 code
  * cache: each command is a process of its own, and compiling a bundle again each time is a large
  * share of its start. Node 22's module compile cache does this for modules; Node 20 has none, so a
  * bundle is compiled here with `vm.Script`, from `cachedData` kept in the aura home.
  *
- * A cache is named by a hash of the bundle's text, Node's version and the architecture (V8 itself
- * checks little more than the text's length): a new build or a new Node never reads an old cache.
+ * A cache is named by a hash of the bundle file's identity (its inode, size and modification
+ * time), Node's version and the architecture (V8 itself checks little more than the text's
+ * length): a new build or a new Node never reads an old cache. The file's identity, not its text:
+ * hashing 600 kB took a millisecond or two of every command's start, and any build or install
+ * writes the file anew.
  * A cache V8 rejects is written again, and one another user could have written is not read. It is
  * an optimisation only: a cache that cannot be read or written leaves the command as it was,
  * compiled from source.
@@ -24,7 +28,7 @@ import { removeFile, replaceWhole } from '../store/fs-write.js';
 const CACHE_SUFFIX = '.v8cache';
 
 /** The bundles scripts/build-bundles.mjs writes into dist/. */
-export type BundleName = 'claude-code-hook' | 'cli';
+export type BundleName = 'claude-code-hook' | 'cli' | 'verify-chain';
 
 /** A bundle's exports, and what keeps its compiled code for the next process. */
 export interface LoadedBundle<Exports> {
@@ -41,14 +45,15 @@ export interface LoadedBundle<Exports> {
  */
 export function loadBundle<Exports>(name: BundleName, home: string | undefined, command?: string): LoadedBundle<Exports> {
   const file = fileURLToPath(new URL(`../${name}.cjs`, import.meta.url));
-  const bytes = fs.readFileSync(file);
+  const { bytes, identity } = readBundle(file);
   // An empty --home names no home (the command refuses it): the current folder must not get a cache.
   const cacheDir = home === '' ? null : path.join(auraHome(home), 'cache');
-  const key = createHash('sha256').update(`${process.version}\u0000${process.arch}\u0000`).update(bytes).digest('hex').slice(0, 16);
+  const key = createHash('sha256').update(`${process.version}\u0000${process.arch}\u0000${identity}`).digest('hex').slice(0, 16);
   const cacheFile = cacheDir === null ? null : path.join(cacheDir, `${name}-${key}${command === undefined ? '' : `-${command}`}${CACHE_SUFFIX}`);
   const cachedData = cacheFile === null ? null : readOwnCache(cacheFile);
-  // The wrapper Node puts around a CommonJS module.
-  const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${bytes.toString('utf8')}\n})`, { filename: file, ...(cachedData === null ? {} : { cachedData }) });
+  // The wrapper Node puts around a CommonJS module. The bundles are ASCII (the build checks it), so
+  // latin1 reads them as UTF-8 would, without decoding.
+  const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${bytes.toString('latin1')}\n})`, { filename: file, ...(cachedData === null ? {} : { cachedData }) });
   const module = { exports: {} as Partial<Exports> };
   (script.runInThisContext() as (...args: unknown[]) => void)(module.exports, createRequire(file), module, file, path.dirname(file));
   return {
@@ -58,6 +63,17 @@ export function loadBundle<Exports>(name: BundleName, home: string | undefined, 
       writeCache(cacheDir, cacheFile, `${name}-`, `${name}-${key}`, script.createCachedData());
     },
   };
+}
+
+/** A bundle's bytes, and its identity: what changes whenever the file is written. */
+function readBundle(file: string): { bytes: Buffer; identity: string } {
+  const fd = fs.openSync(file, 'r');
+  try {
+    const stats = fs.fstatSync(fd, { bigint: true });
+    return { bytes: fs.readFileSync(fd), identity: `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}` };
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 /**

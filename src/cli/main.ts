@@ -1,85 +1,27 @@
 /**
- * The `aura` command line (./bin.ts runs it). Each command lives in its own file and returns a
- * result object; this file wires them to commander, prints results (`--json` or for people) and
- * maps errors to the documented exit codes, in one place (`reportError`). Nothing reaches the
- * user as a stack trace.
+ * The `aura` command line (./bin.ts runs it): every command, wired to commander in the frame of
+ * ./program.ts. Each command lives in its own file and returns a result object.
  *
  * A command's module is imported only when that command runs: a process pays for what it uses
  * (`verify chain` does not load the MCP SDK, the PostgreSQL client or the report pages).
  */
 
-import { Command, CommanderError, Option } from 'commander';
-import type { AuraConfig } from '../config/config.js';
-import { AuraError, describeCause } from '../errors.js';
-import { redactCredentials } from '../middleware/redact.js';
-import { VERSION } from '../version.js';
-import { configFor, keysFor, type GlobalOptions, type KeyOptions, type StoreOptions } from './context.js';
+import { configFor, keysFor, type KeyOptions, type StoreOptions } from './context.js';
 import type { LogsOptions } from './logs.js';
 import type { McpOptions } from './mcp.js';
 import type { ProxyOptions } from './proxy.js';
 import type { HookInstallOptions } from './hook-install.js';
-import { GLOBAL_OPTIONS } from './global-options.js';
-import { EXIT, printResult, type CommandResult } from './output.js';
+import { EXIT } from './output.js';
+import { runProgram, storeFlag, type JsonFlag, type ProgramKit } from './program.js';
 import type { PushFlags } from './push.js';
+import { addVerifyChain, verifyCommand } from './verify-chain-command.js';
 
-interface JsonFlag {
-  readonly json?: boolean;
-}
-
-/** What the parsed command line asked for: the command's result, and how to print it. */
-interface Invocation {
-  outcome?: Promise<CommandResult>;
-  asJson: boolean;
-}
-
-function buildProgram(invocation: Invocation): Command {
-  const program = new Command('aura')
-    .description('Runtime harness for AI agent sessions: hash-chained audit trails, policy at the tool boundary, evidence exports.')
-    .version(`aura-harness ${VERSION}`, '-V, --version')
-    .showHelpAfterError('(run aura --help for usage)')
-    .exitOverride()
-    // With --json a usage error is printed as JSON, by reportError.
-    .configureOutput({ writeErr: (text) => !invocation.asJson && process.stderr.write(text) });
-
-  for (const { flags, description } of GLOBAL_OPTIONS) program.option(flags, description);
-  const global = (): GlobalOptions => program.opts<GlobalOptions>();
-  const json = new Option('--json', 'print one JSON object (stable, for machines)');
-  /** `--store URL` and `--no-store`: the fleet store, or the local folder whatever the config says. */
-  const withStore = (command: Command): Command =>
-    command
-      .option('--store <url>', 'read the fleet store at this postgres:// URL (or env:NAME holding one) instead of the sessions folder (default: config store)')
-      .option('--no-store', 'read the local sessions folder even when the config names a store');
-  const run = (flags: JsonFlag, command: () => CommandResult | Promise<CommandResult>): void => {
-    invocation.asJson = flags.json === true;
-    invocation.outcome = Promise.resolve().then(command);
-  };
-  /** A command that takes no arguments, only the configuration; `load` imports it when it runs. */
-  const configCommand = (parent: Command, name: string, description: string, load: () => Promise<(config: AuraConfig) => CommandResult | Promise<CommandResult>>): void => {
-    parent
-      .command(name)
-      .description(description)
-      .addOption(json)
-      .action((flags: JsonFlag) => run(flags, async () => (await load())(configFor(global()))));
-  };
-
+function registerCommands(kit: ProgramKit): void {
+  const { program, json, global, run, withStore, configCommand } = kit;
   configCommand(program, 'demo', 'run a scripted session of a small agent (no network), write it to the sessions folder, verify it', async () => (await import('./demo.js')).demoCommand);
 
-  const verify = program.command('verify').description('check trails');
-  verify
-    .command('chain')
-    .description('verify the hash chain of a trail: integrity, and completeness against its seal')
-    .argument('<path>', 'a trail (.jsonl) path, or a session id in the sessions folder')
-    .option('--summary <file>', "a summary whose seal the trail must match (aura's chain and seal, or Aura's event_count)")
-    .option('--keys <dir>', 'trust the public keys in DIR (default: AURA_HOME/keys when it has any)')
-    .option('--public-key <file>', 'trust this one public key')
-    .addOption(json)
-    .action((path: string, flags: JsonFlag & KeyOptions & { summary?: string }) =>
-      run(flags, async () => {
-        const config = configFor(global());
-        const { verifyChainCommand } = await import('./verify-chain.js');
-        return verifyChainCommand(path, { ...(flags.summary === undefined ? {} : { summary: flags.summary }), keys: keysFor(flags, config) }, config);
-      }),
-    );
+  const verify = verifyCommand(program);
+  addVerifyChain(verify, kit);
   withStore(
     verify
       .command('store')
@@ -275,84 +217,9 @@ function buildProgram(invocation: Invocation): Command {
     .action((flags: JsonFlag & StoreOptions) => run(flags, async () => (await import('./sessions.js')).sessionsListCommand(storeFlag(flags), configFor(global()))));
   configCommand(program, 'paths', 'show AURA_HOME, storage, the sessions folder and the config files found', async () => (await import('./paths.js')).pathsCommand);
 
-  return program;
 }
 
-/** The store flag as commands take it (commander leaves it out when neither flag is given). */
-function storeFlag(flags: StoreOptions): StoreOptions {
-  return flags.store === undefined ? {} : { store: flags.store };
-}
-
-/** Runs the CLI on `argv` (without the node and script names) and returns the exit code. */
-async function main(argv: readonly string[]): Promise<number> {
-  const end = argv.indexOf('--');
-  const invocation: Invocation = { asJson: (end < 0 ? argv : argv.slice(0, end)).includes('--json') };
-  try {
-    await buildProgram(invocation).parseAsync([...argv], { from: 'user' });
-    if (invocation.outcome === undefined) return EXIT.ok;
-    const result = await invocation.outcome;
-    printResult(result, invocation.asJson);
-    return result.exitCode;
-  } catch (error) {
-    return reportError(error, invocation.asJson);
-  }
-}
-
-/** A failed system call (`open`, `write`, `mkdir`, …) that escaped its command: the file system's doing, not a bug. */
-function isSystemError(error: unknown): error is NodeJS.ErrnoException {
-  const { code, syscall } = error as NodeJS.ErrnoException;
-  return error instanceof Error && typeof code === 'string' && /^E[A-Z0-9]+$/.test(code) && typeof syscall === 'string';
-}
-
-/**
- * The one place errors become messages and exit codes: 2 for what the user or the file system
- * caused (arguments, input, a full disk, a read-only folder), 70 for a bug. (A check that fails is
- * a result with exit code 1, not an error.) With `--json` the error is one JSON object on stdout,
- * `{"error": {code, message, data?}}`.
- */
-function reportError(error: unknown, asJson: boolean): number {
-  let code: string;
-  let message: string;
-  let data: unknown;
-  let exit: number;
-  if (error instanceof CommanderError) {
-    // Asked-for help and version are successes; help shown for a missing subcommand, and every
-    // other parse failure, is a usage error (commander has already printed why, unless --json).
-    if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return EXIT.ok;
-    if (!asJson) return EXIT.usage;
-    [code, message, exit] = ['USAGE', error.message.replace(/^error: /, ''), EXIT.usage];
-  } else if (error instanceof AuraError) {
-    [code, message, data, exit] = [error.code, error.message, error.data, EXIT.usage];
-  } else if (isSystemError(error)) {
-    const where = error.path === undefined ? '' : ` ${error.path}`;
-    [code, message, data, exit] = ['FILE_SYSTEM', `cannot ${error.syscall}${where}: ${describeCause(error)}`, error.path === undefined ? undefined : { path: error.path }, EXIT.usage];
-  } else {
-    [code, message, exit] = ['INTERNAL', `internal error: ${error instanceof Error ? error.message : String(error)}`, EXIT.internal];
-  }
-  // An error can quote what it was given (a path, a URL): a credential in it is not repeated.
-  const quoted = (_key: string, value: unknown): unknown => (typeof value === 'string' ? redactCredentials(value) : value);
-  if (asJson) process.stdout.write(`${JSON.stringify({ error: { code, message, ...(data === undefined ? {} : { data }) } }, quoted, 2)}\n`);
-  else process.stderr.write(`aura: ${redactCredentials(message)}\n`);
-  return exit;
-}
-
-/**
- * Runs the CLI on `argv` and sets the process's exit code. Output that cannot be written: a reader
- * that stops reading (`aura logs <id> | head -2`) ends the output quietly, and the command
- * finishes as it would have; any other failure (a full disk under `> file`) is said on stderr and
- * exits 2.
- */
-export async function runCli(argv: readonly string[]): Promise<void> {
-  let outputFailed = false;
-  for (const stream of [process.stdout, process.stderr]) {
-    stream.on('error', (error: NodeJS.ErrnoException) => {
-      stream.destroy();
-      if (error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED') return;
-      outputFailed = true;
-      process.exitCode = EXIT.usage;
-      if (stream === process.stdout && !process.stderr.destroyed) process.stderr.write(`aura: cannot write the output: ${describeCause(error)}\n`);
-    });
-  }
-  const exitCode = await main(argv);
-  process.exitCode = outputFailed ? EXIT.usage : exitCode;
+/** Runs the CLI on `argv` (without the node and script names) and sets the process's exit code. */
+export function runCli(argv: readonly string[]): Promise<void> {
+  return runProgram(argv, registerCommands);
 }

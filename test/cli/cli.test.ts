@@ -135,20 +135,43 @@ describe('aura verify chain', () => {
   it("keeps each command's compiled code in the home's cache, files only this user may write, and takes them as they are", () => {
     const home = tempDir();
     const id = String(auraJson(['demo'], { home }).json['session_id']);
-    const caches = (): string[] => fs.readdirSync(path.join(home, 'cache')).filter((name) => /^cli-[0-9a-f]{16}-[a-z-]+\.v8cache$/.test(name)).sort();
-    expect(caches()).toEqual([expect.stringMatching(/-demo\.v8cache$/)]);
+    const caches = (): string[] => fs.readdirSync(path.join(home, 'cache')).filter((name) => /^(cli-[0-9a-f]{16}-[a-z-]+|verify-chain-[0-9a-f]{16})\.v8cache$/.test(name)).sort();
+    expect(caches()).toEqual([expect.stringMatching(/^cli-.*-demo\.v8cache$/)]);
     const demoCache = path.join(home, 'cache', caches()[0] as string);
     expect(fs.statSync(demoCache).mode & 0o777).toBe(0o600);
     const written = fs.readFileSync(demoCache);
-    // A cache holds the code its command compiled: a verify does not load the demo's.
+    // A cache holds the code its command compiled: `verify chain`, from its own bundle, does not load the demo's.
     expect(auraJson(['verify', 'chain', id], { home }).status).toBe(0);
-    expect(caches()).toEqual([expect.stringMatching(/-demo\.v8cache$/), expect.stringMatching(/-verify\.v8cache$/)]);
+    expect(caches()).toEqual([expect.stringMatching(/^cli-.*-demo\.v8cache$/), expect.stringMatching(/^verify-chain-[0-9a-f]{16}\.v8cache$/)]);
     const verifyCache = path.join(home, 'cache', caches()[1] as string);
-    expect(fs.statSync(verifyCache).size).toBeLessThan(written.length);
+    expect(fs.statSync(verifyCache).size).toBeLessThan(written.length / 2);
+    // `verify store` runs from the whole command line's bundle, with a cache of its own.
+    expect(auraJson(['verify', 'store'], { home }).status).toBe(0);
+    expect(caches()).toContainEqual(expect.stringMatching(/^cli-.*-verify\.v8cache$/));
     const verifyWritten = fs.readFileSync(verifyCache);
     expect(auraJson(['verify', 'chain', id], { home }).status).toBe(0);
     expect(fs.readFileSync(verifyCache).equals(verifyWritten)).toBe(true);
     expect(fs.readFileSync(demoCache).equals(written)).toBe(true);
+  });
+
+  it('never runs a rewritten bundle from the cache of the one before, even at the same length', () => {
+    // A copy of the built command (its bundles need nothing outside dist/ for --version).
+    const copy = tempDir();
+    fs.cpSync(path.dirname(path.dirname(AURA_BIN)), copy, { recursive: true, filter: (source) => !source.endsWith('.map') && !source.endsWith('.d.ts') });
+    const bin = path.join(copy, 'cli', 'bin.cjs');
+    const home = tempDir();
+    const version = (): string => spawnSync(process.execPath, [bin, '--home', home, '--version'], { encoding: 'utf8' }).stdout.trim();
+    const { version: built } = JSON.parse(fs.readFileSync(path.join(path.dirname(path.dirname(path.dirname(AURA_BIN))), 'package.json'), 'utf8')) as { version: string };
+    expect(version()).toBe(`aura-harness ${built}`);
+    expect(version()).toBe(`aura-harness ${built}`);
+    expect(fs.readdirSync(path.join(home, 'cache'))).toHaveLength(1);
+    // V8 checks a cache against the text's length only: the same length with other text must still be compiled anew.
+    const bundle = path.join(copy, 'cli.cjs');
+    const other = built.replace(/\d/g, (digit) => String((Number(digit) + 1) % 10));
+    const text = fs.readFileSync(bundle, 'latin1');
+    expect(text).toContain(`VERSION=${JSON.stringify(built)}`);
+    fs.writeFileSync(bundle, text.replace(`VERSION=${JSON.stringify(built)}`, `VERSION=${JSON.stringify(other)}`), 'latin1');
+    expect(version()).toBe(`aura-harness ${other}`);
   });
 
   const usage: [string, string[], RegExp][] = [
