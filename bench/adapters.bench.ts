@@ -5,7 +5,8 @@
  * the model, as the README has it, and again on the graph's run). Target: at most 150 µs a call
  * at the median. And the wall time of one Claude Code `PreToolUse` hook process (the built
  * `aura hook claude-code`, on a session that already has events), beside a bare `node -e 0`:
- * target at most 150 ms at the median.
+ * target at most 150 ms at the median. The hook processes start without NODE_EXTRA_CA_CERTS, and
+ * are also timed with it where it is set (bench/utils/node-start.ts).
  */
 
 import { spawn } from 'node:child_process';
@@ -26,6 +27,7 @@ import * as aiSdk from '../src/adapters/ai-sdk/index.js';
 import * as langchain from '../src/adapters/langchain/index.js';
 import * as openaiAgents from '../src/adapters/openai-agents/index.js';
 import { agent, type Session } from '../src/index.js';
+import { EXTRA_CA_CERTS, extraCaCertsNote, withoutExtraCaCerts } from './utils/node-start.js';
 import { describeSamples, formatValue, interleave, median, medianPairedRatio, samplesOf, since, withTempDir } from './utils/measure.js';
 import { printResult, type Figure } from './utils/result.js';
 
@@ -175,17 +177,17 @@ async function cpuOf(work: () => Promise<unknown>): Promise<number> {
 }
 
 // ---- Claude Code hook process
-function wall(command: string, args: readonly string[], input: string): Promise<number> {
+function wall(command: string, args: readonly string[], input: string, env = withoutExtraCaCerts()): Promise<number> {
   return new Promise((resolve, reject) => {
     const start = performance.now();
-    const child = spawn(command, [...args], { stdio: ['pipe', 'ignore', 'inherit'] });
+    const child = spawn(command, [...args], { stdio: ['pipe', 'ignore', 'inherit'], env });
     child.on('error', reject);
     child.on('close', (code) => (code === 0 ? resolve(since(start)) : reject(new Error(`exit ${code}`))));
     child.stdin.end(input);
   });
 }
 
-async function hookRuns(): Promise<{ hook: number[]; bare: number[] }> {
+async function hookRuns(): Promise<{ hook: number[]; bare: number[]; withCerts: number[] }> {
   return withTempDir('adapters-hook', async (home) => {
     const profile = path.join(home, 'profile.yaml');
     fs.writeFileSync(profile, 'agent_ref: bench/claude\nrules:\n  - { type: deny_tools, tools: [delete_account] }\nobservers:\n  - { preset: break }\n');
@@ -195,11 +197,13 @@ async function hookRuns(): Promise<{ hook: number[]; bare: number[] }> {
     for (let n = 0; n < 20; n++) await wall(process.execPath, args, pre(n));
     const hook: number[] = [];
     const bare: number[] = [];
+    const withCerts: number[] = [];
     for (let n = 0; n < HOOK_RUNS; n++) {
       bare.push(await wall(process.execPath, ['-e', '0'], ''));
       hook.push(await wall(process.execPath, args, pre(100 + n)));
+      if (EXTRA_CA_CERTS !== undefined) withCerts.push(await wall(process.execPath, args, pre(200 + n), { ...withoutExtraCaCerts(), NODE_EXTRA_CA_CERTS: EXTRA_CA_CERTS }));
     }
-    return { hook, bare };
+    return { hook, bare, withCerts };
   });
 }
 
@@ -243,12 +247,17 @@ async function main(): Promise<void> {
     figures.push({ name: `${framework.name}: aura adds a tool call`, value: added, unit: 'µs', ceiling: CEILING_US });
     figures.push({ name: `${framework.name}: with aura / alone`, value: ratio, unit: 'x' });
   }
-  const { hook, bare } = await hookRuns();
+  console.log(`  ${extraCaCertsNote()}`);
+  const { hook, bare, withCerts } = await hookRuns();
   const hookMs = median(hook);
   const bareMs = median(bare);
   console.log(`  claude-code PreToolUse hook process ${describeSamples(hook, 'ms')} (target <= ${HOOK_CEILING_MS} ms: ${hookMs <= HOOK_CEILING_MS ? 'met' : 'MISSED'})`);
   console.log(`  bare node -e 0                      ${describeSamples(bare, 'ms')}; the hook is ${(hookMs / bareMs).toFixed(2)}× a bare Node start`);
   figures.push({ name: 'claude-code PreToolUse hook process', value: hookMs, unit: 'ms', ceiling: HOOK_CEILING_MS });
+  if (withCerts.length > 0) {
+    console.log(`  the hook with NODE_EXTRA_CA_CERTS    ${describeSamples(withCerts, 'ms')}`);
+    figures.push({ name: 'claude-code hook with NODE_EXTRA_CA_CERTS', value: median(withCerts), unit: 'ms' });
+  }
   figures.push({ name: 'bare node start', value: bareMs, unit: 'ms' });
   figures.push({ name: 'hook / bare node start', value: hookMs / bareMs, unit: 'x' });
   printResult({ scenario: 'adapters', figures });

@@ -5,7 +5,8 @@
  * verify chain`), interleaved, each a fresh process. Also, for scale, Node starting an empty ES
  * module. Goal: aura <= 0.5x Python (median of the same-round ratios). Beside the wall time, the
  * CPU time (user + sys) each variant's processes used, on Linux: a loaded machine stretches wall
- * time far more than CPU time.
+ * time far more than CPU time. The processes start without NODE_EXTRA_CA_CERTS, and aura is also
+ * timed with it where it is set (bench/utils/node-start.ts).
  *
  * Run `npm run build` first: this measures dist/, and says so when dist/ is older than src/.
  */
@@ -17,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { GOAL } from './utils/goals.js';
 import { describeSamples, formatValue, median, medianPairedRatio, since, withTempDir } from './utils/measure.js';
 import { findPythonAura, PYTHON_TOOL_CALL_PAYLOAD, runPython, type PythonAura } from './utils/python-aura.js';
+import { EXTRA_CA_CERTS, extraCaCertsNote, withoutExtraCaCerts } from './utils/node-start.js';
 import { childrenCpuSeconds } from './utils/process-cpu.js';
 import { printResult, type Figure, type SkippedGoal } from './utils/result.js';
 
@@ -95,11 +97,14 @@ async function main(): Promise<void> {
     const lines = fs.readFileSync(trail, 'utf8').split('\n').filter((line) => line !== '').length;
     console.log(`cli: verify chain on a ${lines}-event trail${python === null ? '' : ' written by Python Aura'}, ${ROUNDS} interleaved rounds, wall time of each fresh process`);
 
-    const env = { ...process.env, NO_COLOR: '1' };
+    console.log(`  ${extraCaCertsNote()}`);
+    const env = { ...withoutExtraCaCerts(), NO_COLOR: '1' };
+    const auraArgs = [BIN, '--home', home, 'verify', 'chain', trail];
     const variants: { name: string; run: () => { ms: number; cpuMs: number } }[] = [
       { name: 'node', run: () => wall(process.execPath, [empty], env) },
-      { name: 'aura', run: () => wall(process.execPath, [BIN, '--home', home, 'verify', 'chain', trail], env) },
+      { name: 'aura', run: () => wall(process.execPath, auraArgs, env) },
     ];
+    if (EXTRA_CA_CERTS !== undefined) variants.push({ name: 'aura with NODE_EXTRA_CA_CERTS', run: () => wall(process.execPath, auraArgs, { ...env, NODE_EXTRA_CA_CERTS: EXTRA_CA_CERTS }) });
     const cliPath = python?.cliPythonPath ?? null;
     if (python !== null && cliPath !== null) {
       const pyEnv = { ...env, PYTHONPATH: cliPath, AURA_HOME: home };
@@ -125,6 +130,11 @@ async function main(): Promise<void> {
       { name: 'node start, empty module', value: median(node), unit: 'ms' },
       { name: 'aura verify chain, wall', value: median(aura), unit: 'ms' },
     ];
+    const withCerts = samples.get('aura with NODE_EXTRA_CA_CERTS');
+    if (withCerts !== undefined) {
+      console.log(`  aura, with NODE_EXTRA_CA_CERTS    ${describeSamples(withCerts, 'ms')}`);
+      figures.push({ name: 'aura verify chain with NODE_EXTRA_CA_CERTS, wall', value: median(withCerts), unit: 'ms' });
+    }
     for (const name of variants.map((v) => v.name)) {
       const ms = cpuPerRun(name);
       if (ms !== null) figures.push({ name: `${name} CPU (user + sys), mean a run`, value: ms, unit: 'ms' });
@@ -134,6 +144,11 @@ async function main(): Promise<void> {
       const ratio = medianPairedRatio(aura, py);
       console.log(`  Python Aura verify chain          ${describeSamples(py, 'ms')}`);
       console.log(`  aura / Python, same-round ratios: median ${formatValue(ratio, 'x')} (goal <= ${formatValue(CEILING, 'x')}: ${ratio <= CEILING ? 'met' : 'NOT MET'})`);
+      if (withCerts !== undefined) {
+        const certsRatio = medianPairedRatio(withCerts, py);
+        console.log(`  aura with NODE_EXTRA_CA_CERTS / Python, same-round ratios: median ${formatValue(certsRatio, 'x')}`);
+        figures.push({ name: 'aura with NODE_EXTRA_CA_CERTS / Python Aura', value: certsRatio, unit: 'x' });
+      }
       const [auraCpu, pyCpu] = [cpuPerRun('aura'), cpuPerRun('python')];
       if (auraCpu !== null && pyCpu !== null) console.log(`  aura / Python, CPU time (user + sys): ${formatValue(auraCpu / pyCpu, 'x')}`);
       figures.push(
