@@ -231,6 +231,12 @@ const CREDENTIAL_SHAPES: readonly { readonly name: string; readonly pattern: Reg
 const SECRET_WORDS = 'pass|pwd|secret|token|key|auth|cookie|credential|dsn|jwt|otp|pin|pan|cv[cv]';
 
 /**
+ * A value given to a name, read as {@link ASSIGNMENT} says; {@link PAIR_IN_LINE} reads its values
+ * the same way. A bare value starts with neither `{` nor `[`: what follows is a structure's text.
+ */
+const ASSIGNED_VALUE = String.raw`(?:"(?<dq>(?:[^"\\\r\n]|\\.)*)"|'(?<sq>[^'\r\n]*)'|(?<esc>\\+)"(?<eq>[^\r\n]*?)(?:(?<!\\)(?<eqEnd>(?:\k<esc>\k<esc>\\\\)*)\k<esc>"|(?=[\r\n]|$))|(?<bare>(?:(?:Bearer|Basic|Token|Digest)[ \t]+)?(?:\[redacted\]|[^\s"'${'`'},;&)}\]{[])(?:\[redacted\]|[^\s"'${'`'},;&)}\]])*))`;
+
+/**
  * A value given to a name: `DB_PASSWORD=…` (an env file, a shell), `"api_key": "…"` (JSON as
  * text, and JSON text inside a JSON string: `\"api_key\":\"…\"`), `token: …` (YAML, a header),
  * `--password=…`, `?token=…&`. Only a name with a secret's word in it is taken (so `https://…` is
@@ -240,10 +246,11 @@ const SECRET_WORDS = 'pass|pwd|secret|token|key|auth|cookie|credential|dsn|jwt|o
  * A value in quotes escaped k times (`\"…\"`: k = 1, `\\\"…\\\"`: k = 3) ends at the first quote
  * with k + (2k + 2)·n backslashes before it: the closing quote's escape, after n backslashes of the
  * value's own (2k + 2 each once escaped; a quote inside the value has 2k + 1). A value cut before
- * its closing quote runs to the line's end.
+ * its closing quote runs to the line's end. A value given as an object's `value` field
+ * (`"DB_PASSWORD": {"value": "…"}`, `token: {value: …}`) is taken as given to the name.
  */
 const ASSIGNMENT = new RegExp(
-  String.raw`(?<![\w.])(?=[\w.-]*?(?:${SECRET_WORDS}))(?<name>[A-Za-z_][\w.-]*)(?:\\*["'])?[ \t]*[:=][ \t]*(?:"(?<dq>(?:[^"\\\r\n]|\\.)*)"|'(?<sq>[^'\r\n]*)'|(?<esc>\\+)"(?<eq>[^\r\n]*?)(?:(?<!\\)(?<eqEnd>(?:\k<esc>\k<esc>\\\\)*)\k<esc>"|(?=[\r\n]|$))|(?<bare>(?:(?:Bearer|Basic|Token|Digest)[ \t]+)?(?:\[redacted\]|[^\s"'${'`'},;&)}\]])+))`,
+  String.raw`(?<![\w.])(?=[\w.-]*?(?:${SECRET_WORDS}))(?<name>[A-Za-z_][\w.-]*)(?:\\*["'])?[ \t]*[:=][ \t]*(?:\{[ \t]*(?<valueField>\\*["']?)value\k<valueField>[ \t]*:[ \t]*)?${ASSIGNED_VALUE}`,
   'gi',
 );
 
@@ -288,6 +295,58 @@ const VALUE_NAMED = new RegExp(
   String.raw`^[ \t]*(?:-[ \t]+)?(?<valueQuote>["']?)value\k<valueQuote>[ \t]*:[ \t]*(?:"(?<dq>(?:[^"\\\r\n]|\\.)*)"|'(?<sq>(?:[^'\r\n]|'')*)'|(?=(?<bare>[^\s"'][^\r\n]*))\k<bare>)(?<tail>[ \t]*(?:,[ \t]*)?\r?\n[ \t]*(?<keyQuote>["']?)(?:name|key)\k<keyQuote>[ \t]*:[ \t]*(?<nameQuote>["']?)(?=[\w.-]*?(?:${SECRET_WORDS}))(?<name>[A-Za-z_][\w.-]*)\k<nameQuote>)(?![\w.-])`,
   'gim',
 );
+
+// A field that names the value beside it (`name`, `Key`, `ParameterKey`, `OptionName`), and the field holding that value (`value`, `ParameterValue`).
+const NAME_FIELD = String.raw`[A-Za-z]*(?:key|name)`;
+const VALUE_FIELD = String.raw`[A-Za-z]*value`;
+
+/**
+ * A name and its value as fields side by side on one line: the AWS command line's `Name=DB_PASSWORD,Value=…`
+ * and `ParameterKey=DbPassword,ParameterValue=…`, JSON text's `{"key": "DB_PASSWORD", "value": "…"}`
+ * (escaped too, as {@link ASSIGNMENT} reads it).
+ */
+const PAIR_IN_LINE = new RegExp(
+  String.raw`(?<![\w.])${NAME_FIELD}(?<nameFieldQuote>\\*["']?)[ \t]*[:=][ \t]*(?<nameQuote>\\*["']?)(?=[\w.-]*?(?:${SECRET_WORDS}))(?<name>[A-Za-z_][\w.-]*)\k<nameQuote>[ \t]*[,;&]?[ \t]*(?<valueFieldQuote>\\*["']?)${VALUE_FIELD}\k<valueFieldQuote>[ \t]*[:=][ \t]*${ASSIGNED_VALUE}`,
+  'gi',
+);
+
+/** {@link PAIR_IN_LINE} the other way round: `Value=…,Name=DB_PASSWORD`, `{"value": "…", "key": "DB_PASSWORD"}`. */
+const PAIR_IN_LINE_VALUE_FIRST = new RegExp(
+  String.raw`(?<![\w.])(?<valueFieldQuote>["']?)${VALUE_FIELD}\k<valueFieldQuote>[ \t]*[:=][ \t]*(?:"(?<dq>(?:[^"\\\r\n]|\\.)*)"|'(?<sq>[^'\r\n]*)'|(?<bare>[^\s"',;&)}\]]+))(?<tail>[ \t]*[,;&][ \t]*(?<nameFieldQuote>["']?)${NAME_FIELD}\k<nameFieldQuote>[ \t]*[:=][ \t]*(?<nameQuote>["']?)(?=[\w.-]*?(?:${SECRET_WORDS}))(?<name>[A-Za-z_][\w.-]*)\k<nameQuote>)(?![\w.-])`,
+  'gi',
+);
+
+/**
+ * A secret-like name whose value is a field of its own on a line below, as GitLab CI writes a
+ * variable (`DB_PASSWORD:` then, more indented, `value: …` after at most eight other lines such as
+ * `description:`).
+ */
+const NESTED_VALUE = new RegExp(
+  String.raw`^(?<lead>[ \t]*)(?<nameQuote>["']?)(?=[\w.-]*?(?:${SECRET_WORDS}))(?<name>[A-Za-z_][\w.-]*)\k<nameQuote>[ \t]*:[ \t]*\r?\n(?:\k<lead>[ \t]+(?!["']?value["']?[ \t]*:)[^\r\n]*\r?\n){0,8}\k<lead>[ \t]+(?<valueQuote>["']?)value\k<valueQuote>[ \t]*:[ \t]*(?:"(?<dq>(?:[^"\\\r\n]|\\.)*)"|'(?<sq>(?:[^'\r\n]|'')*)'|(?<bare>[^\s"'|>][^\r\n]*))`,
+  'gim',
+);
+
+// A command's argument, and the arguments before the one sought (each read once: they are split by spaces).
+const ARGUMENTS = String.raw`(?:[ \t]+[^\s|;&<>]+){0,32}?[ \t]+`;
+// A password given as an argument: in quotes, or a word.
+const ARGUMENT_VALUE = String.raw`(?:"(?<dq>[^"\r\n]*)"|'(?<sq>[^'\r\n]*)'|(?<bare>[^\s"'${'`'}|;&<>]+))`;
+
+// Oracle's `user/password`, either in double quotes.
+const ORACLE_LOGON = String.raw`(?:"[^"\r\n]+"|[^\s/@"'()]+)\/(?:"(?<dq>[^"\r\n]*)"|(?<bare>[^\s@"'/()][^\s@]*))`;
+
+/**
+ * Passwords commands take as arguments, which no name marks: MySQL's `-p<password>` (attached: a
+ * `-p` alone asks for it), `docker login … -p <password>` (and podman's, nerdctl's, helm's),
+ * `sshpass -p <password>`, and Oracle's `user/password` logon (`sqlplus scott/tiger@db`, `expdp`,
+ * `rman`, and SQL*Plus's `CONNECT` at a line's start; `sqlplus / as sysdba` names no user).
+ */
+const COMMAND_PASSWORDS: readonly RegExp[] = [
+  new RegExp(String.raw`(?<![\w-])(?:mysql|mariadb)[\w-]*${ARGUMENTS}-p(?=[^\s-])${ARGUMENT_VALUE}`, 'g'),
+  new RegExp(String.raw`(?<![\w-])(?:(?:docker|podman|nerdctl|helm[ \t]+registry)[ \t]+login${ARGUMENTS}|sshpass[ \t]+)-p(?:[ \t]+|(?=\S))${ARGUMENT_VALUE}`, 'g'),
+  new RegExp(String.raw`(?<![\w-])(?:sqlplus|rman|expdp|impdp|sqlldr|dgmgrl)(?:[ \t]+-[\w-]+)*[ \t]+${ORACLE_LOGON}`, 'g'),
+  // Prose starts lines with "connect" too: a logon there ends its line, or goes on with `@db` or `AS SYSDBA`.
+  new RegExp(String.raw`^[ \t]*conn(?:ect)?[ \t]+${ORACLE_LOGON}(?=@|[ \t]*(?:$|as[ \t]))`, 'gim'),
+];
 
 /**
  * A secret-like option and its value after a space (`mysql --password hunter2`, `--api-token X`):
@@ -360,9 +419,10 @@ const BLOCK_LINE = /^([ \t]*)(\S[^\r\n]*)$/gm;
 /**
  * What a text holding a credential holds at least one of (a plain scan, far cheaper than the
  * patterns): most recorded strings have none of these and are returned as they are. `identified`
- * is SQL's `IDENTIFIED BY '…'`, which names no secret.
+ * is SQL's `IDENTIFIED BY '…'`, which names no secret; the commands' names are those of
+ * {@link COMMAND_PASSWORDS}.
  */
-const CREDENTIAL_GATE = new RegExp(String.raw`sk-|[sr]k_|gh[pousr]_|github_pat_|akia|xox|aiza|eyj|-----begin|bearer|basic|:\/\/|-u\s|--user|identified|${SECRET_WORDS}`, 'i');
+const CREDENTIAL_GATE = new RegExp(String.raw`sk-|[sr]k_|gh[pousr]_|github_pat_|akia|xox|aiza|eyj|-----begin|bearer|basic|:\/\/|-u\s|--user|identified|mysql|mariadb|login|sshpass|sqlplus|rman|expdp|impdp|sqlldr|dgmgrl|conn|${SECRET_WORDS}`, 'i');
 
 // The shortest credential in text: `pwd=x`.
 const MIN_CREDENTIAL_TEXT = 5;
@@ -380,10 +440,14 @@ export function redactCredentials(text: string): string {
   if (text.length < MIN_CREDENTIAL_TEXT || !CREDENTIAL_GATE.test(text)) return text;
   let out = replacePii(text, API_KEYS, () => REDACTED);
   for (const shape of CREDENTIAL_SHAPES) out = out.replace(shape.pattern, shape.kept);
+  for (const pattern of COMMAND_PASSWORDS) out = out.replace(pattern, argumentPassword);
   return out
     .replace(LINE_VALUE, lineValue)
     .replace(NAMED_VALUE, assignedValue)
     .replace(VALUE_NAMED, assignedValue)
+    .replace(NESTED_VALUE, assignedValue)
+    .replace(PAIR_IN_LINE, assignedValue)
+    .replace(PAIR_IN_LINE_VALUE_FIRST, assignedValue)
     .replace(ASSIGNMENT, assignedValue)
     .replace(OPTION, assignedValue)
     .replace(ELEMENT, elementText)
@@ -449,6 +513,13 @@ function blockLinesRedacted(block: string): string {
 function elementText(match: string, ...rest: unknown[]): string {
   const { name, text, end } = rest.at(-1) as { name: string; text: string; end: string };
   return isSecretLikeKey(name) ? withValueRedacted(match, text, end) : match;
+}
+
+/** A password a command takes as an argument ({@link COMMAND_PASSWORDS}), replaced in the quotes it had. */
+function argumentPassword(match: string, ...rest: unknown[]): string {
+  const { dq, sq, bare } = rest.at(-1) as { dq?: string; sq?: string; bare?: string };
+  const quote = dq !== undefined ? '"' : sq !== undefined ? "'" : '';
+  return withValueRedacted(match, dq ?? sq ?? bare ?? '', quote);
 }
 
 /** A password SQL sets, and the one it replaces (`REPLACE …`), each replaced in the quotes it had. */

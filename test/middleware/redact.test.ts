@@ -230,6 +230,10 @@ describe('credentials in text', () => {
     '- value: /root\n  name: HOME\n<key>password</key><true/><key>note</key><string>the password field is required</string>',
     'DB_PASSWORD=\nexport API_TOKEN=${API_TOKEN} # from the vault\nthe password field is required',
     'CREATE USER u IDENTIFIED BY :new_pw; ALTER USER u IDENTIFIED BY &pw; ALTER USER u IDENTIFIED EXTERNALLY; the user was identified by badge',
+    'Name=HOME,Value=/root Key=region,Value=eu {"name": "max_tokens", "value": 100} Name=DB_PASSWORD,Value=$DB_PASSWORD',
+    'mysql -u root -p app; mkdir -p /tmp/x && tar -pxvf a.tar; docker run -p 8080:80 nginx; ssh -p 22 host; docker login -u bob --password-stdin r',
+    'sqlplus / as sysdba; sqlplus scott/$DB_PASSWORD@db\nconnect to/from the api/v1 endpoint',
+    '{"api_key": {"id": 7}}\nsecrets:\n  DB_PASSWORD:\n    description: kept in the vault\n    value: $DB_PASSWORD',
   ];
 
   function recorded(given: readonly string[]): { result: Promise<SessionResult>; seen: string[] } {
@@ -310,6 +314,32 @@ describe('credentials in text', () => {
     ], ['Pair-Pw', 'Pair Pw']);
   });
 
+  it('named in a field beside their value on one line (AWS parameters, JSON text), or given as a field of their own below the name (GitLab CI), are [redacted]', async () => {
+    await expectRecordedAs([
+      ['aws ssm put-parameter --cli-input Name=DB_PASSWORD,Value=Line-Pw-01 --overwrite', 'aws ssm put-parameter --cli-input Name=DB_PASSWORD,Value=[redacted] --overwrite'],
+      ['--parameter-overrides ParameterKey=DbPassword,ParameterValue=Line-Pw-02 ParameterKey=Env,ParameterValue=prod', '--parameter-overrides ParameterKey=DbPassword,ParameterValue=[redacted] ParameterKey=Env,ParameterValue=prod'],
+      ['[{"ParameterKey": "DbPassword", "ParameterValue": "Line Pw 03"}, {"key":"HOME","value":"/root"}]', '[{"ParameterKey": "DbPassword", "ParameterValue": "[redacted]"}, {"key":"HOME","value":"/root"}]'],
+      ['{"value": "Line-Pw-04", "key": "API_TOKEN"} and Value=Line-Pw-05,Name=client_secret', '{"value": "[redacted]", "key": "API_TOKEN"} and Value=[redacted],Name=client_secret'],
+      ['{\\"key\\":\\"DB_PASSWORD\\",\\"value\\":\\"Line-Pw-06\\"}', '{\\"key\\":\\"DB_PASSWORD\\",\\"value\\":\\"[redacted]\\"}'],
+      ['{"DB_PASSWORD": {"value": "Line-Pw-07", "masked": true}, "api_token": {value: Line-Pw-08}}', '{"DB_PASSWORD": {"value": "[redacted]", "masked": true}, "api_token": {value: [redacted]}}'],
+      [
+        'variables:\n  API_TOKEN:\n    description: the deploy token\n    value: "Line-Pw-09"\n  HOME:\n    value: /root',
+        'variables:\n  API_TOKEN:\n    description: the deploy token\n    value: "[redacted]"\n  HOME:\n    value: /root',
+      ],
+    ], ['Line-Pw', 'Line Pw']);
+  });
+
+  it('given to commands as arguments no name marks (MySQL -p, docker login -p, sshpass, Oracle logons) are [redacted], the command kept', async () => {
+    await expectRecordedAs([
+      ['mysql -h db -uroot -pArg-Pw-01 app', 'mysql -h db -uroot -p[redacted] app'],
+      ["mysqldump -u root -p'Arg Pw 02' --all-databases > all.sql", "mysqldump -u root -p'[redacted]' --all-databases > all.sql"],
+      ['docker login -u bob -p Arg-Pw-03 registry.example.com && podman login -p Arg-Pw-04 -u ann quay.io', 'docker login -u bob -p [redacted] registry.example.com && podman login -p [redacted] -u ann quay.io'],
+      ['sshpass -p Arg-Pw-05 ssh deploy@host', 'sshpass -p [redacted] ssh deploy@host'],
+      ['sqlplus -s scott/Arg-Pw-06@//db:1521/ORCL @run.sql; expdp system/"Arg Pw 07"@orcl', 'sqlplus -s scott/[redacted]@//db:1521/ORCL @run.sql; expdp system/"[redacted]"@orcl'],
+      ['CONNECT scott/Arg-Pw-08@orcl\nconn sys/Arg-Pw-09 as sysdba', 'CONNECT scott/[redacted]@orcl\nconn sys/[redacted] as sysdba'],
+    ], ['Arg-Pw', 'Arg Pw']);
+  });
+
   it('in a secret-like XML element are [redacted], its tags kept', async () => {
     await expectRecordedAs([
       [
@@ -380,6 +410,13 @@ describe('credentials in text', () => {
     ['users created without a password', `${'CREATE USER '.repeat(8_000)}identified`],
     ['a user, then spaces', `CREATE USER x${' '.repeat(100_000)}IDENTIFIED`],
     ['a password replaced, then REPLACE again and again', `CREATE USER u IDENTIFIED BY p${' REPLACE'.repeat(12_000)}`],
+    ['name fields naming secrets, without values', 'Name=DB_PASSWORD,'.repeat(6_000)],
+    ['value fields, then no name', `Value=x,${'Value=x, '.repeat(10_000)}`],
+    ['secret-like names ending lines, without values below', '  DB_PASSWORD:\n    description: x\n'.repeat(4_000)],
+    ['a MySQL command of many arguments and no password', `mysql${' -u'.repeat(40_000)}`],
+    ['many MySQL commands without a password', 'mysql -u root '.repeat(8_000)],
+    ['logins of many arguments and no password', `docker login${' -u x'.repeat(20_000)}`],
+    ['Oracle tools, then no logon', `${'sqlplus -s '.repeat(8_000)}x`],
   ];
 
   it('are found in time linear in the length of the text, pathological texts included', () => {
