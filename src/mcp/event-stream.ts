@@ -1,15 +1,15 @@
 /**
  * Server-sent events (HTML, "Parsing an event stream") as the proxy reads them from an upstream
  * over HTTP, holding no event's data past a limit: an event over it is skipped as it streams in,
- * read only for the request it answers (refused-answer.ts), as a stdio line over the limit is.
+ * read only for the request it answers or is (refused-answer.ts), as a stdio line over the limit is.
  * A parser that holds each event whole (eventsource-parser, the SDK's) would hold any size an
  * upstream sends, and its own bound ends the stream, every answer after it lost.
  */
 
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
-import { AnswerOutline } from './refused-answer.js';
+import { MessageOutline } from './refused-answer.js';
 
-/** One event: its data, or, over the limit, its size and the request it answers. */
+/** One event: its data, or, over the limit, its size and the request it answers or is. */
 export interface StreamEvent {
   readonly id: string | undefined;
   readonly event: string | undefined;
@@ -18,6 +18,8 @@ export interface StreamEvent {
   readonly bytes: number;
   /** Over the limit: the id of the request its data answers, else null. */
   readonly responseId: RequestId | null;
+  /** Over the limit: its data's id when that is a request, else null. */
+  readonly requestId: RequestId | null;
 }
 
 // A line may run this far past the limit and still be a `data: ` line whose value is within it.
@@ -35,7 +37,7 @@ export class EventStreamReader {
   private data: string[] = [];
   private dataLines = 0;
   private bytes = 0;
-  private outline: AnswerOutline | null = null;
+  private outline: MessageOutline | null = null;
 
   constructor(
     private readonly limit: number,
@@ -104,7 +106,7 @@ export class EventStreamReader {
       this.data.push(piece);
       if (this.bytes <= this.limit) return;
       // Over: what is held is read for the request it answers, and let go.
-      this.outline = new AnswerOutline();
+      this.outline = new MessageOutline();
       read = this.data.join('');
       this.data = [];
     }
@@ -113,7 +115,9 @@ export class EventStreamReader {
 
   private dispatch(): void {
     const outline = this.outline;
-    if (this.dataLines > 0) this.onEvent({ id: this.id, event: this.type, data: outline === null ? this.data.join('') : null, bytes: this.bytes, responseId: outline?.responseId() ?? null });
+    if (this.dataLines > 0) {
+      this.onEvent({ id: this.id, event: this.type, data: outline === null ? this.data.join('') : null, bytes: this.bytes, responseId: outline?.responseId() ?? null, requestId: outline?.requestId() ?? null });
+    }
     this.id = undefined;
     this.type = undefined;
     this.data = [];

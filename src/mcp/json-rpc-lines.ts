@@ -34,12 +34,14 @@ export function replyToMalformed(transport: Pick<Transport, 'send'>, error: Erro
   transport.send(reply as unknown as JSONRPCMessage).catch(() => undefined);
 }
 
-/** One line of output: its text, or, over the limit, its size and the request it answers. */
+/** One line of output: its text, or, over the limit, its size and the request it answers or is. */
 export interface Line {
   readonly text: string | null;
   readonly bytes: number;
   /** Over the limit: the id of the request the line answers, read from the whole line; else null. */
   readonly responseId: RequestId | null;
+  /** Over the limit: the line's id when it is a request; else null. */
+  readonly requestId: RequestId | null;
 }
 
 /** Splits a byte stream into newline-delimited lines, holding at most `limit` bytes of any one. */
@@ -63,6 +65,6 @@ export class LineReader {
   private finish(line: BoundedMessage): Line {
     this.line = null;
     const held = line.held();
-    return { text: held === null ? null : held.toString('utf8').replace(/\r$/, ''), bytes: line.bytes, responseId: line.responseId() };
+    return { text: held === null ? null : held.toString('utf8').replace(/\r$/, ''), bytes: line.bytes, responseId: line.responseId(), requestId: line.requestId() };
   }
 }

@@ -3,8 +3,9 @@
  * JSON that is not a valid JSON-RPC answer (a string `result`). It is replaced by a JSON-RPC error
  * for the request it answers, so that the call fails, recorded as `tool.error`, instead of waiting
  * for ever; the SDK drops such a message unanswered. The request is the answer's `id`, wherever it
- * stands among the answer's keys: an answer over the limit is read for it as it streams past
- * ({@link AnswerOutline}), never held.
+ * stands among the answer's keys: a message over the limit is read for it as it streams past
+ * ({@link MessageOutline}), never held. A request of the upstream's over the limit (a sampling
+ * request, say) is answered with an error in the same way, so the upstream does not wait for ever.
  */
 
 import { TextDecoder } from 'node:util';
@@ -28,9 +29,18 @@ export function droppedOverLimit(bytes: number, limit: number): Error {
   return new Error(`${overLimit(bytes, limit)}: dropped`);
 }
 
-/** The error that stands for an answer of `bytes` to request `id`, over `limit`. */
+/**
+ * The error that stands for a message of `bytes` over `limit` with `id`: for the proxy's client,
+ * the answer to its request `id`; for the upstream, the answer to its own request `id`, which the
+ * proxy did not pass on.
+ */
 export function tooLargeAnswer(id: RequestId, bytes: number, limit: number): JSONRPCMessage {
   return { jsonrpc: '2.0', id, error: { code: ErrorCode.InternalError, message: overLimit(bytes, limit), data: { [TOO_LARGE]: { bytes, limit } } } };
+}
+
+/** What is reported of a request of the upstream's of `bytes` over `limit`: it is answered with {@link tooLargeAnswer}. */
+export function refusedOverLimit(bytes: number, limit: number): Error {
+  return new Error(`${overLimit(bytes, limit)}: a request, answered with an error`);
 }
 
 /**
@@ -91,7 +101,7 @@ export class BoundedMessage {
   /** The bytes seen so far. */
   bytes = 0;
   private pieces: Uint8Array[] = [];
-  private over: { outline: AnswerOutline; decoder: TextDecoder } | null = null;
+  private over: { outline: MessageOutline; decoder: TextDecoder } | null = null;
 
   constructor(private readonly limit: number) {}
 
@@ -103,7 +113,7 @@ export class BoundedMessage {
     }
     this.pieces.push(piece);
     if (this.bytes <= this.limit) return;
-    const over = { outline: new AnswerOutline(), decoder: new TextDecoder() };
+    const over = { outline: new MessageOutline(), decoder: new TextDecoder() };
     for (const held of this.pieces.splice(0)) over.outline.feed(over.decoder.decode(held, { stream: true }));
     this.over = over;
   }
@@ -117,6 +127,11 @@ export class BoundedMessage {
   responseId(): RequestId | null {
     return this.over === null ? null : this.over.outline.responseId();
   }
+
+  /** Over the limit, the id of the message when it is a request; else null. */
+  requestId(): RequestId | null {
+    return this.over === null ? null : this.over.outline.requestId();
+  }
 }
 
 // An id is a number or a short string; what the outline keeps of a value is bounded by this.
@@ -124,12 +139,12 @@ const MAX_ID_CHARS = 256;
 
 /**
  * The top level of a JSON object read as its text streams past, keeping only its keys and its
- * `id`: what a message over the limit answers, never holding the message. The keys may come in
+ * `id`: what a message over the limit answers, or which request it is, never holding the message. The keys may come in
  * any order (the SDK writes `{"result":…,"jsonrpc":"2.0","id":3}`) and the last of a repeated key
  * counts, as it does for `JSON.parse`. Only JSON's structure is read: `"`, `\`, `{`, `}`, `[`, `]`,
  * `:` and `,` outside strings, which UTF-8 and UTF-16 never hold inside another character.
  */
-export class AnswerOutline {
+export class MessageOutline {
   private depth = 0;
   private object: boolean | null = null;
   private inString = false;
@@ -175,6 +190,15 @@ export class AnswerOutline {
   responseId(): RequestId | null {
     if (!this.keys.has('result') && !this.keys.has('error')) return null;
     if (this.keys.has('method')) return null;
+    return this.idValue();
+  }
+
+  /** The id of this message when it is a request (a method and an id), else null. */
+  requestId(): RequestId | null {
+    return this.keys.has('method') && !this.keys.has('result') && !this.keys.has('error') ? this.idValue() : null;
+  }
+
+  private idValue(): RequestId | null {
     return typeof this.id === 'string' || typeof this.id === 'number' ? this.id : null;
   }
 

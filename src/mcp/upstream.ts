@@ -17,7 +17,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { parseJson } from '../spine/native-json.js';
 import { HttpUpstream } from './http-upstream.js';
 import { LineReader, type Line } from './json-rpc-lines.js';
-import { droppedOverLimit, tooLargeAnswer, upstreamMessageOf } from './refused-answer.js';
+import { droppedOverLimit, refusedOverLimit, tooLargeAnswer, upstreamMessageOf } from './refused-answer.js';
 import { writeMessage } from './stdio-batch.js';
 
 /**
@@ -121,13 +121,21 @@ export class UpstreamProcess implements Transport {
     this.onmessage?.(message);
   }
 
-  /** An answer over the limit fails its request, as an error response; anything else over it is reported and dropped. */
+  /**
+   * An answer over the limit fails its request, as an error response; a request over it is
+   * answered with one; anything else over it is reported and dropped.
+   */
   private refuseTooLarge(line: Line): void {
-    if (line.responseId === null) {
-      this.onerror?.(droppedOverLimit(line.bytes, this.maxMessageBytes));
+    if (line.responseId !== null) {
+      this.onmessage?.(tooLargeAnswer(line.responseId, line.bytes, this.maxMessageBytes));
       return;
     }
-    this.onmessage?.(tooLargeAnswer(line.responseId, line.bytes, this.maxMessageBytes));
+    if (line.requestId !== null) {
+      this.onerror?.(refusedOverLimit(line.bytes, this.maxMessageBytes));
+      this.send(tooLargeAnswer(line.requestId, line.bytes, this.maxMessageBytes)).catch((error: Error) => this.onerror?.(error));
+      return;
+    }
+    this.onerror?.(droppedOverLimit(line.bytes, this.maxMessageBytes));
   }
 }
 

@@ -742,7 +742,7 @@ describe('the findings tool name', () => {
     const home = tempDir();
     const off = writeProfile('proxy: { findings_tool: false }\n');
     const { client } = await connect(proxyArgs(home, off, [process.execPath, ...FAULT_UPSTREAM]));
-    expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['big', 'crash', 'echo', 'keys', 'slow']);
+    expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['ask', 'big', 'crash', 'echo', 'keys', 'slow']);
     await client.close();
     const bad = writeProfile('proxy: { findings: false }\n');
     const run = aura(['proxy', '--profile', bad, '--', process.execPath, ...FAULT_UPSTREAM], { home });
@@ -922,6 +922,35 @@ describe('aura proxy survives its upstream', () => {
       expect(trail.filter((e) => e.payload['tool'] === 'big').map((e) => e.kind)).toEqual(['tool.intent', 'tool.call', 'tool.error']);
       expect(JSON.stringify(trail.find((e) => e.kind === 'tool.error')?.payload)).toContain('over the proxy');
       expect(trail.at(-1)).toMatchObject({ kind: 'session.close', payload: { reason: 'client_disconnected' } });
+    });
+  }
+
+  for (const via of ['event streams', 'JSON'] as const) {
+    it(`reads an HTTP upstream's answer in ${via} that starts with a byte order mark`, async () => {
+      const { client, stop } = await faultProxy(via);
+      try {
+        const answer = '{"jsonrpc":"2.0","id":%ID%,"result":{"content":[{"type":"text","text":"after a BOM"}]}}';
+        expect(textOf((await client.callTool({ name: 'raw', arguments: { answer, bom: true } }, undefined, { timeout: 10_000 })) as CallToolResult)).toBe('after a BOM');
+      } finally {
+        await stop();
+      }
+    });
+  }
+
+  for (const via of ['stdio', 'event streams'] as const) {
+    it(`answers a request of the upstream's over the limit with an error, from ${via}, so the upstream does not wait for ever`, async () => {
+      const { client, stop } = await faultProxy(via, ['--max-message-bytes', '100000']);
+      try {
+        expect(textOf((await client.callTool({ name: 'ask', arguments: { bytes: 10 } })) as CallToolResult)).toBe('answered');
+        const started = performance.now();
+        const over = textOf((await client.callTool({ name: 'ask', arguments: { bytes: 200_000 } }, undefined, { timeout: 10_000 })) as CallToolResult);
+        expect(over).toMatch(/^refused: .*the MCP server's message of \d+ bytes is over the proxy's limit of 100000 bytes/);
+        // Answered at once, not at the upstream's own 5 s timeout.
+        expect(performance.now() - started).toBeLessThan(4_000);
+        expect(textOf((await client.callTool({ name: 'echo', arguments: { text: 'still here' } })) as CallToolResult)).toBe('still here');
+      } finally {
+        await stop();
+      }
     });
   }
 

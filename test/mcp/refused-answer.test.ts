@@ -1,19 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { AnswerOutline } from '../../src/mcp/refused-answer.js';
+import { MessageOutline } from '../../src/mcp/refused-answer.js';
 
-/** What the outline of `text` says, read in two pieces cut at every place. */
-function idsOf(text: string): Set<unknown> {
+/** What the outline of `text` says (the id it answers, or with `request`, the request's id), read in two pieces cut at every place. */
+function idsOf(text: string, request = false): Set<unknown> {
   const ids = new Set<unknown>();
   for (let cut = 0; cut <= text.length; cut++) {
-    const outline = new AnswerOutline();
+    const outline = new MessageOutline();
     outline.feed(text.slice(0, cut));
     outline.feed(text.slice(cut));
-    ids.add(outline.responseId());
+    ids.add(request ? outline.requestId() : outline.responseId());
   }
   return ids;
 }
 
-describe('AnswerOutline', () => {
+describe('MessageOutline', () => {
   it('finds the id of an answer whatever the order of its keys, past ids nested in its result, wherever the text is cut', () => {
     expect(idsOf('{"result":{"a":[1,{"id":9}]},"id":3,"jsonrpc":"2.0"}')).toEqual(new Set([3]));
     expect(idsOf('{"result":{"content":[]},"id":3,"jsonrpc":"2.0"}')).toEqual(new Set([3]));
@@ -28,15 +28,23 @@ describe('AnswerOutline', () => {
       expect(idsOf(text)).toEqual(new Set([null]));
     }
   });
+
+  it("finds a request's id whatever the order of its keys, and none in an answer, a notification or a batch", () => {
+    expect(idsOf('{"params":{"id":9,"messages":[]},"method":"sampling/createMessage","id":"s-1","jsonrpc":"2.0"}', true)).toEqual(new Set(['s-1']));
+    expect(idsOf('{"jsonrpc":"2.0","id":4,"method":"roots/list"}', true)).toEqual(new Set([4]));
+    for (const text of ['{"id":1,"result":{"method":"x"}}', '{"jsonrpc":"2.0","method":"notifications/progress","params":{"id":1}}', '[{"id":1,"method":"x"}]', '{"id":1,"method":"x","error":{}}']) {
+      expect(idsOf(text, true)).toEqual(new Set([null]));
+    }
+  });
 });
 
-describe('AnswerOutline over a long run of escapes', () => {
+describe('MessageOutline over a long run of escapes', () => {
   /** The least time, of a few runs, the outline takes to read `text` whole; and the id it finds. */
   function timed(text: string): { ms: number; id: unknown } {
     let ms = Infinity;
     let id: unknown;
     for (let run = 0; run < 3; run++) {
-      const outline = new AnswerOutline();
+      const outline = new MessageOutline();
       const start = performance.now();
       outline.feed(text);
       ms = Math.min(ms, performance.now() - start);
