@@ -306,7 +306,7 @@ const VALUE_FIELD = String.raw`[A-Za-z]*value`;
  * (escaped too, as {@link ASSIGNMENT} reads it).
  */
 const PAIR_IN_LINE = new RegExp(
-  String.raw`(?<![\w.])${NAME_FIELD}(?<nameFieldQuote>\\*["']?)[ \t]*[:=][ \t]*(?<nameQuote>\\*["']?)(?=[\w.-]*?(?:${SECRET_WORDS}))(?<name>[A-Za-z_][\w.-]*)\k<nameQuote>[ \t]*[,;&]?[ \t]*(?<valueFieldQuote>\\*["']?)${VALUE_FIELD}\k<valueFieldQuote>[ \t]*[:=][ \t]*${ASSIGNED_VALUE}`,
+  String.raw`(?<![\w.])${NAME_FIELD}(?<nameFieldQuote>\\*["']?)[ \t]*[:=][ \t]*(?<nameQuote>\\*["']?)(?=[\w.-]*?(?:${SECRET_WORDS}))(?<name>[A-Za-z_][\w.-]*)\k<nameQuote>[ \t]*(?:[,;&][ \t]*)?(?<valueFieldQuote>\\*["']?)${VALUE_FIELD}\k<valueFieldQuote>[ \t]*[:=][ \t]*${ASSIGNED_VALUE}`,
   'gi',
 );
 
@@ -322,7 +322,7 @@ const PAIR_IN_LINE_VALUE_FIRST = new RegExp(
  * `description:`).
  */
 const NESTED_VALUE = new RegExp(
-  String.raw`^(?<lead>[ \t]*)(?<nameQuote>["']?)(?=[\w.-]*?(?:${SECRET_WORDS}))(?<name>[A-Za-z_][\w.-]*)\k<nameQuote>[ \t]*:[ \t]*\r?\n(?:\k<lead>[ \t]+(?!["']?value["']?[ \t]*:)[^\r\n]*\r?\n){0,8}\k<lead>[ \t]+(?<valueQuote>["']?)value\k<valueQuote>[ \t]*:[ \t]*(?:"(?<dq>(?:[^"\\\r\n]|\\.)*)"|'(?<sq>(?:[^'\r\n]|'')*)'|(?<bare>[^\s"'|>][^\r\n]*))`,
+  String.raw`^(?<lead>[ \t]*)(?<nameQuote>["']?)(?=[\w.-]*?(?:${SECRET_WORDS}))(?<name>[A-Za-z_][\w.-]*)\k<nameQuote>[ \t]*:[ \t]*\r?\n(?:\k<lead>[ \t]+(?=\S)(?!["']?value["']?[ \t]*:)[^\r\n]*\r?\n){0,8}\k<lead>[ \t]+(?<valueQuote>["']?)value\k<valueQuote>[ \t]*:[ \t]*(?:"(?<dq>(?:[^"\\\r\n]|\\.)*)"|'(?<sq>(?:[^'\r\n]|'')*)'|(?<bare>[^\s"'|>][^\r\n]*))`,
   'gim',
 );
 
@@ -336,17 +336,39 @@ const ORACLE_LOGON = String.raw`(?:"[^"\r\n]+"|[^\s/@"'()]+)\/(?:"(?<dq>[^"\r\n]
 
 /**
  * Passwords commands take as arguments, which no name marks: MySQL's `-p<password>` (attached: a
- * `-p` alone asks for it), `docker login … -p <password>` (and podman's, nerdctl's, helm's),
- * `sshpass -p <password>`, and Oracle's `user/password` logon (`sqlplus scott/tiger@db`, `expdp`,
+ * `-p` alone asks for it); `-p <password>` of the registry logins (`docker login`, podman's,
+ * nerdctl's, helm's, `az login`), `sshpass`, `mongosh` and its tools; `redis-cli -a`, the LDAP
+ * tools' `-w`; `smbclient -U user%password`; `gh secret set NAME --body <secret>`; OpenSSL's
+ * `pass:<password>`; keytool's `-storepass` and `-keypass`; a secret echoed into a
+ * `--password-stdin`; and Oracle's `user/password` logon (`sqlplus scott/tiger@db`, `expdp`,
  * `rman`, and SQL*Plus's `CONNECT` at a line's start; `sqlplus / as sysdba` names no user).
  */
 const COMMAND_PASSWORDS: readonly RegExp[] = [
   new RegExp(String.raw`(?<![\w-])(?:mysql|mariadb)[\w-]*${ARGUMENTS}-p(?=[^\s-])${ARGUMENT_VALUE}`, 'g'),
-  new RegExp(String.raw`(?<![\w-])(?:(?:docker|podman|nerdctl|helm[ \t]+registry)[ \t]+login${ARGUMENTS}|sshpass[ \t]+)-p(?:[ \t]+|(?=\S))${ARGUMENT_VALUE}`, 'g'),
+  new RegExp(
+    String.raw`(?<![\w-])(?:(?:(?:docker|podman|nerdctl|buildah|skopeo|oras|helm[ \t]+registry|az)[ \t]+login|mongosh|mongo|mongodump|mongorestore|mongoexport|mongoimport)${ARGUMENTS}|sshpass[ \t]+)-p(?:[ \t]+|(?=\S))${ARGUMENT_VALUE}`,
+    'g',
+  ),
+  new RegExp(String.raw`(?<![\w-])(?:redis-cli${ARGUMENTS}-a|ldap(?:search|modify|add|delete|passwd|whoami|compare|modrdn)${ARGUMENTS}-w)[ \t]+${ARGUMENT_VALUE}`, 'g'),
+  new RegExp(String.raw`(?<![\w-])(?:smbclient|rpcclient|smbcacls|smbget)${ARGUMENTS}(?:-U[ \t]*|--user[= \t])[^\s%"']+%${ARGUMENT_VALUE}`, 'g'),
+  new RegExp(String.raw`(?<![\w-])gh[ \t]+(?:secret|variable)[ \t]+set${ARGUMENTS}(?:--body|-b)(?:[ \t]+|=)${ARGUMENT_VALUE}`, 'g'),
+  new RegExp(String.raw`(?<![\w-])-pass(?:in|out)?[ \t]+pass:${ARGUMENT_VALUE}`, 'g'),
+  new RegExp(String.raw`(?<![\w-])-(?:src|dest|new)?(?:store|key)pass[ \t]+${ARGUMENT_VALUE}`, 'g'),
+  new RegExp(String.raw`(?<![\w-])(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?${ARGUMENT_VALUE}(?=[ \t]*\|[^\r\n|;&]*--password-stdin)`, 'g'),
   new RegExp(String.raw`(?<![\w-])(?:sqlplus|rman|expdp|impdp|sqlldr|dgmgrl)(?:[ \t]+-[\w-]+)*[ \t]+${ORACLE_LOGON}`, 'g'),
   // Prose starts lines with "connect" too: a logon there ends its line, or goes on with `@db` or `AS SYSDBA`.
   new RegExp(String.raw`^[ \t]*conn(?:ect)?[ \t]+${ORACLE_LOGON}(?=@|[ \t]*(?:$|as[ \t]))`, 'gim'),
 ];
+
+/**
+ * A secret-like setting given its value by a `config set` command, as a word after its name:
+ * `aws configure set aws_secret_access_key …`, `npm config set //registry/:_authToken …`,
+ * `yarn config set npmAuthToken …`.
+ */
+const CONFIG_SET = new RegExp(
+  String.raw`(?<![\w-])(?:config|configure)[ \t]+set[ \t]+(?:-\S*[ \t]+)*(?:[^\s:]*:)?(?<name>[A-Za-z_][\w.-]*)[ \t]+(?:"(?<dq>(?:[^"\\\r\n]|\\.)*)"|'(?<sq>[^'\r\n]*)'|(?<bare>[^\s"'${'`'}|;&<>]+))`,
+  'g',
+);
 
 /**
  * A secret-like option and its value after a space (`mysql --password hunter2`, `--api-token X`):
@@ -422,7 +444,7 @@ const BLOCK_LINE = /^([ \t]*)(\S[^\r\n]*)$/gm;
  * is SQL's `IDENTIFIED BY '…'`, which names no secret; the commands' names are those of
  * {@link COMMAND_PASSWORDS}.
  */
-const CREDENTIAL_GATE = new RegExp(String.raw`sk-|[sr]k_|gh[pousr]_|github_pat_|akia|xox|aiza|eyj|-----begin|bearer|basic|:\/\/|-u\s|--user|identified|mysql|mariadb|login|sshpass|sqlplus|rman|expdp|impdp|sqlldr|dgmgrl|conn|${SECRET_WORDS}`, 'i');
+const CREDENTIAL_GATE = new RegExp(String.raw`sk-|[sr]k_|gh[pousr]_|github_pat_|akia|xox|aiza|eyj|-----begin|bearer|basic|:\/\/|-u\s|--user|identified|mysql|mariadb|login|sshpass|mongo|redis|ldap|smb|rpcclient|config|sqlplus|rman|expdp|impdp|sqlldr|dgmgrl|conn|${SECRET_WORDS}`, 'i');
 
 // The shortest credential in text: `pwd=x`.
 const MIN_CREDENTIAL_TEXT = 5;
@@ -442,6 +464,7 @@ export function redactCredentials(text: string): string {
   for (const shape of CREDENTIAL_SHAPES) out = out.replace(shape.pattern, shape.kept);
   for (const pattern of COMMAND_PASSWORDS) out = out.replace(pattern, argumentPassword);
   return out
+    .replace(CONFIG_SET, assignedValue)
     .replace(LINE_VALUE, lineValue)
     .replace(NAMED_VALUE, assignedValue)
     .replace(VALUE_NAMED, assignedValue)
@@ -474,8 +497,8 @@ interface AssignmentGroups {
   readonly tail?: string;
 }
 
-// The first word of a value, with the credential after a scheme word (`Token …`), as ASSIGNMENT takes a bare one.
-const FIRST_VALUE = /^(?:(?:Bearer|Basic|Token|Digest)[ \t]+)?\S+/i;
+// The first word of a value, with the credential after a scheme word (`Token …`), as ASSIGNMENT takes a bare one; a shell's `;`, `|` or `&` ends it.
+const FIRST_VALUE = /^(?:(?:Bearer|Basic|Token|Digest)[ \t]+)?[^\s;|&]+/i;
 
 /**
  * {@link LINE_VALUE}'s value replaced. On a text of one line, `NAME=value more` is a command's

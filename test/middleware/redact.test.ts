@@ -233,6 +233,7 @@ describe('credentials in text', () => {
     'Name=HOME,Value=/root Key=region,Value=eu {"name": "max_tokens", "value": 100} Name=DB_PASSWORD,Value=$DB_PASSWORD',
     'mysql -u root -p app; mkdir -p /tmp/x && tar -pxvf a.tar; docker run -p 8080:80 nginx; ssh -p 22 host; docker login -u bob --password-stdin r',
     'sqlplus / as sysdba; sqlplus scott/$DB_PASSWORD@db\nconnect to/from the api/v1 endpoint',
+    'npm config set registry https://registry.example.com; echo done | grep x; openssl enc -pass env:PW; keytool -storepass:env PW; redis-cli -a $REDIS_PW; gh secret set A --body "$A"',
     '{"api_key": {"id": 7}}\nsecrets:\n  DB_PASSWORD:\n    description: kept in the vault\n    value: $DB_PASSWORD',
   ];
 
@@ -329,7 +330,7 @@ describe('credentials in text', () => {
     ], ['Line-Pw', 'Line Pw']);
   });
 
-  it('given to commands as arguments no name marks (MySQL -p, docker login -p, sshpass, Oracle logons) are [redacted], the command kept', async () => {
+  it('given to commands as arguments no name marks (mysql -p, registry logins, sshpass, mongosh, redis-cli, LDAP, smbclient, gh secret set, OpenSSL and keytool, --password-stdin, config set, Oracle logons) are [redacted], the command kept', async () => {
     await expectRecordedAs([
       ['mysql -h db -uroot -pArg-Pw-01 app', 'mysql -h db -uroot -p[redacted] app'],
       ["mysqldump -u root -p'Arg Pw 02' --all-databases > all.sql", "mysqldump -u root -p'[redacted]' --all-databases > all.sql"],
@@ -337,6 +338,15 @@ describe('credentials in text', () => {
       ['sshpass -p Arg-Pw-05 ssh deploy@host', 'sshpass -p [redacted] ssh deploy@host'],
       ['sqlplus -s scott/Arg-Pw-06@//db:1521/ORCL @run.sql; expdp system/"Arg Pw 07"@orcl', 'sqlplus -s scott/[redacted]@//db:1521/ORCL @run.sql; expdp system/"[redacted]"@orcl'],
       ['CONNECT scott/Arg-Pw-08@orcl\nconn sys/Arg-Pw-09 as sysdba', 'CONNECT scott/[redacted]@orcl\nconn sys/[redacted] as sysdba'],
+      ['az login --service-principal -u app -p Arg-Pw-10 --tenant t; mongosh -u bob -p Arg-Pw-11 db', 'az login --service-principal -u app -p [redacted] --tenant t; mongosh -u bob -p [redacted] db'],
+      ['redis-cli -h cache -a Arg-Pw-12 ping && ldapsearch -x -D cn=admin -w Arg-Pw-13 -b dc=x', 'redis-cli -h cache -a [redacted] ping && ldapsearch -x -D cn=admin -w [redacted] -b dc=x'],
+      ['smbclient //srv/share -U bob%Arg-Pw-14 -c ls', 'smbclient //srv/share -U bob%[redacted] -c ls'],
+      ['gh secret set API_TOKEN --body Arg-Pw-15 --repo acme/x', 'gh secret set API_TOKEN --body [redacted] --repo acme/x'],
+      ['openssl pkcs12 -export -passout pass:Arg-Pw-16 -out a.p12; keytool -genkey -storepass Arg-Pw-17 -keypass Arg-Pw-18', 'openssl pkcs12 -export -passout pass:[redacted] -out a.p12; keytool -genkey -storepass [redacted] -keypass [redacted]'],
+      ["echo 'Arg Pw 19' | docker login -u bob --password-stdin registry", "echo '[redacted]' | docker login -u bob --password-stdin registry"],
+      ['aws configure set aws_secret_access_key Arg-Pw-20 --profile ci; yarn config set npmAuthToken Arg-Pw-21', 'aws configure set aws_secret_access_key [redacted] --profile ci; yarn config set npmAuthToken [redacted]'],
+      // A shell's `;` ends a command's assignment, and the next setting stays readable.
+      ['Password=Arg-Pw-22;User ID=sa;Server=db', 'Password=[redacted];User ID=sa;Server=db'],
     ], ['Arg-Pw', 'Arg Pw']);
   });
 
@@ -417,6 +427,12 @@ describe('credentials in text', () => {
     ['many MySQL commands without a password', 'mysql -u root '.repeat(8_000)],
     ['logins of many arguments and no password', `docker login${' -u x'.repeat(20_000)}`],
     ['Oracle tools, then no logon', `${'sqlplus -s '.repeat(8_000)}x`],
+    ['config set and options, then no value', `config set${' --a'.repeat(25_000)}`],
+    ['echoes piped on, with no --password-stdin', 'echo x | cat '.repeat(8_000)],
+    ['a redis-cli of many arguments and no password', `redis-cli${' -h x'.repeat(20_000)}`],
+    ['a name field naming a secret, then spaces', `Name=DB_PASSWORD${' '.repeat(100_000)}x`],
+    ['a value field, then spaces', `Value=x${' '.repeat(100_000)}y`],
+    ['secret-like names above deeply indented lines, none of them a value', `DB_PASSWORD:\n${`${' '.repeat(30)}x\n`.repeat(9)}`.repeat(300)],
   ];
 
   it('are found in time linear in the length of the text, pathological texts included', () => {
