@@ -219,16 +219,30 @@ const CREDENTIAL_SHAPES: readonly { readonly name: string; readonly pattern: Reg
   // The user may be empty (`redis://:pw@cache`), and the password may hold an `@` left unencoded:
   // it runs to the authority's last one. A password already masked (`***`, as a store's label shows
   // one) is left as it is.
-  { name: 'a password in a URL', pattern: /\b([a-z][a-z0-9+.-]*:\/\/[^\s/:@]*:)(?!\*+@)[^\s/?#]+@/gi, kept: `$1${REDACTED}@` },
+  // A scheme is short (32 characters here): read to any length, a run of scheme characters (`a-a-a…`) was read again from each word in it.
+  { name: 'a password in a URL', pattern: /\b([a-z][a-z0-9+.-]{0,31}:\/\/[^\s/:@]*:)(?!\*+@)[^\s/?#]+@/gi, kept: `$1${REDACTED}@` },
   // `curl -u user:password`.
   { name: 'a user and password', pattern: /(?<![\w-])(-u|--user)([ \t]+)([^\s:"'`]+:)(?!\*+(?:\s|$))[^\s"'`]+/g, kept: `$1$2$3${REDACTED}` },
   // `https://<token>@github.com/…`: a user name that long is a token.
-  { name: 'a token in a URL', pattern: /\b([a-z][a-z0-9+.-]*:\/\/)[A-Za-z0-9_-]{20,}@/gi, kept: `$1${REDACTED}@` },
+  { name: 'a token in a URL', pattern: /\b([a-z][a-z0-9+.-]{0,31}:\/\/)[A-Za-z0-9_-]{20,}@/gi, kept: `$1${REDACTED}@` },
 ];
 
 // The words a secret's name holds one of (`db_password`, `api_token`, `X-Auth`): which names are
 // secrets' is then isSecretLikeKey's answer.
 const SECRET_WORDS = 'pass|pwd|secret|token|key|auth|cookie|credential|dsn|jwt|otp|pin|pan|cv[cv]';
+
+/**
+ * A name with a secret's word among its first 64 characters, in group `name`, taken whole: read
+ * by a look ahead, it is not given back a character at a time, and one place of a long run of name
+ * characters (`a-a-a-…`) is not read again from every other. At most 256 characters.
+ */
+const SECRET_NAME = String.raw`(?=[\w.-]{0,64}?(?:${SECRET_WORDS}))(?=(?<name>[A-Za-z_][\w.-]{0,255}))\k<name>`;
+
+/**
+ * A short field of an object written as text, its key quoted or not: `"Type": "SecureString"`,
+ * `slotSetting: false`, `description: 'db'`. What may stand between a name and its value.
+ */
+const OBJECT_FIELD = String.raw`(?:"[\w.-]{1,64}"|'[\w.-]{1,64}'|[A-Za-z_][\w.-]{0,63})[ \t]*:[ \t]*(?:"(?:[^"\\\r\n]|\\.){0,256}"|'[^'\r\n]{0,256}'|[\w.+-]{1,64})`;
 
 /**
  * A value given to a name, read as {@link ASSIGNMENT} says; {@link PAIR_IN_LINE} reads its values
@@ -247,32 +261,37 @@ const ASSIGNED_VALUE = String.raw`(?:"(?<dq>(?:[^"\\\r\n]|\\.)*)"|'(?<sq>[^'\r\n
  * with k + (2k + 2)·n backslashes before it: the closing quote's escape, after n backslashes of the
  * value's own (2k + 2 each once escaped; a quote inside the value has 2k + 1). A value cut before
  * its closing quote runs to the line's end. A value given as an object's `value` field
- * (`"DB_PASSWORD": {"value": "…"}`, `token: {value: …}`) is taken as given to the name.
+ * (`"DB_PASSWORD": {"value": "…"}`, `token: {description: db, value: …}`) is taken as given to
+ * the name.
  */
 const ASSIGNMENT = new RegExp(
-  String.raw`(?<![\w.])(?=[\w.-]*?(?:${SECRET_WORDS}))(?<name>[A-Za-z_][\w.-]*)(?:\\*["'])?[ \t]*[:=][ \t]*(?:\{[ \t]*(?<valueField>\\*["']?)value\k<valueField>[ \t]*:[ \t]*)?${ASSIGNED_VALUE}`,
+  String.raw`(?<![\w.])${SECRET_NAME}(?:\\*["'])?[ \t]*[:=][ \t]*(?:\{(?:[ \t]*${OBJECT_FIELD}[ \t]*,){0,8}?[ \t]*(?<valueField>\\*["']?)value\k<valueField>[ \t]*:[ \t]*)?${ASSIGNED_VALUE}`,
   'gi',
 );
 
 /**
  * A YAML block scalar's header (`|`, `>-`, `|2+`, a comment after it) and its lines: those more
- * indented than the line of its name, whose indent is the group `lead`, and the blank ones among
- * them. Every line is the value's.
+ * indented than the line of its name, whose indent is the group `indent` (`lead`), and the blank
+ * ones among them. Every line is the value's.
  */
-const BLOCK_SCALAR = String.raw`(?<block>[|>][1-9+-]{0,2}[ \t]*(?:#[^\r\n]*)?(?:\r?\n(?:\k<lead>[ \t]+[^\r\n]*|[ \t]*$))+)`;
+function blockScalar(indent = 'lead'): string {
+  return String.raw`(?<block>[|>][1-9+-]{0,2}[ \t]*(?:#[^\r\n]*)?(?:\r?\n(?:\k<${indent}>[ \t]+[^\r\n]*|[ \t]*$))+)`;
+}
+const BLOCK_SCALAR = blockScalar();
 
 /**
  * A secret-like name that starts a line, as YAML or a header block writes it (`password: correct
  * horse battery staple`), or an env file (`A_TOKEN=two words here`, `export DB_PASSWORD=…`): its
  * value, unquoted, runs to the line's end, spaces and all (but see {@link lineValue} for a text of
  * one line), or to a `,`, `;` or
- * `&` that starts another name's value (`password: null, auth: true`); after a block scalar's
+ * `&` that starts another name's value (`password: null, auth: true`), unless it starts a flow
+ * mapping (`token: {value: …}`: {@link ASSIGNMENT}'s); after a block scalar's
  * header (`password: |`), it is the lines below. The line's start is matched, not looked behind
  * for: a look behind from every place in a run of spaces took time growing with the square of its
  * length.
  */
 const LINE_VALUE = new RegExp(
-  String.raw`^(?<lead>[ \t]*)(?:-[ \t]+|export[ \t]+)?(?=[\w.-]*?(?:${SECRET_WORDS}))(?<name>[A-Za-z_][\w.-]*)[ \t]*(?::[ \t]+|(?<env>=)(?![=~>])[ \t]*)(?:${BLOCK_SCALAR}|(?<bare>[^\s"'](?:(?![,;&][ \t]*[A-Za-z_][\w.-]*[ \t]*[:=])[^\r\n])*))`,
+  String.raw`^(?<lead>[ \t]*)(?:-[ \t]+|export[ \t]+)?${SECRET_NAME}[ \t]*(?::[ \t]+|(?<env>=)(?![=~>])[ \t]*)(?:${BLOCK_SCALAR}|(?<bare>[^\s"'{](?:(?![,;&][ \t]*[A-Za-z_][\w.-]*[ \t]*[:=])[^\r\n])*))`,
   'gim',
 );
 
@@ -282,7 +301,7 @@ const LINE_VALUE = new RegExp(
  * the value in quotes, to the line's end, or a block scalar's lines.
  */
 const NAMED_VALUE = new RegExp(
-  String.raw`^[ \t]*(?:-[ \t]+)?(?<keyQuote>["']?)(?:name|key)\k<keyQuote>[ \t]*:[ \t]*(?<nameQuote>["']?)(?=[\w.-]*?(?:${SECRET_WORDS}))(?<name>[A-Za-z_][\w.-]*)\k<nameQuote>[ \t]*(?:,[ \t]*)?\r?\n(?<lead>[ \t]*)(?<valueQuote>["']?)value\k<valueQuote>[ \t]*:[ \t]*(?:"(?<dq>(?:[^"\\\r\n]|\\.)*)"|'(?<sq>(?:[^'\r\n]|'')*)'|${BLOCK_SCALAR}|(?<bare>[^\s"'][^\r\n]*))`,
+  String.raw`^[ \t]*(?:-[ \t]+)?(?<keyQuote>["']?)(?:name|key)\k<keyQuote>[ \t]*:[ \t]*(?<nameQuote>["']?)${SECRET_NAME}\k<nameQuote>[ \t]*(?:,[ \t]*)?\r?\n(?<lead>[ \t]*)(?<valueQuote>["']?)value\k<valueQuote>[ \t]*:[ \t]*(?:"(?<dq>(?:[^"\\\r\n]|\\.)*)"|'(?<sq>(?:[^'\r\n]|'')*)'|${BLOCK_SCALAR}|(?<bare>[^\s"'][^\r\n]*))`,
   'gim',
 );
 
@@ -292,7 +311,7 @@ const NAMED_VALUE = new RegExp(
  * a character at a time, each trailing space was read again to the line's end.
  */
 const VALUE_NAMED = new RegExp(
-  String.raw`^[ \t]*(?:-[ \t]+)?(?<valueQuote>["']?)value\k<valueQuote>[ \t]*:[ \t]*(?:"(?<dq>(?:[^"\\\r\n]|\\.)*)"|'(?<sq>(?:[^'\r\n]|'')*)'|(?=(?<bare>[^\s"'][^\r\n]*))\k<bare>)(?<tail>[ \t]*(?:,[ \t]*)?\r?\n[ \t]*(?<keyQuote>["']?)(?:name|key)\k<keyQuote>[ \t]*:[ \t]*(?<nameQuote>["']?)(?=[\w.-]*?(?:${SECRET_WORDS}))(?<name>[A-Za-z_][\w.-]*)\k<nameQuote>)(?![\w.-])`,
+  String.raw`^[ \t]*(?:-[ \t]+)?(?<valueQuote>["']?)value\k<valueQuote>[ \t]*:[ \t]*(?:"(?<dq>(?:[^"\\\r\n]|\\.)*)"|'(?<sq>(?:[^'\r\n]|'')*)'|(?=(?<bare>[^\s"'][^\r\n]*))\k<bare>)(?<tail>[ \t]*(?:,[ \t]*)?\r?\n[ \t]*(?<keyQuote>["']?)(?:name|key)\k<keyQuote>[ \t]*:[ \t]*(?<nameQuote>["']?)${SECRET_NAME}\k<nameQuote>)(?![\w.-])`,
   'gim',
 );
 
@@ -300,29 +319,44 @@ const VALUE_NAMED = new RegExp(
 const NAME_FIELD = String.raw`[A-Za-z]*(?:key|name)`;
 const VALUE_FIELD = String.raw`[A-Za-z]*value`;
 
+// A secret's name as a name field gives it, as {@link SECRET_NAME} reads one: a parameter's path too (`/prod/db/password`).
+const SECRET_PATH_NAME = String.raw`(?=[\w./-]{0,128}?(?:${SECRET_WORDS}))(?=(?<name>[A-Za-z_/][\w./-]{0,255}))\k<name>`;
+
+// The fields that may stand between a name field and its value field: up to eight, each short (`"Type": "SecureString"`, `Type=String`).
+const OTHER_FIELDS = String.raw`(?:[ \t]*,[ \t]*(?:${OBJECT_FIELD}|[A-Za-z][\w.-]{0,63}=[^\s,"'=]{0,256})){0,8}`;
+
 /**
- * A name and its value as fields side by side on one line: the AWS command line's `Name=DB_PASSWORD,Value=…`
- * and `ParameterKey=DbPassword,ParameterValue=…`, JSON text's `{"key": "DB_PASSWORD", "value": "…"}`
- * (escaped too, as {@link ASSIGNMENT} reads it).
+ * A name and its value as fields of one object written on one line: the AWS command line's
+ * `Name=DB_PASSWORD,Value=…` and `ParameterKey=DbPassword,ParameterValue=…`, JSON text's
+ * `{"key": "DB_PASSWORD", "value": "…"}` (escaped too, as {@link ASSIGNMENT} reads it), other
+ * fields between them or not (`{"Name": "/prod/db/password", "Type": "SecureString", "Value": "…"}`).
  */
 const PAIR_IN_LINE = new RegExp(
-  String.raw`(?<![\w.])${NAME_FIELD}(?<nameFieldQuote>\\*["']?)[ \t]*[:=][ \t]*(?<nameQuote>\\*["']?)(?=[\w.-]*?(?:${SECRET_WORDS}))(?<name>[A-Za-z_][\w.-]*)\k<nameQuote>[ \t]*(?:[,;&][ \t]*)?(?<valueFieldQuote>\\*["']?)${VALUE_FIELD}\k<valueFieldQuote>[ \t]*[:=][ \t]*${ASSIGNED_VALUE}`,
+  String.raw`(?<![\w.])${NAME_FIELD}(?<nameFieldQuote>\\*["']?)[ \t]*[:=][ \t]*(?<nameQuote>\\*["']?)${SECRET_PATH_NAME}\k<nameQuote>${OTHER_FIELDS}[ \t]*(?:[,;&][ \t]*)?(?<valueFieldQuote>\\*["']?)${VALUE_FIELD}\k<valueFieldQuote>[ \t]*[:=][ \t]*${ASSIGNED_VALUE}`,
   'gi',
 );
 
-/** {@link PAIR_IN_LINE} the other way round: `Value=…,Name=DB_PASSWORD`, `{"value": "…", "key": "DB_PASSWORD"}`. */
+/**
+ * {@link PAIR_IN_LINE} the other way round: `Value=…,Name=DB_PASSWORD`, `{"value": "…", "type":
+ * "string", "key": "DB_PASSWORD"}`. A bare value is read up to 256 characters: each `value` word
+ * of a long run is a place a match may start.
+ */
 const PAIR_IN_LINE_VALUE_FIRST = new RegExp(
-  String.raw`(?<![\w.])(?<valueFieldQuote>["']?)${VALUE_FIELD}\k<valueFieldQuote>[ \t]*[:=][ \t]*(?:"(?<dq>(?:[^"\\\r\n]|\\.)*)"|'(?<sq>[^'\r\n]*)'|(?<bare>[^\s"',;&)}\]]+))(?<tail>[ \t]*[,;&][ \t]*(?<nameFieldQuote>["']?)${NAME_FIELD}\k<nameFieldQuote>[ \t]*[:=][ \t]*(?<nameQuote>["']?)(?=[\w.-]*?(?:${SECRET_WORDS}))(?<name>[A-Za-z_][\w.-]*)\k<nameQuote>)(?![\w.-])`,
+  String.raw`(?<![\w.])(?<valueFieldQuote>["']?)${VALUE_FIELD}\k<valueFieldQuote>[ \t]*[:=][ \t]*(?:"(?<dq>(?:[^"\\\r\n]|\\.)*)"|'(?<sq>[^'\r\n]*)'|(?<bare>[^\s"',;&)}\]]{1,256}))(?<tail>${OTHER_FIELDS}[ \t]*[,;&][ \t]*(?<nameFieldQuote>["']?)${NAME_FIELD}\k<nameFieldQuote>[ \t]*[:=][ \t]*(?<nameQuote>["']?)${SECRET_PATH_NAME}\k<nameQuote>)(?![\w./-])`,
   'gi',
 );
+
+// A line that is not a `value:` field's.
+const NOT_VALUE_FIELD = String.raw`(?!["']?value["']?[ \t]*:)`;
 
 /**
  * A secret-like name whose value is a field of its own on a line below, as GitLab CI writes a
- * variable (`DB_PASSWORD:` then, more indented, `value: …` after at most eight other lines such as
- * `description:`).
+ * variable (`DB_PASSWORD:` then, one level in, `value: …`, quoted, bare or a block scalar): the
+ * `value:` of the name's own mapping, after at most eight other lines (its `description:`, blank
+ * lines, a child's lines), never a deeper mapping's.
  */
 const NESTED_VALUE = new RegExp(
-  String.raw`^(?<lead>[ \t]*)(?<nameQuote>["']?)(?=[\w.-]*?(?:${SECRET_WORDS}))(?<name>[A-Za-z_][\w.-]*)\k<nameQuote>[ \t]*:[ \t]*\r?\n(?:\k<lead>[ \t]+(?=\S)(?!["']?value["']?[ \t]*:)[^\r\n]*\r?\n){0,8}\k<lead>[ \t]+(?<valueQuote>["']?)value\k<valueQuote>[ \t]*:[ \t]*(?:"(?<dq>(?:[^"\\\r\n]|\\.)*)"|'(?<sq>(?:[^'\r\n]|'')*)'|(?<bare>[^\s"'|>][^\r\n]*))`,
+  String.raw`^(?<lead>[ \t]*)(?<nameQuote>["']?)${SECRET_NAME}\k<nameQuote>[ \t]*:[ \t]*\r?\n(?:[ \t]*\r?\n){0,2}(?<child>\k<lead>[ \t]+)(?=\S)(?:${NOT_VALUE_FIELD}[^\r\n]*\r?\n(?:[ \t]*\r?\n|\k<child>[ \t]+(?=\S)[^\r\n]*\r?\n|\k<child>(?=\S)${NOT_VALUE_FIELD}[^\r\n]*\r?\n){0,8}\k<child>(?=\S))?(?<valueQuote>["']?)value\k<valueQuote>[ \t]*:[ \t]*(?:"(?<dq>(?:[^"\\\r\n]|\\.)*)"|'(?<sq>(?:[^'\r\n]|'')*)'|${blockScalar('child')}|(?<bare>[^\s"'|>][^\r\n]*))`,
   'gim',
 );
 
@@ -330,44 +364,66 @@ const NESTED_VALUE = new RegExp(
 const ARGUMENTS = String.raw`(?:[ \t]+[^\s|;&<>]+){0,32}?[ \t]+`;
 // A password given as an argument: in quotes, or a word.
 const ARGUMENT_VALUE = String.raw`(?:"(?<dq>[^"\r\n]*)"|'(?<sq>[^'\r\n]*)'|(?<bare>[^\s"'${'`'}|;&<>]+))`;
-
-// Oracle's `user/password`, either in double quotes.
-const ORACLE_LOGON = String.raw`(?:"[^"\r\n]+"|[^\s/@"'()]+)\/(?:"(?<dq>[^"\r\n]*)"|(?<bare>[^\s@"'/()][^\s@]*))`;
+// A command's name, not inside a path or another word.
+const TOOL = String.raw`(?<![\w/.-])`;
+// A `-p` value that is a port mapping (`docker run -p 8080:80`), not a password.
+const NOT_PORTS = String.raw`(?!\d+(?::\d+)*(?:\/(?:tcp|udp))?(?=[\s"']|$))`;
+// An Oracle user: a name, or one in double quotes.
+const ORACLE_USER = String.raw`(?:"[^"\r\n/@]+"|[A-Za-z_][\w$#.]*)`;
+// Oracle's `user/password`, either in double quotes, or the logon whole in quotes (`"sys/… as sysdba"`: the value is `inner`).
+const ORACLE_LOGON = String.raw`(?:${ORACLE_USER}\/(?:"(?<dq>[^"\r\n]*)"|(?<bare>[^\s@"'\/()][^\s@"']*))|["']${ORACLE_USER}\/(?<inner>[^\s@"'\/]+))`;
 
 /**
  * Passwords commands take as arguments, which no name marks: MySQL's `-p<password>` (attached: a
  * `-p` alone asks for it); `-p <password>` of the registry logins (`docker login`, podman's,
- * nerdctl's, helm's, `az login`), `sshpass`, `mongosh` and its tools; `redis-cli -a`, the LDAP
- * tools' `-w`; `smbclient -U user%password`; `gh secret set NAME --body <secret>`; OpenSSL's
- * `pass:<password>`; keytool's `-storepass` and `-keypass`; a secret echoed into a
- * `--password-stdin`; and Oracle's `user/password` logon (`sqlplus scott/tiger@db`, `expdp`,
- * `rman`, and SQL*Plus's `CONNECT` at a line's start; `sqlplus / as sysdba` names no user).
+ * nerdctl's, helm's, `az login`), `sshpass`, `mongosh` and its tools; `redis-cli -a` and its
+ * `AUTH`; the LDAP tools' `-w` and `ldappasswd`'s `-s` and `-a`; `smbclient -U user%password`;
+ * `gh secret set NAME --body <secret>`; OpenSSL's `pass:<password>` and `-k`; keytool's
+ * `-storepass`, `-keypass` and `-new`; a secret echoed or given as a here-string to
+ * `--password-stdin` or `gh secret set`; and Oracle's `user/password` logon (`sqlplus
+ * scott/tiger@db`, `expdp`, `rman` and its `target`/`catalog`, `userid=`, and SQL*Plus's
+ * `CONNECT` at a line's start; `sqlplus / as sysdba` names no user).
  */
 const COMMAND_PASSWORDS: readonly RegExp[] = [
-  new RegExp(String.raw`(?<![\w-])(?:mysql|mariadb)[\w-]*${ARGUMENTS}-p(?=[^\s-])${ARGUMENT_VALUE}`, 'g'),
+  new RegExp(String.raw`${TOOL}(?:mysql|mariadb)[\w-]*${ARGUMENTS}-p(?=[^\s-])${ARGUMENT_VALUE}`, 'g'),
   new RegExp(
-    String.raw`(?<![\w-])(?:(?:(?:docker|podman|nerdctl|buildah|skopeo|oras|helm[ \t]+registry|az)[ \t]+login|mongosh|mongo|mongodump|mongorestore|mongoexport|mongoimport)${ARGUMENTS}|sshpass[ \t]+)-p(?:[ \t]+|(?=\S))${ARGUMENT_VALUE}`,
+    String.raw`${TOOL}(?:(?:(?:docker|podman|nerdctl|buildah|skopeo|oras|helm[ \t]+registry|az)[ \t]+login|mongosh|mongo|mongodump|mongorestore|mongoexport|mongoimport)${ARGUMENTS}|sshpass[ \t]+)-p(?:[ \t]+|(?=\S))${NOT_PORTS}${ARGUMENT_VALUE}`,
     'g',
   ),
-  new RegExp(String.raw`(?<![\w-])(?:redis-cli${ARGUMENTS}-a|ldap(?:search|modify|add|delete|passwd|whoami|compare|modrdn)${ARGUMENTS}-w)[ \t]+${ARGUMENT_VALUE}`, 'g'),
-  new RegExp(String.raw`(?<![\w-])(?:smbclient|rpcclient|smbcacls|smbget)${ARGUMENTS}(?:-U[ \t]*|--user[= \t])[^\s%"']+%${ARGUMENT_VALUE}`, 'g'),
-  new RegExp(String.raw`(?<![\w-])gh[ \t]+(?:secret|variable)[ \t]+set${ARGUMENTS}(?:--body|-b)(?:[ \t]+|=)${ARGUMENT_VALUE}`, 'g'),
-  new RegExp(String.raw`(?<![\w-])-pass(?:in|out)?[ \t]+pass:${ARGUMENT_VALUE}`, 'g'),
+  new RegExp(String.raw`${TOOL}(?:redis-cli${ARGUMENTS}-a|ldap(?:search|modify|add|delete|passwd|whoami|compare|modrdn)${ARGUMENTS}-w|keytool${ARGUMENTS}-new|openssl${ARGUMENTS}-k)[ \t]+${ARGUMENT_VALUE}`, 'g'),
+  // ldappasswd's new password (`-s`) and old one (`-a`), each, beside its bind password.
+  new RegExp(String.raw`(?<=${TOOL}ldappasswd[^\r\n|;&]{0,200})[ \t]-[sa][ \t]+${ARGUMENT_VALUE}`, 'g'),
+  new RegExp(String.raw`${TOOL}redis-cli${ARGUMENTS}(?:AUTH|auth)(?:[ \t]+[^\s|;&<>]+)?[ \t]+${ARGUMENT_VALUE}(?=[ \t]*(?:$|[\r\n|;&]))`, 'g'),
+  new RegExp(
+    String.raw`${TOOL}(?:smbclient|rpcclient|smbcacls|smbget)${ARGUMENTS}(?:-U[ \t]*|--user[= \t])(?:"[^"%\r\n]*%(?<dq>[^"\r\n]*)"|'[^'%\r\n]*%(?<sq>[^'\r\n]*)'|[^\s%"']+%(?<bare>[^\s"'${'`'}|;&<>]+))`,
+    'g',
+  ),
+  new RegExp(String.raw`${TOOL}gh[ \t]+(?:secret|variable)[ \t]+set${ARGUMENTS}(?:--body|-b)(?:[ \t]+|=|(?=[^\s-]))${ARGUMENT_VALUE}`, 'g'),
+  new RegExp(String.raw`(?<![\w-])-pass(?:in|out)?[ \t]+(?:"pass:(?<dq>[^"\r\n]*)"|'pass:(?<sq>[^'\r\n]*)'|pass:(?<bare>[^\s"'${'`'}|;&<>]+))`, 'g'),
   new RegExp(String.raw`(?<![\w-])-(?:src|dest|new)?(?:store|key)pass[ \t]+${ARGUMENT_VALUE}`, 'g'),
-  new RegExp(String.raw`(?<![\w-])(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?${ARGUMENT_VALUE}(?=[ \t]*\|[^\r\n|;&]*--password-stdin)`, 'g'),
-  new RegExp(String.raw`(?<![\w-])(?:sqlplus|rman|expdp|impdp|sqlldr|dgmgrl)(?:[ \t]+-[\w-]+)*[ \t]+${ORACLE_LOGON}`, 'g'),
+  new RegExp(String.raw`${TOOL}(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?(?:(?:'%s[^']*'|"%s[^"]*")[ \t]+)?${ARGUMENT_VALUE}(?=[ \t]*\|[^\r\n|;&]*(?:--password-stdin|gh[ \t]+secret[ \t]+set))`, 'g'),
+  new RegExp(String.raw`--password-stdin[^\r\n|;&]*<<<[ \t]*${ARGUMENT_VALUE}`, 'g'),
+  new RegExp(String.raw`${TOOL}(?:sqlplus|rman|expdp|impdp|exp|imp|sqlldr|dgmgrl)(?:[ \t]+-[\w-]+)*[ \t]+${ORACLE_LOGON}`, 'g'),
+  // rman's `target` and `catalog` (with the database after `@`), and `userid=` of the data tools.
+  new RegExp(String.raw`(?<![\w-])(?:(?:target|catalog|auxiliary)[ \t]*=?[ \t]*(?=\S*@)|userid[ \t]*=[ \t]*)${ORACLE_LOGON}`, 'gi'),
   // Prose starts lines with "connect" too: a logon there ends its line, or goes on with `@db` or `AS SYSDBA`.
-  new RegExp(String.raw`^[ \t]*conn(?:ect)?[ \t]+${ORACLE_LOGON}(?=@|[ \t]*(?:$|as[ \t]))`, 'gim'),
+  new RegExp(String.raw`^[ \t]*(?:SQL>[ \t]*)?conn(?:ect)?[ \t]+${ORACLE_LOGON}(?=@|[ \t]*(?:$|as[ \t]+sys\w*))`, 'gim'),
 ];
 
 /**
  * A secret-like setting given its value by a `config set` command, as a word after its name:
- * `aws configure set aws_secret_access_key …`, `npm config set //registry/:_authToken …`,
- * `yarn config set npmAuthToken …`.
+ * `aws configure set aws_secret_access_key …` (options before `set` or after it), `npm config set
+ * //registry/:_authToken …`, `yarn config set npmAuthToken …`.
  */
 const CONFIG_SET = new RegExp(
-  String.raw`(?<![\w-])(?:config|configure)[ \t]+set[ \t]+(?:-\S*[ \t]+)*(?:[^\s:]*:)?(?<name>[A-Za-z_][\w.-]*)[ \t]+(?:"(?<dq>(?:[^"\\\r\n]|\\.)*)"|'(?<sq>[^'\r\n]*)'|(?<bare>[^\s"'${'`'}|;&<>]+))`,
+  String.raw`(?<![\w-])(?:config|configure)(?:[ \t]+-\S+(?:[ \t]+[^\s-]\S*)?){0,4}[ \t]+set[ \t]+(?:-\S*[ \t]+)*(?:[^\s:]*:)?(?<name>[A-Za-z_][\w.-]*)[ \t]+(?:"(?<dq>(?:[^"\\\r\n]|\\.)*)"|'(?<sq>[^'\r\n]*)'|(?<bare>[^\s"'${'`'}|;&<>]+))`,
   'g',
+);
+
+/** A secret-like name given by one option and its value by another: `aws ssm put-parameter --name DB_PASSWORD --value …`. */
+const NAME_AND_VALUE_OPTIONS = new RegExp(
+  String.raw`(?<![\w-])--name[ \t=]+(?<nameQuote>["']?)${SECRET_PATH_NAME}\k<nameQuote>(?:[ \t]+--?[\w-]+(?:[ \t]+[^\s-]\S*)?){0,6}?[ \t]+--value[ \t=]+${ARGUMENT_VALUE}`,
+  'gi',
 );
 
 /**
@@ -427,13 +483,14 @@ const SQL_USER_PASSWORD = new RegExp(
 );
 
 /**
- * A value that names where a secret is rather than holding it (`$DB_PASSWORD`, `${TOKEN}`), one
+ * A value that names where a secret is rather than holding it (`$DB_PASSWORD`, `${TOKEN}`, a
+ * template's `{{ form.password }}`), one
  * already masked (`***`), a block scalar's header (`|`: its lines hold the value), or none at all,
  * once trimmed. Its spaces are trimmed, not matched: a
  * `\s*` after `\$.*` was tried from each place of a run of spaces before a line break (an XML
  * element's text can hold one), time growing with the square of the run's length.
  */
-const NOT_A_SECRET = /^(?:\$[^\r\n]*|\*+|true|false|null|none|undefined|[|>][1-9+-]{0,2}(?:[ \t]+#[^\r\n]*)?)?$/i;
+const NOT_A_SECRET = /^(?:\$[^\r\n]*|\{\{[^\r\n]*\}\}|\*+|true|false|null|none|undefined|[|>][1-9+-]{0,2}(?:[ \t]+#[^\r\n]*)?)?$/i;
 
 // A line of a block scalar: its indent, and its text.
 const BLOCK_LINE = /^([ \t]*)(\S[^\r\n]*)$/gm;
@@ -444,7 +501,7 @@ const BLOCK_LINE = /^([ \t]*)(\S[^\r\n]*)$/gm;
  * is SQL's `IDENTIFIED BY '…'`, which names no secret; the commands' names are those of
  * {@link COMMAND_PASSWORDS}.
  */
-const CREDENTIAL_GATE = new RegExp(String.raw`sk-|[sr]k_|gh[pousr]_|github_pat_|akia|xox|aiza|eyj|-----begin|bearer|basic|:\/\/|-u\s|--user|identified|mysql|mariadb|login|sshpass|mongo|redis|ldap|smb|rpcclient|config|sqlplus|rman|expdp|impdp|sqlldr|dgmgrl|conn|${SECRET_WORDS}`, 'i');
+const CREDENTIAL_GATE = new RegExp(String.raw`sk-|[sr]k_|gh[pousr]_|github_pat_|akia|xox|aiza|eyj|-----begin|bearer|basic|:\/\/|-u\s|--user|identified|mysql|mariadb|login|sshpass|mongo|redis|ldap|smb|rpcclient|config|openssl|sqlplus|rman|expdp|impdp|sqlldr|dgmgrl|conn|${SECRET_WORDS}`, 'i');
 
 // The shortest credential in text: `pwd=x`.
 const MIN_CREDENTIAL_TEXT = 5;
@@ -463,8 +520,11 @@ export function redactCredentials(text: string): string {
   let out = replacePii(text, API_KEYS, () => REDACTED);
   for (const shape of CREDENTIAL_SHAPES) out = out.replace(shape.pattern, shape.kept);
   for (const pattern of COMMAND_PASSWORDS) out = out.replace(pattern, argumentPassword);
+  // Read once here rather than by lineValue at each of its matches: the replacements keep the text's lines.
+  textIsOneLine = !/[\r\n]/.test(out);
   return out
     .replace(CONFIG_SET, assignedValue)
+    .replace(NAME_AND_VALUE_OPTIONS, assignedValue)
     .replace(LINE_VALUE, lineValue)
     .replace(NAMED_VALUE, assignedValue)
     .replace(VALUE_NAMED, assignedValue)
@@ -497,8 +557,11 @@ interface AssignmentGroups {
   readonly tail?: string;
 }
 
-// The first word of a value, with the credential after a scheme word (`Token …`), as ASSIGNMENT takes a bare one; a shell's `;`, `|` or `&` ends it.
-const FIRST_VALUE = /^(?:(?:Bearer|Basic|Token|Digest)[ \t]+)?[^\s;|&]+/i;
+// Whether the text redactCredentials is working on has a single line (lineValue's question).
+let textIsOneLine = true;
+
+// The first word of a value, with the credential after a scheme word (`Token …`), as ASSIGNMENT takes a bare one.
+const FIRST_VALUE = /^(?:(?:Bearer|Basic|Token|Digest)[ \t]+)?\S+/i;
 
 /**
  * {@link LINE_VALUE}'s value replaced. On a text of one line, `NAME=value more` is a command's
@@ -507,7 +570,7 @@ const FIRST_VALUE = /^(?:(?:Bearer|Basic|Token|Digest)[ \t]+)?[^\s;|&]+/i;
  */
 function lineValue(match: string, ...rest: unknown[]): string {
   const { name, env, bare } = rest.at(-1) as AssignmentGroups & { readonly env?: string };
-  const first = env === undefined || bare === undefined || /[\r\n]/.test(rest.at(-2) as string) ? null : FIRST_VALUE.exec(bare)?.[0];
+  const first = env === undefined || bare === undefined || !textIsOneLine ? null : FIRST_VALUE.exec(bare)?.[0];
   if (first === undefined || first === null || !isSecretLikeKey(name)) return assignedValue(match, ...rest);
   return withValueRedacted(match, first, bare?.slice(first.length) ?? '');
 }
@@ -540,9 +603,9 @@ function elementText(match: string, ...rest: unknown[]): string {
 
 /** A password a command takes as an argument ({@link COMMAND_PASSWORDS}), replaced in the quotes it had. */
 function argumentPassword(match: string, ...rest: unknown[]): string {
-  const { dq, sq, bare } = rest.at(-1) as { dq?: string; sq?: string; bare?: string };
+  const { dq, sq, bare, inner } = rest.at(-1) as { dq?: string; sq?: string; bare?: string; inner?: string };
   const quote = dq !== undefined ? '"' : sq !== undefined ? "'" : '';
-  return withValueRedacted(match, dq ?? sq ?? bare ?? '', quote);
+  return withValueRedacted(match, dq ?? sq ?? bare ?? inner ?? '', quote);
 }
 
 /** A password SQL sets, and the one it replaces (`REPLACE …`), each replaced in the quotes it had. */

@@ -234,6 +234,10 @@ describe('credentials in text', () => {
     'mysql -u root -p app; mkdir -p /tmp/x && tar -pxvf a.tar; docker run -p 8080:80 nginx; ssh -p 22 host; docker login -u bob --password-stdin r',
     'sqlplus / as sysdba; sqlplus scott/$DB_PASSWORD@db\nconnect to/from the api/v1 endpoint',
     'npm config set registry https://registry.example.com; echo done | grep x; openssl enc -pass env:PW; keytool -storepass:env PW; redis-cli -a $REDIS_PW; gh secret set A --body "$A"',
+    'docker run -d --name mongo -p 27017:27017 mongo:7; find /var/lib/mysql -name "*.err" -print; find /etc/mysql -perm -o+w; ssh -p 22 host',
+    'expdp parfile=/home/oracle/exp_full.par; sqlldr control=/u01/load/emp.ctl; rman cmdfile=/u01/scripts/backup.rman; target 80/20 split\nConnect I/O as shown in figure 3.',
+    'auth:\n  headers:\n    - name: X-Tenant\n      value: acme\ntoken:\n  type: jwt\n  claims:\n    - name: aud\n      value: api.example.com',
+    '<input type="password" name="password" value="{{ form.password }}">',
     '{"api_key": {"id": 7}}\nsecrets:\n  DB_PASSWORD:\n    description: kept in the vault\n    value: $DB_PASSWORD',
   ];
 
@@ -327,6 +331,11 @@ describe('credentials in text', () => {
         'variables:\n  API_TOKEN:\n    description: the deploy token\n    value: "Line-Pw-09"\n  HOME:\n    value: /root',
         'variables:\n  API_TOKEN:\n    description: the deploy token\n    value: "[redacted]"\n  HOME:\n    value: /root',
       ],
+      ['variables:\n  DB_PASSWORD:\n    description: db\n\n    value: |\n      Line-Pw-10\n  HOME: /root', 'variables:\n  DB_PASSWORD:\n    description: db\n\n    value: |\n      [redacted]\n  HOME: /root'],
+      ['[{"name":"DB_PASSWORD","slotSetting":false,"value":"Line-Pw-11"}]', '[{"name":"DB_PASSWORD","slotSetting":false,"value":"[redacted]"}]'],
+      ['{"Parameter": {"Name": "/prod/db/password", "Type": "SecureString", "Value": "Line-Pw-12"}}', '{"Parameter": {"Name": "/prod/db/password", "Type": "SecureString", "Value": "[redacted]"}}'],
+      ['{"value":"Line-Pw-13","type":"string","name":"db_password"}', '{"value":"[redacted]","type":"string","name":"db_password"}'],
+      ['DB_PASSWORD: { description: "db", value: "Line-Pw-14" }', 'DB_PASSWORD: { description: "db", value: "[redacted]" }'],
     ], ['Line-Pw', 'Line Pw']);
   });
 
@@ -345,9 +354,20 @@ describe('credentials in text', () => {
       ['openssl pkcs12 -export -passout pass:Arg-Pw-16 -out a.p12; keytool -genkey -storepass Arg-Pw-17 -keypass Arg-Pw-18', 'openssl pkcs12 -export -passout pass:[redacted] -out a.p12; keytool -genkey -storepass [redacted] -keypass [redacted]'],
       ["echo 'Arg Pw 19' | docker login -u bob --password-stdin registry", "echo '[redacted]' | docker login -u bob --password-stdin registry"],
       ['aws configure set aws_secret_access_key Arg-Pw-20 --profile ci; yarn config set npmAuthToken Arg-Pw-21', 'aws configure set aws_secret_access_key [redacted] --profile ci; yarn config set npmAuthToken [redacted]'],
-      // A shell's `;` ends a command's assignment, and the next setting stays readable.
-      ['Password=Arg-Pw-22;User ID=sa;Server=db', 'Password=[redacted];User ID=sa;Server=db'],
-    ], ['Arg-Pw', 'Arg Pw']);
+      // A one-line assignment's value is its first word whole, a `;` or `|` in it too.
+      ['DB_PASSWORD=Arg-Pw-22;Val-23 && export API_TOKEN=Arg-Pw-24|Val-25', 'DB_PASSWORD=[redacted] && export API_TOKEN=[redacted]'],
+      ['smbclient //srv/share -U "alice%Arg-Pw-26" && smbclient //s/x -U \'CORP\\bob%Arg-Pw-27\'', 'smbclient //srv/share -U "alice%[redacted]" && smbclient //s/x -U \'CORP\\bob%[redacted]\''],
+      ['openssl pkcs12 -export -passout "pass:Arg-Pw-28" -out a.p12; openssl enc -aes-256-cbc -k Arg-Pw-29 -in a', 'openssl pkcs12 -export -passout "pass:[redacted]" -out a.p12; openssl enc -aes-256-cbc -k [redacted] -in a'],
+      ['sqlplus -s "sys/Arg-Pw-30 as sysdba"; sqlplus \'sys/Arg-Pw-31@orcl as sysdba\'', 'sqlplus -s "sys/[redacted] as sysdba"; sqlplus \'sys/[redacted]@orcl as sysdba\''],
+      ['rman target sys/Arg-Pw-32@prod catalog rman/Arg-Pw-33@rcat; sqlldr control=load.ctl userid=scott/Arg-Pw-34@orcl', 'rman target sys/[redacted]@prod catalog rman/[redacted]@rcat; sqlldr control=load.ctl userid=scott/[redacted]@orcl'],
+      ['SQL> conn scott/Arg-Pw-35@orcl', 'SQL> conn scott/[redacted]@orcl'],
+      ["printf '%s' 'Arg-Pw-36' | docker login -u bob --password-stdin r; docker login -u bob --password-stdin r <<< 'Arg-Pw-37'", "printf '%s' '[redacted]' | docker login -u bob --password-stdin r; docker login -u bob --password-stdin r <<< '[redacted]'"],
+      ['echo -n "Arg-Pw-38" | gh secret set DB_PASSWORD; gh secret set API_TOKEN -bArg-Pw-39', 'echo -n "[redacted]" | gh secret set DB_PASSWORD; gh secret set API_TOKEN -b[redacted]'],
+      ['aws configure --profile prod set aws_secret_access_key Arg-Pw-40', 'aws configure --profile prod set aws_secret_access_key [redacted]'],
+      ['keytool -storepasswd -storepass Arg-Pw-41 -new Arg-Pw-42; ldappasswd -x -D cn=admin -w Arg-Pw-43 -a Arg-Pw-44 -s Arg-Pw-45 uid=bob', 'keytool -storepasswd -storepass [redacted] -new [redacted]; ldappasswd -x -D cn=admin -w [redacted] -a [redacted] -s [redacted] uid=bob'],
+      ['aws ssm put-parameter --name DB_PASSWORD --type SecureString --value Arg-Pw-46; redis-cli -h cache AUTH default Arg-Pw-47', 'aws ssm put-parameter --name DB_PASSWORD --type SecureString --value [redacted]; redis-cli -h cache AUTH default [redacted]'],
+      ['docker exec db mysql -uroot -pArg-Pw-48 app', 'docker exec db mysql -uroot -p[redacted] app'],
+    ], ['Arg-Pw', 'Arg Pw', 'Val-2']);
   });
 
   it('in a secret-like XML element are [redacted], its tags kept', async () => {
@@ -433,6 +453,12 @@ describe('credentials in text', () => {
     ['a name field naming a secret, then spaces', `Name=DB_PASSWORD${' '.repeat(100_000)}x`],
     ['a value field, then spaces', `Value=x${' '.repeat(100_000)}y`],
     ['secret-like names above deeply indented lines, none of them a value', `DB_PASSWORD:\n${`${' '.repeat(30)}x\n`.repeat(9)}`.repeat(300)],
+    ['a name field naming a secret, then letters', `Name=token${'a'.repeat(100_000)}`],
+    ['value fields, one after another', `token ${'Value=x='.repeat(12_000)}`],
+    ['one-line assignments after a late line break', `${'x'.repeat(50_000)}\n${'token=a\n'.repeat(6_000)}`],
+    ['a secret word before a run of dashed words', `key ${'a-'.repeat(50_000)}`],
+    ['ldappasswd and many -s', `ldappasswd${' -s x'.repeat(20_000)}`],
+    ['fields of an object under a secret-like name, and no value', `token: {${'a: b, '.repeat(16_000)}`],
   ];
 
   it('are found in time linear in the length of the text, pathological texts included', () => {
