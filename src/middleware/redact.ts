@@ -212,7 +212,8 @@ const API_KEYS: ReadonlySet<PiiEntity> = new Set(['api_key']);
  * detectors (`sk-…`, `ghp_…`, `AKIA…`, …), and what a recorded text keeps of a match.
  */
 const CREDENTIAL_SHAPES: readonly { readonly name: string; readonly pattern: RegExp; readonly kept: string }[] = [
-  { name: 'a JSON web token', pattern: /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, kept: REDACTED },
+  // Not after a `-` (as `\b` allowed): from each `eyJ` of a dashed run, the run was read to its end.
+  { name: 'a JSON web token', pattern: /(?<![\w-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, kept: REDACTED },
   // To its end line, or to the end of the text when it was cut before it.
   { name: 'a private key', pattern: /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----|[\s\S]*)/g, kept: REDACTED },
   { name: 'an HTTP credential', pattern: /\b(Bearer|BEARER|bearer|Basic|BASIC)(\s+)[A-Za-z0-9._~+/=-]{16,}/g, kept: `$1$2${REDACTED}` },
@@ -242,7 +243,7 @@ const SECRET_NAME = String.raw`(?=[\w.-]{0,64}?(?:${SECRET_WORDS}))(?=(?<name>[A
  * A short field of an object written as text, its key quoted or not: `"Type": "SecureString"`,
  * `slotSetting: false`, `description: 'db'`. What may stand between a name and its value.
  */
-const OBJECT_FIELD = String.raw`(?:"[\w.-]{1,64}"|'[\w.-]{1,64}'|[A-Za-z_][\w.-]{0,63})[ \t]*:[ \t]*(?:"(?:[^"\\\r\n]|\\.){0,256}"|'[^'\r\n]{0,256}'|[\w.+-]{1,64})`;
+const OBJECT_FIELD = String.raw`(?:"[\w.-]{1,64}"|'[\w.-]{1,64}'|[A-Za-z_][\w.-]{0,63})[ \t]*:[ \t]*(?:"(?:[^"\\\r\n]|\\.){0,128}"|'[^'\r\n]{0,128}'|[^\s,{}\[\]"'](?:[^,{}\[\]"'\r\n]{0,62}[^\s,{}\[\]"'])?)`;
 
 /**
  * A value given to a name, read as {@link ASSIGNMENT} says; {@link PAIR_IN_LINE} reads its values
@@ -265,7 +266,7 @@ const ASSIGNED_VALUE = String.raw`(?:"(?<dq>(?:[^"\\\r\n]|\\.)*)"|'(?<sq>[^'\r\n
  * the name.
  */
 const ASSIGNMENT = new RegExp(
-  String.raw`(?<![\w.])${SECRET_NAME}(?:\\*["'])?[ \t]*[:=][ \t]*(?:\{(?:[ \t]*${OBJECT_FIELD}[ \t]*,){0,8}?[ \t]*(?<valueField>\\*["']?)value\k<valueField>[ \t]*:[ \t]*)?${ASSIGNED_VALUE}`,
+  String.raw`(?<![\w.])${SECRET_NAME}(?:\\*["'])?[ \t]*(?::|=(?![=~>]))[ \t]*(?:\{(?:\s*${OBJECT_FIELD}[ \t]*,){0,8}?\s*(?<valueField>\\*["']?)value\k<valueField>[ \t]*:[ \t]*)?${ASSIGNED_VALUE}`,
   'gi',
 );
 
@@ -301,7 +302,7 @@ const LINE_VALUE = new RegExp(
  * the value in quotes, to the line's end, or a block scalar's lines.
  */
 const NAMED_VALUE = new RegExp(
-  String.raw`^[ \t]*(?:-[ \t]+)?(?<keyQuote>["']?)(?:name|key)\k<keyQuote>[ \t]*:[ \t]*(?<nameQuote>["']?)${SECRET_NAME}\k<nameQuote>[ \t]*(?:,[ \t]*)?\r?\n(?<lead>[ \t]*)(?<valueQuote>["']?)value\k<valueQuote>[ \t]*:[ \t]*(?:"(?<dq>(?:[^"\\\r\n]|\\.)*)"|'(?<sq>(?:[^'\r\n]|'')*)'|${BLOCK_SCALAR}|(?<bare>[^\s"'][^\r\n]*))`,
+  String.raw`^[ \t]*(?:-[ \t]+)?(?<keyQuote>["']?)(?:name|key)\k<keyQuote>[ \t]*:[ \t]*(?<nameQuote>["']?)${SECRET_NAME}\k<nameQuote>[ \t]*(?:,[ \t]*)?\r?\n(?:[ \t]*(?:#[^\r\n]*)?\r?\n){0,3}(?<lead>[ \t]*)(?<valueQuote>["']?)value\k<valueQuote>[ \t]*:[ \t]*(?:"(?<dq>(?:[^"\\\r\n]|\\.)*)"|'(?<sq>(?:[^'\r\n]|'')*)'|${BLOCK_SCALAR}|(?<bare>[^\s"'][^\r\n]*))`,
   'gim',
 );
 
@@ -322,8 +323,8 @@ const VALUE_FIELD = String.raw`[A-Za-z]*value`;
 // A secret's name as a name field gives it, as {@link SECRET_NAME} reads one: a parameter's path too (`/prod/db/password`).
 const SECRET_PATH_NAME = String.raw`(?=[\w./-]{0,128}?(?:${SECRET_WORDS}))(?=(?<name>[A-Za-z_/][\w./-]{0,255}))\k<name>`;
 
-// The fields that may stand between a name field and its value field: up to eight, each short (`"Type": "SecureString"`, `Type=String`).
-const OTHER_FIELDS = String.raw`(?:[ \t]*,[ \t]*(?:${OBJECT_FIELD}|[A-Za-z][\w.-]{0,63}=[^\s,"'=]{0,256})){0,8}`;
+// The fields that may stand between a name field and its value field, on one line or over lines (pretty-printed JSON): up to eight, each short (`"Type": "SecureString"`, `Type=String`).
+const OTHER_FIELDS = String.raw`(?:[ \t]*,\s*(?:${OBJECT_FIELD}|[A-Za-z][\w.-]{0,63}=[^\s,"'=]{0,128})){0,8}`;
 
 /**
  * A name and its value as fields of one object written on one line: the AWS command line's
@@ -332,7 +333,7 @@ const OTHER_FIELDS = String.raw`(?:[ \t]*,[ \t]*(?:${OBJECT_FIELD}|[A-Za-z][\w.-
  * fields between them or not (`{"Name": "/prod/db/password", "Type": "SecureString", "Value": "…"}`).
  */
 const PAIR_IN_LINE = new RegExp(
-  String.raw`(?<![\w.])${NAME_FIELD}(?<nameFieldQuote>\\*["']?)[ \t]*[:=][ \t]*(?<nameQuote>\\*["']?)${SECRET_PATH_NAME}\k<nameQuote>${OTHER_FIELDS}[ \t]*(?:[,;&][ \t]*)?(?<valueFieldQuote>\\*["']?)${VALUE_FIELD}\k<valueFieldQuote>[ \t]*[:=][ \t]*${ASSIGNED_VALUE}`,
+  String.raw`(?<![\w.])${NAME_FIELD}(?<nameFieldQuote>\\*["']?)[ \t]*[:=][ \t]*(?<nameQuote>\\*["']?)${SECRET_PATH_NAME}\k<nameQuote>${OTHER_FIELDS}[ \t]*(?:[,;&]\s*)?(?<valueFieldQuote>\\*["']?)${VALUE_FIELD}\k<valueFieldQuote>[ \t]*[:=][ \t]*${ASSIGNED_VALUE}`,
   'gi',
 );
 
@@ -342,7 +343,7 @@ const PAIR_IN_LINE = new RegExp(
  * of a long run is a place a match may start.
  */
 const PAIR_IN_LINE_VALUE_FIRST = new RegExp(
-  String.raw`(?<![\w.])(?<valueFieldQuote>["']?)${VALUE_FIELD}\k<valueFieldQuote>[ \t]*[:=][ \t]*(?:"(?<dq>(?:[^"\\\r\n]|\\.)*)"|'(?<sq>[^'\r\n]*)'|(?<bare>[^\s"',;&)}\]]{1,256}))(?<tail>${OTHER_FIELDS}[ \t]*[,;&][ \t]*(?<nameFieldQuote>["']?)${NAME_FIELD}\k<nameFieldQuote>[ \t]*[:=][ \t]*(?<nameQuote>["']?)${SECRET_PATH_NAME}\k<nameQuote>)(?![\w./-])`,
+  String.raw`(?<![\w.])(?<valueFieldQuote>["']?)${VALUE_FIELD}\k<valueFieldQuote>[ \t]*[:=][ \t]*(?:"(?<dq>(?:[^"\\\r\n]|\\.)*)"|'(?<sq>[^'\r\n]*)'|(?<bare>[^\s"',;&)}\]]{1,256}))(?<tail>${OTHER_FIELDS}[ \t]*[,;&]\s*(?<nameFieldQuote>["']?)${NAME_FIELD}\k<nameFieldQuote>[ \t]*[:=][ \t]*(?<nameQuote>["']?)${SECRET_PATH_NAME}\k<nameQuote>)(?![\w./-])`,
   'gi',
 );
 
@@ -402,7 +403,7 @@ const COMMAND_PASSWORDS: readonly RegExp[] = [
   new RegExp(String.raw`(?<![\w-])-pass(?:in|out)?[ \t]+(?:"pass:(?<dq>[^"\r\n]*)"|'pass:(?<sq>[^'\r\n]*)'|pass:(?<bare>[^\s"'${'`'}|;&<>]+))`, 'g'),
   new RegExp(String.raw`(?<![\w-])-(?:src|dest|new)?(?:store|key)pass[ \t]+${ARGUMENT_VALUE}`, 'g'),
   new RegExp(String.raw`${TOOL}(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?(?:(?:'%s[^']*'|"%s[^"]*")[ \t]+)?${ARGUMENT_VALUE}(?=[ \t]*\|[^\r\n|;&]*(?:--password-stdin|gh[ \t]+secret[ \t]+set))`, 'g'),
-  new RegExp(String.raw`--password-stdin[^\r\n|;&]*<<<[ \t]*${ARGUMENT_VALUE}`, 'g'),
+  new RegExp(String.raw`--password-stdin[^\r\n|;&<]{0,200}<<<[ \t]*${ARGUMENT_VALUE}`, 'g'),
   new RegExp(String.raw`${TOOL}(?:sqlplus|rman|expdp|impdp|exp|imp|sqlldr|dgmgrl)(?:[ \t]+-[\w-]+)*[ \t]+${ORACLE_LOGON}`, 'g'),
   // rman's `target` and `catalog` (with the database after `@`), and `userid=` of the data tools.
   new RegExp(String.raw`(?<![\w-])(?:(?:target|catalog|auxiliary)[ \t]*=?[ \t]*(?=\S*@)|userid[ \t]*=[ \t]*)${ORACLE_LOGON}`, 'gi'),

@@ -238,6 +238,7 @@ describe('credentials in text', () => {
     'expdp parfile=/home/oracle/exp_full.par; sqlldr control=/u01/load/emp.ctl; rman cmdfile=/u01/scripts/backup.rman; target 80/20 split\nConnect I/O as shown in figure 3.',
     'auth:\n  headers:\n    - name: X-Tenant\n      value: acme\ntoken:\n  type: jwt\n  claims:\n    - name: aud\n      value: api.example.com',
     '<input type="password" name="password" value="{{ form.password }}">',
+    'if (token == null) return; if (password === "") fail(); assert password == expected',
     '{"api_key": {"id": 7}}\nsecrets:\n  DB_PASSWORD:\n    description: kept in the vault\n    value: $DB_PASSWORD',
   ];
 
@@ -336,6 +337,14 @@ describe('credentials in text', () => {
       ['{"Parameter": {"Name": "/prod/db/password", "Type": "SecureString", "Value": "Line-Pw-12"}}', '{"Parameter": {"Name": "/prod/db/password", "Type": "SecureString", "Value": "[redacted]"}}'],
       ['{"value":"Line-Pw-13","type":"string","name":"db_password"}', '{"value":"[redacted]","type":"string","name":"db_password"}'],
       ['DB_PASSWORD: { description: "db", value: "Line-Pw-14" }', 'DB_PASSWORD: { description: "db", value: "[redacted]" }'],
+      // Pretty-printed, as `aws ssm get-parameter` prints it.
+      [
+        JSON.stringify({ Parameter: { Name: '/prod/db/password', Type: 'SecureString', Value: 'Line-Pw-15' } }, null, 2),
+        JSON.stringify({ Parameter: { Name: '/prod/db/password', Type: 'SecureString', Value: '[redacted]' } }, null, 2),
+      ],
+      [JSON.stringify({ DB_PASSWORD: { value: 'Line-Pw-16', masked: true } }, null, 2), JSON.stringify({ DB_PASSWORD: { value: '[redacted]', masked: true } }, null, 2)],
+      ['DB_PASSWORD: {description: Database password, value: Line-Pw-17}', 'DB_PASSWORD: {description: Database password, value: [redacted]}'],
+      ['- name: DB_PASSWORD\n  # rotated monthly\n\n  value: Line-Pw-18', '- name: DB_PASSWORD\n  # rotated monthly\n\n  value: [redacted]'],
     ], ['Line-Pw', 'Line Pw']);
   });
 
@@ -459,6 +468,9 @@ describe('credentials in text', () => {
     ['a secret word before a run of dashed words', `key ${'a-'.repeat(50_000)}`],
     ['ldappasswd and many -s', `ldappasswd${' -s x'.repeat(20_000)}`],
     ['fields of an object under a secret-like name, and no value', `token: {${'a: b, '.repeat(16_000)}`],
+    ['token-like words after dashes', 'eyJ-'.repeat(25_000)],
+    ['--password-stdin again and again, no here-string', '--password-stdin '.repeat(6_000)],
+    ['name fields naming secrets, each with a long field after', `,Name=password${'a'.repeat(242)}`.repeat(400)],
   ];
 
   it('are found in time linear in the length of the text, pathological texts included', () => {
