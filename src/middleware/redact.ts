@@ -33,7 +33,7 @@ export interface Redactor {
 // Aura's list (reference §11.6), plus what its §21.18 notes it misses and the names users expect.
 const SECRET_KEYS: ReadonlySet<string> = new Set([
   'apikey', 'auth', 'authorization', 'bearer', 'cardnumber', 'clientsecret', 'connectionstring', 'cookie', 'credential', 'credentials',
-  'cvc', 'cvv', 'dsn', 'jwt', 'otp', 'pan', 'passcode', 'passphrase', 'passwd', 'password', 'pin', 'privatekey', 'pwd', 'secret', 'setcookie',
+  'cvc', 'cvv', 'dsn', 'jwt', 'mysqlpwd', 'otp', 'pan', 'passcode', 'passphrase', 'passwd', 'password', 'pin', 'privatekey', 'pwd', 'secret', 'setcookie',
   'sshkey', 'token', 'totp',
   // Lists of them (`passwords: […]`, `api_keys`); never `tokens`, which counts.
   'apikeys', 'clientsecrets', 'passcodes', 'passphrases', 'passwords', 'privatekeys', 'secrets',
@@ -391,7 +391,7 @@ const COMMAND_PASSWORDS: readonly RegExp[] = [
     String.raw`${TOOL}(?:(?:(?:docker|podman|nerdctl|buildah|skopeo|oras|helm[ \t]+registry|az)[ \t]+login|mongosh|mongo|mongodump|mongorestore|mongoexport|mongoimport)${ARGUMENTS}|sshpass[ \t]+)-p(?:[ \t]+|(?=\S))${NOT_PORTS}${ARGUMENT_VALUE}`,
     'g',
   ),
-  new RegExp(String.raw`${TOOL}(?:redis-cli${ARGUMENTS}-a|ldap(?:search|modify|add|delete|passwd|whoami|compare|modrdn)${ARGUMENTS}-w|keytool${ARGUMENTS}-new|openssl${ARGUMENTS}-k)[ \t]+${ARGUMENT_VALUE}`, 'g'),
+  new RegExp(String.raw`${TOOL}(?:redis-cli${ARGUMENTS}(?:-a|--pass)|ldap(?:search|modify|add|delete|passwd|whoami|compare|modrdn)${ARGUMENTS}-w|keytool${ARGUMENTS}-new|openssl${ARGUMENTS}-k)[ \t]+${ARGUMENT_VALUE}`, 'g'),
   // ldappasswd's new password (`-s`) and old one (`-a`), each, beside its bind password.
   new RegExp(String.raw`(?<=${TOOL}ldappasswd[^\r\n|;&]{0,200})[ \t]-[sa][ \t]+${ARGUMENT_VALUE}`, 'g'),
   new RegExp(String.raw`${TOOL}redis-cli${ARGUMENTS}(?:AUTH|auth)(?:[ \t]+[^\s|;&<>]+)?[ \t]+${ARGUMENT_VALUE}(?=[ \t]*(?:$|[\r\n|;&]))`, 'g'),
@@ -421,10 +421,27 @@ const CONFIG_SET = new RegExp(
   'g',
 );
 
-/** A secret-like name given by one option and its value by another: `aws ssm put-parameter --name DB_PASSWORD --value …`. */
+// Other options of a command, each with its value or not: at most six.
+const OTHER_OPTIONS = String.raw`(?:[ \t]+--?[\w-]+(?:[ \t]+[^\s-]\S*)?){0,6}?`;
+
+/** A secret-like name given by one option and its value by another: `aws ssm put-parameter --name DB_PASSWORD --value …`, either order. */
 const NAME_AND_VALUE_OPTIONS = new RegExp(
-  String.raw`(?<![\w-])--name[ \t=]+(?<nameQuote>["']?)${SECRET_PATH_NAME}\k<nameQuote>(?:[ \t]+--?[\w-]+(?:[ \t]+[^\s-]\S*)?){0,6}?[ \t]+--value[ \t=]+${ARGUMENT_VALUE}`,
+  String.raw`(?<![\w-])--name[ \t=]+(?<nameQuote>["']?)${SECRET_PATH_NAME}\k<nameQuote>${OTHER_OPTIONS}[ \t]+--value[ \t=]+${ARGUMENT_VALUE}`,
   'gi',
+);
+const VALUE_AND_NAME_OPTIONS = new RegExp(
+  String.raw`(?<![\w-])--value[ \t=]+${ARGUMENT_VALUE}(?<tail>${OTHER_OPTIONS}[ \t]+--name[ \t=]+(?<nameQuote>["']?)${SECRET_PATH_NAME}\k<nameQuote>)(?![\w./-])`,
+  'gi',
+);
+
+/**
+ * A secret-like name and its value as a Dockerfile's `ENV` writes them without `=` (`ENV
+ * DB_PASSWORD …`, the value to the line's end), and a `.netrc` entry's `password …` after its
+ * `machine` (on one line or over lines; looked behind for only where `password` stands).
+ */
+const SPACED_VALUE = new RegExp(
+  String.raw`(?:^[ \t]*ENV[ \t]+${SECRET_NAME}[ \t]+(?:"(?<dq>(?:[^"\\\r\n]|\\.)*)"|(?<bare>[^\s"=][^\r\n]*))|(?<netrc>password|passwd)(?<=(?<![\w-])machine[ \t]+\S+(?:\s+(?:login|account|port)[ \t]+\S+){0,3}\s+(?:password|passwd))[ \t]+(?<netrcValue>\S+))`,
+  'gim',
 );
 
 /**
@@ -502,7 +519,7 @@ const BLOCK_LINE = /^([ \t]*)(\S[^\r\n]*)$/gm;
  * is SQL's `IDENTIFIED BY '…'`, which names no secret; the commands' names are those of
  * {@link COMMAND_PASSWORDS}.
  */
-const CREDENTIAL_GATE = new RegExp(String.raw`sk-|[sr]k_|gh[pousr]_|github_pat_|akia|xox|aiza|eyj|-----begin|bearer|basic|:\/\/|-u\s|--user|identified|mysql|mariadb|login|sshpass|mongo|redis|ldap|smb|rpcclient|config|openssl|sqlplus|rman|expdp|impdp|sqlldr|dgmgrl|conn|${SECRET_WORDS}`, 'i');
+const CREDENTIAL_GATE = new RegExp(String.raw`sk-|[sr]k_|gh[pousr]_|github_pat_|akia|xox|aiza|eyj|-----begin|bearer|basic|:\/\/|-u\s|--user|identified|mysql|mariadb|login|sshpass|mongo|redis|ldap|smb|rpcclient|config|openssl|machine|sqlplus|rman|expdp|impdp|sqlldr|dgmgrl|conn|${SECRET_WORDS}`, 'i');
 
 // The shortest credential in text: `pwd=x`.
 const MIN_CREDENTIAL_TEXT = 5;
@@ -526,6 +543,8 @@ export function redactCredentials(text: string): string {
   return out
     .replace(CONFIG_SET, assignedValue)
     .replace(NAME_AND_VALUE_OPTIONS, assignedValue)
+    .replace(VALUE_AND_NAME_OPTIONS, assignedValue)
+    .replace(SPACED_VALUE, spacedValue)
     .replace(LINE_VALUE, lineValue)
     .replace(NAMED_VALUE, assignedValue)
     .replace(VALUE_NAMED, assignedValue)
@@ -600,6 +619,12 @@ function blockLinesRedacted(block: string): string {
 function elementText(match: string, ...rest: unknown[]): string {
   const { name, text, end } = rest.at(-1) as { name: string; text: string; end: string };
   return isSecretLikeKey(name) ? withValueRedacted(match, text, end) : match;
+}
+
+/** {@link SPACED_VALUE}'s value replaced: an `ENV` line's as an assignment's, a `.netrc` password whole. */
+function spacedValue(match: string, ...rest: unknown[]): string {
+  const { netrcValue } = rest.at(-1) as { netrcValue?: string };
+  return netrcValue === undefined ? assignedValue(match, ...rest) : withValueRedacted(match, netrcValue, '');
 }
 
 /** A password a command takes as an argument ({@link COMMAND_PASSWORDS}), replaced in the quotes it had. */

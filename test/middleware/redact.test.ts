@@ -239,6 +239,7 @@ describe('credentials in text', () => {
     'auth:\n  headers:\n    - name: X-Tenant\n      value: acme\ntoken:\n  type: jwt\n  claims:\n    - name: aud\n      value: api.example.com',
     '<input type="password" name="password" value="{{ form.password }}">',
     'if (token == null) return; if (password === "") fail(); assert password == expected',
+    'ENV PATH /usr/local/bin\nOLDPWD=/home/bob\nthe password field of a machine learning form',
     '{"api_key": {"id": 7}}\nsecrets:\n  DB_PASSWORD:\n    description: kept in the vault\n    value: $DB_PASSWORD',
   ];
 
@@ -376,6 +377,10 @@ describe('credentials in text', () => {
       ['keytool -storepasswd -storepass Arg-Pw-41 -new Arg-Pw-42; ldappasswd -x -D cn=admin -w Arg-Pw-43 -a Arg-Pw-44 -s Arg-Pw-45 uid=bob', 'keytool -storepasswd -storepass [redacted] -new [redacted]; ldappasswd -x -D cn=admin -w [redacted] -a [redacted] -s [redacted] uid=bob'],
       ['aws ssm put-parameter --name DB_PASSWORD --type SecureString --value Arg-Pw-46; redis-cli -h cache AUTH default Arg-Pw-47', 'aws ssm put-parameter --name DB_PASSWORD --type SecureString --value [redacted]; redis-cli -h cache AUTH default [redacted]'],
       ['docker exec db mysql -uroot -pArg-Pw-48 app', 'docker exec db mysql -uroot -p[redacted] app'],
+      ['aws ssm put-parameter --value Arg-Pw-49 --type SecureString --name DB_PASSWORD; redis-cli --pass Arg-Pw-50 ping', 'aws ssm put-parameter --value [redacted] --type SecureString --name DB_PASSWORD; redis-cli --pass [redacted] ping'],
+      ['MYSQL_PWD=Arg-Pw-51 mysql -u root', 'MYSQL_PWD=[redacted] mysql -u root'],
+      ['FROM node:22\nENV DB_PASSWORD Arg-Pw-52\nENV API_TOKEN "Arg Pw 53"\nENV HOME /root', 'FROM node:22\nENV DB_PASSWORD [redacted]\nENV API_TOKEN "[redacted]"\nENV HOME /root'],
+      ['machine api.example.com login me password Arg-Pw-54\nmachine git.example.com\n  login bob\n  password Arg-Pw-55', 'machine api.example.com login me password [redacted]\nmachine git.example.com\n  login bob\n  password [redacted]'],
     ], ['Arg-Pw', 'Arg Pw', 'Val-2']);
   });
 
@@ -471,6 +476,9 @@ describe('credentials in text', () => {
     ['token-like words after dashes', 'eyJ-'.repeat(25_000)],
     ['--password-stdin again and again, no here-string', '--password-stdin '.repeat(6_000)],
     ['name fields naming secrets, each with a long field after', `,Name=password${'a'.repeat(242)}`.repeat(400)],
+    ['machine, then spaces before a password', `machine${' '.repeat(100_000)}password x`],
+    ['an ENV of a secret-like name, then spaces', `ENV DB_PASSWORD${' '.repeat(100_000)}x`],
+    ['a --value, then many options and no name', `--value x${' --a b'.repeat(15_000)}`],
   ];
 
   it('are found in time linear in the length of the text, pathological texts included', () => {
