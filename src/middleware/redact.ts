@@ -239,6 +239,12 @@ const SECRET_WORDS = 'pass|pwd|secret|token|key|auth|cookie|credential|dsn|jwt|o
  */
 const SECRET_NAME = String.raw`(?=[\w.-]{0,64}?(?:${SECRET_WORDS}))(?=(?<name>[A-Za-z_][\w.-]{0,255}))\k<name>`;
 
+// A value in double quotes, escapes and all (group `dq`); in single quotes (`sq`), as most text
+// writes them, or with a quote doubled inside, as YAML does.
+const DQ_VALUE = String.raw`"(?<dq>(?:[^"\\\r\n]|\\.)*)"`;
+const SQ_VALUE = String.raw`'(?<sq>[^'\r\n]*)'`;
+const YAML_SQ_VALUE = String.raw`'(?<sq>(?:[^'\r\n]|'')*)'`;
+
 /**
  * A short field of an object written as text, its key quoted or not: `"Type": "SecureString"`,
  * `slotSetting: false`, `description: 'db'`. What may stand between a name and its value.
@@ -249,7 +255,7 @@ const OBJECT_FIELD = String.raw`(?:"[\w.-]{1,64}"|'[\w.-]{1,64}'|[A-Za-z_][\w.-]
  * A value given to a name, read as {@link ASSIGNMENT} says; {@link PAIR_IN_LINE} reads its values
  * the same way. A bare value starts with neither `{` nor `[`: what follows is a structure's text.
  */
-const ASSIGNED_VALUE = String.raw`(?:"(?<dq>(?:[^"\\\r\n]|\\.)*)"|'(?<sq>[^'\r\n]*)'|(?<esc>\\+)"(?<eq>[^\r\n]*?)(?:(?<!\\)(?<eqEnd>(?:\k<esc>\k<esc>\\\\)*)\k<esc>"|(?=[\r\n]|$))|(?<bare>(?:(?:Bearer|Basic|Token|Digest)[ \t]+)?(?:\[redacted\]|[^\s"'${'`'},;&)}\]{[])(?:\[redacted\]|[^\s"'${'`'},;&)}\]])*))`;
+const ASSIGNED_VALUE = String.raw`(?:${DQ_VALUE}|${SQ_VALUE}|(?<esc>\\+)"(?<eq>[^\r\n]*?)(?:(?<!\\)(?<eqEnd>(?:\k<esc>\k<esc>\\\\)*)\k<esc>"|(?=[\r\n]|$))|(?<bare>(?:(?:Bearer|Basic|Token|Digest)[ \t]+)?(?:\[redacted\]|[^\s"'${'`'},;&)}\]{[])(?:\[redacted\]|[^\s"'${'`'},;&)}\]])*))`;
 
 /**
  * A value given to a name: `DB_PASSWORD=…` (an env file, a shell), `"api_key": "…"` (JSON as
@@ -302,7 +308,7 @@ const LINE_VALUE = new RegExp(
  * the value in quotes, to the line's end, or a block scalar's lines.
  */
 const NAMED_VALUE = new RegExp(
-  String.raw`^[ \t]*(?:-[ \t]+)?(?<keyQuote>["']?)(?:name|key)\k<keyQuote>[ \t]*:[ \t]*(?<nameQuote>["']?)${SECRET_NAME}\k<nameQuote>[ \t]*(?:,[ \t]*)?\r?\n(?:[ \t]*(?:#[^\r\n]*)?\r?\n){0,3}(?<lead>[ \t]*)(?<valueQuote>["']?)value\k<valueQuote>[ \t]*:[ \t]*(?:"(?<dq>(?:[^"\\\r\n]|\\.)*)"|'(?<sq>(?:[^'\r\n]|'')*)'|${BLOCK_SCALAR}|(?<bare>[^\s"'][^\r\n]*))`,
+  String.raw`^[ \t]*(?:-[ \t]+)?(?<keyQuote>["']?)(?:name|key)\k<keyQuote>[ \t]*:[ \t]*(?<nameQuote>["']?)${SECRET_NAME}\k<nameQuote>[ \t]*(?:,[ \t]*)?\r?\n(?:[ \t]*(?:#[^\r\n]*)?\r?\n){0,3}(?<lead>[ \t]*)(?<valueQuote>["']?)value\k<valueQuote>[ \t]*:[ \t]*(?:${DQ_VALUE}|${YAML_SQ_VALUE}|${BLOCK_SCALAR}|(?<bare>[^\s"'][^\r\n]*))`,
   'gim',
 );
 
@@ -312,7 +318,7 @@ const NAMED_VALUE = new RegExp(
  * a character at a time, each trailing space was read again to the line's end.
  */
 const VALUE_NAMED = new RegExp(
-  String.raw`^[ \t]*(?:-[ \t]+)?(?<valueQuote>["']?)value\k<valueQuote>[ \t]*:[ \t]*(?:"(?<dq>(?:[^"\\\r\n]|\\.)*)"|'(?<sq>(?:[^'\r\n]|'')*)'|(?=(?<bare>[^\s"'][^\r\n]*))\k<bare>)(?<tail>[ \t]*(?:,[ \t]*)?\r?\n[ \t]*(?<keyQuote>["']?)(?:name|key)\k<keyQuote>[ \t]*:[ \t]*(?<nameQuote>["']?)${SECRET_NAME}\k<nameQuote>)(?![\w.-])`,
+  String.raw`^[ \t]*(?:-[ \t]+)?(?<valueQuote>["']?)value\k<valueQuote>[ \t]*:[ \t]*(?:${DQ_VALUE}|${YAML_SQ_VALUE}|(?=(?<bare>[^\s"'][^\r\n]*))\k<bare>)(?<tail>[ \t]*(?:,[ \t]*)?\r?\n[ \t]*(?<keyQuote>["']?)(?:name|key)\k<keyQuote>[ \t]*:[ \t]*(?<nameQuote>["']?)${SECRET_NAME}\k<nameQuote>)(?![\w.-])`,
   'gim',
 );
 
@@ -343,7 +349,7 @@ const PAIR_IN_LINE = new RegExp(
  * of a long run is a place a match may start.
  */
 const PAIR_IN_LINE_VALUE_FIRST = new RegExp(
-  String.raw`(?<![\w.])(?<valueFieldQuote>["']?)${VALUE_FIELD}\k<valueFieldQuote>[ \t]*[:=][ \t]*(?:"(?<dq>(?:[^"\\\r\n]|\\.)*)"|'(?<sq>[^'\r\n]*)'|(?<bare>[^\s"',;&)}\]]{1,256}))(?<tail>${OTHER_FIELDS}[ \t]*[,;&]\s*(?<nameFieldQuote>["']?)${NAME_FIELD}\k<nameFieldQuote>[ \t]*[:=][ \t]*(?<nameQuote>["']?)${SECRET_PATH_NAME}\k<nameQuote>)(?![\w./-])`,
+  String.raw`(?<![\w.])(?<valueFieldQuote>["']?)${VALUE_FIELD}\k<valueFieldQuote>[ \t]*[:=][ \t]*(?:${DQ_VALUE}|${SQ_VALUE}|(?<bare>[^\s"',;&)}\]]{1,256}))(?<tail>${OTHER_FIELDS}[ \t]*[,;&]\s*(?<nameFieldQuote>["']?)${NAME_FIELD}\k<nameFieldQuote>[ \t]*[:=][ \t]*(?<nameQuote>["']?)${SECRET_PATH_NAME}\k<nameQuote>)(?![\w./-])`,
   'gi',
 );
 
@@ -357,14 +363,15 @@ const NOT_VALUE_FIELD = String.raw`(?!["']?value["']?[ \t]*:)`;
  * lines, a child's lines), never a deeper mapping's.
  */
 const NESTED_VALUE = new RegExp(
-  String.raw`^(?<lead>[ \t]*)(?<nameQuote>["']?)${SECRET_NAME}\k<nameQuote>[ \t]*:[ \t]*\r?\n(?:[ \t]*\r?\n){0,2}(?<child>\k<lead>[ \t]+)(?=\S)(?:${NOT_VALUE_FIELD}[^\r\n]*\r?\n(?:[ \t]*\r?\n|\k<child>[ \t]+(?=\S)[^\r\n]*\r?\n|\k<child>(?=\S)${NOT_VALUE_FIELD}[^\r\n]*\r?\n){0,8}\k<child>(?=\S))?(?<valueQuote>["']?)value\k<valueQuote>[ \t]*:[ \t]*(?:"(?<dq>(?:[^"\\\r\n]|\\.)*)"|'(?<sq>(?:[^'\r\n]|'')*)'|${blockScalar('child')}|(?<bare>[^\s"'|>][^\r\n]*))`,
+  String.raw`^(?<lead>[ \t]*)(?<nameQuote>["']?)${SECRET_NAME}\k<nameQuote>[ \t]*:[ \t]*\r?\n(?:[ \t]*\r?\n){0,2}(?<child>\k<lead>[ \t]+)(?=\S)(?:${NOT_VALUE_FIELD}[^\r\n]*\r?\n(?:[ \t]*\r?\n|\k<child>[ \t]+(?=\S)[^\r\n]*\r?\n|\k<child>(?=\S)${NOT_VALUE_FIELD}[^\r\n]*\r?\n){0,8}\k<child>(?=\S))?(?<valueQuote>["']?)value\k<valueQuote>[ \t]*:[ \t]*(?:${DQ_VALUE}|${YAML_SQ_VALUE}|${blockScalar('child')}|(?<bare>[^\s"'|>][^\r\n]*))`,
   'gim',
 );
 
 // A command's argument, and the arguments before the one sought (each read once: they are split by spaces).
 const ARGUMENTS = String.raw`(?:[ \t]+[^\s|;&<>]+){0,32}?[ \t]+`;
-// A password given as an argument: in quotes, or a word.
-const ARGUMENT_VALUE = String.raw`(?:"(?<dq>[^"\r\n]*)"|'(?<sq>[^'\r\n]*)'|(?<bare>[^\s"'${'`'}|;&<>]+))`;
+// A password given as an argument: a word (`bare`), or in quotes.
+const ARGUMENT_WORD = String.raw`(?<bare>[^\s"'${'`'}|;&<>]+)`;
+const ARGUMENT_VALUE = String.raw`(?:"(?<dq>[^"\r\n]*)"|${SQ_VALUE}|${ARGUMENT_WORD})`;
 // A command's name, not inside a path or another word.
 const TOOL = String.raw`(?<![\w/.-])`;
 // A `-p` value that is a port mapping (`docker run -p 8080:80`), not a password.
@@ -396,11 +403,11 @@ const COMMAND_PASSWORDS: readonly RegExp[] = [
   new RegExp(String.raw`(?<=${TOOL}ldappasswd[^\r\n|;&]{0,200})[ \t]-[sa][ \t]+${ARGUMENT_VALUE}`, 'g'),
   new RegExp(String.raw`${TOOL}redis-cli${ARGUMENTS}(?:AUTH|auth)(?:[ \t]+[^\s|;&<>]+)?[ \t]+${ARGUMENT_VALUE}(?=[ \t]*(?:$|[\r\n|;&]))`, 'g'),
   new RegExp(
-    String.raw`${TOOL}(?:smbclient|rpcclient|smbcacls|smbget)${ARGUMENTS}(?:-U[ \t]*|--user[= \t])(?:"[^"%\r\n]*%(?<dq>[^"\r\n]*)"|'[^'%\r\n]*%(?<sq>[^'\r\n]*)'|[^\s%"']+%(?<bare>[^\s"'${'`'}|;&<>]+))`,
+    String.raw`${TOOL}(?:smbclient|rpcclient|smbcacls|smbget)${ARGUMENTS}(?:-U[ \t]*|--user[= \t])(?:"[^"%\r\n]*%(?<dq>[^"\r\n]*)"|'[^'%\r\n]*%(?<sq>[^'\r\n]*)'|[^\s%"']+%${ARGUMENT_WORD})`,
     'g',
   ),
   new RegExp(String.raw`${TOOL}gh[ \t]+(?:secret|variable)[ \t]+set${ARGUMENTS}(?:--body|-b)(?:[ \t]+|=|(?=[^\s-]))${ARGUMENT_VALUE}`, 'g'),
-  new RegExp(String.raw`(?<![\w-])-pass(?:in|out)?[ \t]+(?:"pass:(?<dq>[^"\r\n]*)"|'pass:(?<sq>[^'\r\n]*)'|pass:(?<bare>[^\s"'${'`'}|;&<>]+))`, 'g'),
+  new RegExp(String.raw`(?<![\w-])-pass(?:in|out)?[ \t]+(?:"pass:(?<dq>[^"\r\n]*)"|'pass:(?<sq>[^'\r\n]*)'|pass:${ARGUMENT_WORD})`, 'g'),
   new RegExp(String.raw`(?<![\w-])-(?:src|dest|new)?(?:store|key)pass[ \t]+${ARGUMENT_VALUE}`, 'g'),
   new RegExp(String.raw`${TOOL}(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?(?:(?:'%s[^']*'|"%s[^"]*")[ \t]+)?${ARGUMENT_VALUE}(?=[ \t]*\|[^\r\n|;&]*(?:--password-stdin|gh[ \t]+secret[ \t]+set))`, 'g'),
   new RegExp(String.raw`--password-stdin[^\r\n|;&<]{0,200}<<<[ \t]*${ARGUMENT_VALUE}`, 'g'),
@@ -417,7 +424,7 @@ const COMMAND_PASSWORDS: readonly RegExp[] = [
  * //registry/:_authToken …`, `yarn config set npmAuthToken …`.
  */
 const CONFIG_SET = new RegExp(
-  String.raw`(?<![\w-])(?:config|configure)(?:[ \t]+-\S+(?:[ \t]+[^\s-]\S*)?){0,4}[ \t]+set[ \t]+(?:-\S*[ \t]+)*(?:[^\s:]*:)?(?<name>[A-Za-z_][\w.-]*)[ \t]+(?:"(?<dq>(?:[^"\\\r\n]|\\.)*)"|'(?<sq>[^'\r\n]*)'|(?<bare>[^\s"'${'`'}|;&<>]+))`,
+  String.raw`(?<![\w-])(?:config|configure)(?:[ \t]+-\S+(?:[ \t]+[^\s-]\S*)?){0,4}[ \t]+set[ \t]+(?:-\S*[ \t]+)*(?:[^\s:]*:)?(?<name>[A-Za-z_][\w.-]*)[ \t]+(?:${DQ_VALUE}|${SQ_VALUE}|${ARGUMENT_WORD})`,
   'g',
 );
 
@@ -440,7 +447,7 @@ const VALUE_AND_NAME_OPTIONS = new RegExp(
  * `machine` (on one line or over lines; looked behind for only where `password` stands).
  */
 const SPACED_VALUE = new RegExp(
-  String.raw`(?:^[ \t]*ENV[ \t]+${SECRET_NAME}[ \t]+(?:"(?<dq>(?:[^"\\\r\n]|\\.)*)"|(?<bare>[^\s"=][^\r\n]*))|(?<netrc>password|passwd)(?<=(?<![\w-])machine[ \t]+\S+(?:\s+(?:login|account|port)[ \t]+\S+){0,3}\s+(?:password|passwd))[ \t]+(?<netrcValue>\S+))`,
+  String.raw`(?:^[ \t]*ENV[ \t]+${SECRET_NAME}[ \t]+(?:${DQ_VALUE}|(?<bare>[^\s"=][^\r\n]*))|(?<netrc>password|passwd)(?<=(?<![\w-])machine[ \t]+\S+(?:\s+(?:login|account|port)[ \t]+\S+){0,3}\s+(?:password|passwd))[ \t]+(?<netrcValue>\S+))`,
   'gim',
 );
 
@@ -449,7 +456,7 @@ const SPACED_VALUE = new RegExp(
  * the `--password=…` form is an {@link ASSIGNMENT}.
  */
 const OPTION = new RegExp(
-  String.raw`(?<![\w-])(?=--?[\w-]*?(?:${SECRET_WORDS}))(?<name>--?[A-Za-z][\w-]*)[ \t]+(?:"(?<dq>(?:[^"\\\r\n]|\\.)*)"|'(?<sq>[^'\r\n]*)'|(?<bare>[^\s"'${'`'}-][^\s"'${'`'}]*))`,
+  String.raw`(?<![\w-])(?=--?[\w-]*?(?:${SECRET_WORDS}))(?<name>--?[A-Za-z][\w-]*)[ \t]+(?:${DQ_VALUE}|${SQ_VALUE}|(?<bare>[^\s"'${'`'}-][^\s"'${'`'}]*))`,
   'gi',
 );
 
@@ -538,14 +545,14 @@ export function redactCredentials(text: string): string {
   let out = replacePii(text, API_KEYS, () => REDACTED);
   for (const shape of CREDENTIAL_SHAPES) out = out.replace(shape.pattern, shape.kept);
   for (const pattern of COMMAND_PASSWORDS) out = out.replace(pattern, argumentPassword);
-  // Read once here rather than by lineValue at each of its matches: the replacements keep the text's lines.
-  textIsOneLine = !/[\r\n]/.test(out);
   return out
     .replace(CONFIG_SET, assignedValue)
     .replace(NAME_AND_VALUE_OPTIONS, assignedValue)
     .replace(VALUE_AND_NAME_OPTIONS, assignedValue)
     .replace(SPACED_VALUE, spacedValue)
-    .replace(LINE_VALUE, lineValue)
+    // On a text of one line, `NAME=value more` is a command (lineValue). The text is read once for
+    // it, not at each match: the replacements before keep its lines.
+    .replace(LINE_VALUE, /[\r\n]/.test(out) ? assignedValue : lineValue)
     .replace(NAMED_VALUE, assignedValue)
     .replace(VALUE_NAMED, assignedValue)
     .replace(NESTED_VALUE, assignedValue)
@@ -560,9 +567,10 @@ export function redactCredentials(text: string): string {
 }
 
 /**
- * The named groups of {@link ASSIGNMENT}, {@link LINE_VALUE}, {@link NAMED_VALUE},
- * {@link VALUE_NAMED} and {@link OPTION}: the secret's name, its value (quoted, in escaped quotes,
- * bare, or a block scalar), and what follows the value in the match (the name, when it comes after).
+ * The named groups of the patterns {@link assignedValue} replaces in (ASSIGNMENT, LINE_VALUE, the
+ * name-and-value patterns, CONFIG_SET, the options): the secret's name, its value (quoted, in
+ * escaped quotes, bare, or a block scalar), and what follows the value in the match (the name,
+ * when it comes after).
  */
 interface AssignmentGroups {
   readonly name: string;
@@ -577,20 +585,17 @@ interface AssignmentGroups {
   readonly tail?: string;
 }
 
-// Whether the text redactCredentials is working on has a single line (lineValue's question).
-let textIsOneLine = true;
-
 // The first word of a value, with the credential after a scheme word (`Token …`), as ASSIGNMENT takes a bare one.
 const FIRST_VALUE = /^(?:(?:Bearer|Basic|Token|Digest)[ \t]+)?\S+/i;
 
 /**
- * {@link LINE_VALUE}'s value replaced. On a text of one line, `NAME=value more` is a command's
+ * {@link LINE_VALUE}'s value replaced in a text of one line, where `NAME=value more` is a command's
  * prefix rather than an env file's line (`PGPASSWORD=… psql -h db`): its value is its first word,
  * and the command stays readable.
  */
 function lineValue(match: string, ...rest: unknown[]): string {
   const { name, env, bare } = rest.at(-1) as AssignmentGroups & { readonly env?: string };
-  const first = env === undefined || bare === undefined || !textIsOneLine ? null : FIRST_VALUE.exec(bare)?.[0];
+  const first = env === undefined || bare === undefined ? null : FIRST_VALUE.exec(bare)?.[0];
   if (first === undefined || first === null || !isSecretLikeKey(name)) return assignedValue(match, ...rest);
   return withValueRedacted(match, first, bare?.slice(first.length) ?? '');
 }
