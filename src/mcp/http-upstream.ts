@@ -24,7 +24,7 @@ import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk
 import { objectOf } from '../spine/json-shape.js';
 import { parseJson } from '../spine/native-json.js';
 import { EventStreamReader, type StreamEvent } from './event-stream.js';
-import { BoundedMessage, droppedOverLimit, refusedOverLimit, tooLargeAnswer, upstreamMessageOf } from './refused-answer.js';
+import { BoundedMessage, droppedOverLimit, overLimitMessage, tooLargeAnswer, upstreamMessageOf } from './refused-answer.js';
 
 /** A Streamable HTTP upstream at `url`, not yet started. */
 export class HttpUpstream implements Transport {
@@ -129,17 +129,13 @@ export class HttpUpstream implements Transport {
     const message = event.event === undefined || event.event === 'message';
     let data = event.data;
     if (data === null) {
-      // Over the limit: an answer fails its request; a request is answered with an error; anything else is reported and dropped.
-      if (message && event.requestId !== null) {
-        this.onerror?.(refusedOverLimit(event.bytes, this.maxMessageBytes));
-        this.send(tooLargeAnswer(event.requestId, event.bytes, this.maxMessageBytes)).catch((error: Error) => this.onerror?.(error));
-        return null;
-      }
-      if (!message || event.responseId === null) {
-        this.onerror?.(droppedOverLimit(event.bytes, this.maxMessageBytes));
-        return null;
-      }
-      data = JSON.stringify(tooLargeAnswer(event.responseId, event.bytes, this.maxMessageBytes));
+      // Over the limit: an answer fails its request; a request is answered with an error; anything
+      // else (an event of another type too) is reported and dropped.
+      const { standIn, reply, report } = overLimitMessage(message ? event : { responseId: null, requestId: null }, event.bytes, this.maxMessageBytes);
+      if (report !== null) this.onerror?.(report);
+      if (reply !== null) this.send(reply).catch((error: Error) => this.onerror?.(error));
+      if (standIn === null) return null;
+      data = JSON.stringify(standIn);
     } else if (message) {
       const standIn = this.standIn(data);
       if (standIn !== null) data = JSON.stringify(standIn);

@@ -38,9 +38,24 @@ export function tooLargeAnswer(id: RequestId, bytes: number, limit: number): JSO
   return { jsonrpc: '2.0', id, error: { code: ErrorCode.InternalError, message: overLimit(bytes, limit), data: { [TOO_LARGE]: { bytes, limit } } } };
 }
 
-/** What is reported of a request of the upstream's of `bytes` over `limit`: it is answered with {@link tooLargeAnswer}. */
-export function refusedOverLimit(bytes: number, limit: number): Error {
-  return new Error(`${overLimit(bytes, limit)}: a request, answered with an error`);
+/** What the proxy does with a message of its upstream's over the limit, each transport alike. */
+export interface OverLimit {
+  /** For an answer: the error that stands for it, passed on in its place (its request fails). */
+  readonly standIn: JSONRPCMessage | null;
+  /** For a request of the upstream's: the error sent back to the upstream as its answer. */
+  readonly reply: JSONRPCMessage | null;
+  /** What is reported on the proxy's stderr: the request answered so, or a message dropped. */
+  readonly report: Error | null;
+}
+
+/**
+ * What becomes of a message of `bytes` over `limit` that answers request `responseId`, or is
+ * request `requestId`, or neither (a notification, or not a message at all): dropped.
+ */
+export function overLimitMessage(ids: { readonly responseId: RequestId | null; readonly requestId: RequestId | null }, bytes: number, limit: number): OverLimit {
+  if (ids.responseId !== null) return { standIn: tooLargeAnswer(ids.responseId, bytes, limit), reply: null, report: null };
+  if (ids.requestId !== null) return { standIn: null, reply: tooLargeAnswer(ids.requestId, bytes, limit), report: new Error(`${overLimit(bytes, limit)}: a request, answered with an error`) };
+  return { standIn: null, reply: null, report: droppedOverLimit(bytes, limit) };
 }
 
 /**

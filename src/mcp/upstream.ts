@@ -17,7 +17,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { parseJson } from '../spine/native-json.js';
 import { HttpUpstream } from './http-upstream.js';
 import { LineReader, type Line } from './json-rpc-lines.js';
-import { droppedOverLimit, refusedOverLimit, tooLargeAnswer, upstreamMessageOf } from './refused-answer.js';
+import { overLimitMessage, upstreamMessageOf } from './refused-answer.js';
 import { writeMessage } from './stdio-batch.js';
 
 /**
@@ -126,16 +126,10 @@ export class UpstreamProcess implements Transport {
    * answered with one; anything else over it is reported and dropped.
    */
   private refuseTooLarge(line: Line): void {
-    if (line.responseId !== null) {
-      this.onmessage?.(tooLargeAnswer(line.responseId, line.bytes, this.maxMessageBytes));
-      return;
-    }
-    if (line.requestId !== null) {
-      this.onerror?.(refusedOverLimit(line.bytes, this.maxMessageBytes));
-      this.send(tooLargeAnswer(line.requestId, line.bytes, this.maxMessageBytes)).catch((error: Error) => this.onerror?.(error));
-      return;
-    }
-    this.onerror?.(droppedOverLimit(line.bytes, this.maxMessageBytes));
+    const { standIn, reply, report } = overLimitMessage(line, line.bytes, this.maxMessageBytes);
+    if (report !== null) this.onerror?.(report);
+    if (reply !== null) this.send(reply).catch((error: Error) => this.onerror?.(error));
+    if (standIn !== null) this.onmessage?.(standIn);
   }
 }
 
