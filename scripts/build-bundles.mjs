@@ -1,7 +1,8 @@
 /**
  * Bundles the `aura` command into one-file CommonJS bundles in dist/: claude-code-hook.cjs (`aura
  * hook claude-code`, which runs before every tool call a person waits on), verify-chain.cjs (`aura
- * verify chain`, a sixth of the size of the whole command line) and cli.cjs (every other command). Node 20 loads a hundred small ES modules (aura's, commander's, yaml's) far slower than
+ * verify chain`, a quarter of the size of the whole command line) and cli.cjs (every other
+ * command). Node 20 loads a hundred small ES modules (aura's, commander's, yaml's) far slower than
  * one file; CommonJS, because src/cli/bundle-loader.ts compiles a bundle with `vm.Script` and a V8
  * code cache. Run after tsc (npm run build; test/global-setup.ts).
  *

@@ -6,8 +6,8 @@
  * share of its start. Node 22's module compile cache does this for modules; Node 20 has none, so a
  * bundle is compiled here with `vm.Script`, from `cachedData` kept in the aura home.
  *
- * A cache is named by a hash of the bundle file's identity (its inode, size and modification
- * time), Node's version and the architecture (V8 itself checks little more than the text's
+ * A cache is named by a hash of the bundle file's identity (its device, inode, size, modification
+ * and change times), Node's version and the architecture (V8 itself checks little more than the text's
  * length): a new build or a new Node never reads an old cache. The file's identity, not its text:
  * hashing 600 kB took a millisecond or two of every command's start, and any build or install
  * writes the file anew.
