@@ -247,15 +247,29 @@ const YAML_SQ_VALUE = String.raw`'(?<sq>(?:[^'\r\n]|'')*)'`;
 
 /**
  * A short field of an object written as text, its key quoted or not: `"Type": "SecureString"`,
- * `slotSetting: false`, `description: 'db'`. What may stand between a name and its value.
+ * `slotSetting: false`, `description: 'db'`, an object or a list of its own with none inside
+ * (`"tags": {"env": "prod"}`, over lines too). What may stand between a name and its value.
  */
-const OBJECT_FIELD = String.raw`(?:"[\w.-]{1,64}"|'[\w.-]{1,64}'|[A-Za-z_][\w.-]{0,63})[ \t]*:[ \t]*(?:"(?:[^"\\\r\n]|\\.){0,128}"|'[^'\r\n]{0,128}'|[^\s,{}\[\]"'](?:[^,{}\[\]"'\r\n]{0,62}[^\s,{}\[\]"'])?)`;
+const OBJECT_FIELD = String.raw`(?:"[\w.-]{1,64}"|'[\w.-]{1,64}'|[A-Za-z_][\w.-]{0,63})[ \t]*:[ \t]*(?:"(?:[^"\\\r\n]|\\.){0,128}"|'[^'\r\n]{0,128}'|\{[^{}\[\]]{0,512}\}|\[[^{}\[\]]{0,512}\]|[^\s,{}\[\]"'](?:[^,{}\[\]"'\r\n]{0,62}[^\s,{}\[\]"'])?)`;
+
+/**
+ * What a bare value is when it is code that reads a secret from elsewhere, not the secret: a call
+ * given no text but a prompt (`prompt("Password: ")`, `await getToken()`), an environment or
+ * settings reader given a variable's name (`os.getenv("API_KEY")`, `env('DB_PASSWORD')`), an
+ * environment lookup (`process.env.DB_PASSWORD`, `os.environ["TOKEN"]`), a type (`apiKey:
+ * string;`). A call given other text (`SecretStr("…")`, a reader's default) may hold the secret,
+ * and is not this.
+ */
+const CODE_VALUE = String.raw`(?:(?:await|new)[ \t]+)?(?:[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*\((?:[^()"'${'`'}\r\n]|"[^"\r\n]*:[ \t]?"|'[^'\r\n]*:[ \t]?'){0,256}|(?:os\.getenv|os\.environ\.get|getenv|System\.getenv|ENV\.fetch|Deno\.env\.get|env|config)\([ \t]*(?:"[\w.-]+"|'[\w.-]+')[ \t]*)\)(?![\w$])|(?:process\.env|import\.meta\.env|Bun\.env)(?:\.[\w$]+|\[(?:"[\w.-]+"|'[\w.-]+')\])(?![\w$])|(?:os\.environ|ENV)\[(?:"[\w.-]+"|'[\w.-]+')\](?![\w$])|(?:string|str|bytes|SecretStr|Optional\[(?:str|SecretStr)\])(?=[ \t]*(?:[;,|=)}\r\n]|$))`;
+
+// A call's arguments in their parentheses, taken with the value they follow (`SecretStr("a b")`): text in them may be the secret.
+const CALL_ARGUMENTS = String.raw`\([^()\r\n]{0,256}\)`;
 
 /**
  * A value given to a name, read as {@link ASSIGNMENT} says; {@link PAIR_IN_LINE} reads its values
  * the same way. A bare value starts with neither `{` nor `[`: what follows is a structure's text.
  */
-const ASSIGNED_VALUE = String.raw`(?:${DQ_VALUE}|${SQ_VALUE}|(?<esc>\\+)"(?<eq>[^\r\n]*?)(?:(?<!\\)(?<eqEnd>(?:\k<esc>\k<esc>\\\\)*)\k<esc>"|(?=[\r\n]|$))|(?<bare>(?:(?:Bearer|Basic|Token|Digest)[ \t]+)?(?:\[redacted\]|[^\s"'${'`'},;&)}\]{[])(?:\[redacted\]|[^\s"'${'`'},;&)}\]])*))`;
+const ASSIGNED_VALUE = String.raw`(?:${DQ_VALUE}|${SQ_VALUE}|(?<esc>\\+)"(?<eq>[^\r\n]*?)(?:(?<!\\)(?<eqEnd>(?:\k<esc>\k<esc>\\\\)*)\k<esc>"|(?=[\r\n]|$))|(?!${CODE_VALUE})(?<bare>(?:(?:Bearer|Basic|Token|Digest|new|await)[ \t]+)?(?:\[redacted\]|${CALL_ARGUMENTS}|[^\s"'${'`'},;&)}\]{[(]|\()(?:\[redacted\]|${CALL_ARGUMENTS}|[^\s"'${'`'},;&)}\](]|\()*))`;
 
 /**
  * A value given to a name: `DB_PASSWORD=…` (an env file, a shell), `"api_key": "…"` (JSON as
@@ -267,14 +281,22 @@ const ASSIGNED_VALUE = String.raw`(?:${DQ_VALUE}|${SQ_VALUE}|(?<esc>\\+)"(?<eq>[
  * A value in quotes escaped k times (`\"…\"`: k = 1, `\\\"…\\\"`: k = 3) ends at the first quote
  * with k + (2k + 2)·n backslashes before it: the closing quote's escape, after n backslashes of the
  * value's own (2k + 2 each once escaped; a quote inside the value has 2k + 1). A value cut before
- * its closing quote runs to the line's end. A value given as an object's `value` field
+ * its closing quote runs to the line's end; a quote after a name that one opened closes them both
+ * (`prompt("Password: ")`), and is no value's. A value given as an object's `value` field
  * (`"DB_PASSWORD": {"value": "…"}`, `token: {description: db, value: …}`) is taken as given to
  * the name.
  */
 const ASSIGNMENT = new RegExp(
-  String.raw`(?<![\w.])${SECRET_NAME}(?:\\*["'])?[ \t]*(?::|=(?![=~>]))[ \t]*(?:\{(?:\s*${OBJECT_FIELD}[ \t]*,){0,8}?\s*(?<valueField>\\*["']?)value\k<valueField>[ \t]*:[ \t]*)?${ASSIGNED_VALUE}`,
+  String.raw`(?<![\w.])${SECRET_NAME}(?:\\*["'])?[ \t]*(?::=?|=(?![=~>]))(?!(?<=(?<nameOpen>["'])[\w.-]{1,256}[ \t]*(?::=?|=))[ \t]*\k<nameOpen>)[ \t]*(?:\{(?:\s*${OBJECT_FIELD}[ \t]*,){0,8}?\s*(?<valueField>\\*["']?)value\k<valueField>[ \t]*:[ \t]*)?${ASSIGNED_VALUE}`,
   'gi',
 );
+
+/**
+ * A quoted value given to a secret-like name by an arrow, as PHP's arrays and Perl's and Ruby's
+ * hashes write them (`'api_key' => '…'`, `:token => "…"`). Quoted only: after a bare name, `=>`
+ * is as often a JavaScript function's (`token => token.trim()`).
+ */
+const ARROW_ASSIGNMENT = new RegExp(String.raw`(?<![\w.])${SECRET_NAME}["']?[ \t]*=>[ \t]*(?:${DQ_VALUE}|${SQ_VALUE})`, 'gi');
 
 /**
  * A YAML block scalar's header (`|`, `>-`, `|2+`, a comment after it) and its lines: those more
@@ -298,7 +320,7 @@ const BLOCK_SCALAR = blockScalar();
  * length.
  */
 const LINE_VALUE = new RegExp(
-  String.raw`^(?<lead>[ \t]*)(?:-[ \t]+|export[ \t]+)?${SECRET_NAME}[ \t]*(?::[ \t]+|(?<env>=)(?![=~>])[ \t]*)(?:${BLOCK_SCALAR}|(?<bare>[^\s"'{](?:(?![,;&][ \t]*[A-Za-z_][\w.-]*[ \t]*[:=])[^\r\n])*))`,
+  String.raw`^(?<lead>[ \t]*)(?:-[ \t]+|export[ \t]+)?${SECRET_NAME}[ \t]*(?::[ \t]+|(?<env>=)(?![=~>])[ \t]*)(?:${BLOCK_SCALAR}|(?!${CODE_VALUE})(?<bare>[^\s"'{](?:(?![,;&][ \t]*[A-Za-z_][\w.-]*[ \t]*[:=])[^\r\n])*))`,
   'gim',
 );
 
@@ -470,6 +492,18 @@ const ELEMENT = new RegExp(
   'gi',
 );
 
+// An XML attribute, its value quoted.
+const XML_ATTRIBUTE = String.raw`\s+[\w.:-]+\s*=\s*(?:"[^"<>]*"|'[^'<>]*')`;
+
+/**
+ * The text of an element whose attribute names a secret: `<entry key="db.password">…</entry>`,
+ * `<Parameter Name="DbPassword">…</Parameter>`, `<secret id="api-token">`.
+ */
+const ATTRIBUTE_NAMED_ELEMENT = new RegExp(
+  String.raw`<(?<tag>[A-Za-z_][\w.:-]*)(?:${XML_ATTRIBUTE})*?\s+(?:${NAME_FIELD}|id)\s*=\s*(?<nameQuote>["'])${SECRET_PATH_NAME}\k<nameQuote>(?:${XML_ATTRIBUTE})*\s*>(?<text>(?:<!\[CDATA\[(?:[^\]<]|\](?!\]>))*\]\]>|[^<])*)(?<end></\k<tag>\s*>)`,
+  'gi',
+);
+
 /**
  * A value element after the element naming it: a property list's `<key>password</key>` then
  * `<string>…</string>` (or `<data>`), Hadoop's `<name>…password</name>` then `<value>…</value>`.
@@ -559,8 +593,10 @@ export function redactCredentials(text: string): string {
     .replace(PAIR_IN_LINE, assignedValue)
     .replace(PAIR_IN_LINE_VALUE_FIRST, assignedValue)
     .replace(ASSIGNMENT, assignedValue)
+    .replace(ARROW_ASSIGNMENT, assignedValue)
     .replace(OPTION, assignedValue)
     .replace(ELEMENT, elementText)
+    .replace(ATTRIBUTE_NAMED_ELEMENT, elementText)
     .replace(NAMED_ELEMENT, elementText)
     .replace(SQL_USER_PASSWORD, sqlPassword)
     .replace(SQL_PASSWORD, sqlPassword);
@@ -585,8 +621,8 @@ interface AssignmentGroups {
   readonly tail?: string;
 }
 
-// The first word of a value, with the credential after a scheme word (`Token …`), as ASSIGNMENT takes a bare one.
-const FIRST_VALUE = /^(?:(?:Bearer|Basic|Token|Digest)[ \t]+)?\S+/i;
+// The first word of a value (a call's arguments with it), with what follows a scheme word (`Token …`), `new` or `await`, as ASSIGNMENT takes a bare one.
+const FIRST_VALUE = new RegExp(String.raw`^(?:(?:Bearer|Basic|Token|Digest|new|await)[ \t]+)?(?:${CALL_ARGUMENTS}|[^\s(]|\()+`, 'i');
 
 /**
  * {@link LINE_VALUE}'s value replaced in a text of one line, where `NAME=value more` is a command's

@@ -241,6 +241,10 @@ describe('credentials in text', () => {
     'if (token == null) return; if (password === "") fail(); assert password == expected',
     'ENV PATH /usr/local/bin\nOLDPWD=/home/bob\nthe password field of a machine learning form',
     '{"api_key": {"id": 7}}\nsecrets:\n  DB_PASSWORD:\n    description: kept in the vault\n    value: $DB_PASSWORD',
+    // Code that reads a secret from elsewhere, on one line and among others.
+    'let password = prompt("Password:"); const token = await getToken(); api_key = os.getenv("API_KEY")',
+    'interface Config { apiKey: string; token?: string }\npassword: Optional[str] = None\nPASSWORD = os.environ["DB_PASSWORD"]\ndb_password: process.env.DB_PASSWORD,\npw = getpass.getpass("Password: ")\ntoken = env(\'API_TOKEN\')',
+    'tokens.map(token => token.trim())',
   ];
 
   function recorded(given: readonly string[]): { result: Promise<SessionResult>; seen: string[] } {
@@ -299,6 +303,17 @@ describe('credentials in text', () => {
     ], ['Cmd-Pw']);
   });
 
+  it('given to a secret-like name in code (PHP, Ruby and Perl arrows, Go\'s :=, a call that holds it) are [redacted], whole', async () => {
+    await expectRecordedAs([
+      ["$config = ['api_key' => 'Code-Pw-01', 'db' => 'app']; :api_token => \"Code-Pw-02\"", "$config = ['api_key' => '[redacted]', 'db' => 'app']; :api_token => \"[redacted]\""],
+      ['password := "Code-Pw-03"', 'password := "[redacted]"'],
+      // A call's arguments go with it: text in them may be the secret, a reader's default too.
+      ['token = SecretStr("Code Pw 04")\n  const password = new Secret("Code-Pw-05", 2);', 'token = [redacted]\n  const password = [redacted];'],
+      ['api_key = os.getenv("API_KEY", "Code-Pw-06")', 'api_key = [redacted]'],
+      ['password = new SecretStr("Code Pw 07") && ./run.sh', 'password = [redacted] && ./run.sh'],
+    ], ['Code-Pw', 'Code Pw']);
+  });
+
   it('in a YAML block scalar of a secret-like name are [redacted] line by line, its header, indents and line breaks kept', async () => {
     await expectRecordedAs([
       ['db:\n  password: |\n    Block-Pw-01 line one\n\n    Block-Pw-02\n  host: db', 'db:\n  password: |\n    [redacted]\n\n    [redacted]\n  host: db'],
@@ -346,6 +361,12 @@ describe('credentials in text', () => {
       [JSON.stringify({ DB_PASSWORD: { value: 'Line-Pw-16', masked: true } }, null, 2), JSON.stringify({ DB_PASSWORD: { value: '[redacted]', masked: true } }, null, 2)],
       ['DB_PASSWORD: {description: Database password, value: Line-Pw-17}', 'DB_PASSWORD: {description: Database password, value: [redacted]}'],
       ['- name: DB_PASSWORD\n  # rotated monthly\n\n  value: Line-Pw-18', '- name: DB_PASSWORD\n  # rotated monthly\n\n  value: [redacted]'],
+      // An object or a list among the fields between the name and its value, on one line or pretty-printed.
+      ['{"name": "DB_PASSWORD", "meta": {"rotated": true}, "tags": ["db"], "value": "Line-Pw-19"}', '{"name": "DB_PASSWORD", "meta": {"rotated": true}, "tags": ["db"], "value": "[redacted]"}'],
+      [
+        JSON.stringify({ name: 'DB_PASSWORD', meta: { rotated: true }, value: 'Line-Pw-20' }, null, 2),
+        JSON.stringify({ name: 'DB_PASSWORD', meta: { rotated: true }, value: '[redacted]' }, null, 2),
+      ],
     ], ['Line-Pw', 'Line Pw']);
   });
 
@@ -391,6 +412,12 @@ describe('credentials in text', () => {
         '<cfg><password>[redacted]</password><apiKey>[redacted]</apiKey><client_secret>[redacted]</client_secret><user>bob</user></cfg>',
       ],
       ['<ns:Password enc="no"><![CDATA[Xml]]Pw-04 & "q"]]></ns:Password><key>name</key>', '<ns:Password enc="no">[redacted]</ns:Password><key>name</key>'],
+      // An attribute names the secret the element's text holds.
+      [
+        '<properties><entry key="db.password">Xml-Pw-05</entry><entry type="s" key=\'api.token\'><![CDATA[Xml-Pw-06]]></entry><entry key="db.user">bob</entry></properties>',
+        '<properties><entry key="db.password">[redacted]</entry><entry type="s" key=\'api.token\'>[redacted]</entry><entry key="db.user">bob</entry></properties>',
+      ],
+      ['<Parameter Name="DbPassword">Xml-Pw-07</Parameter><secret id="api-token">Xml-Pw-08</secret>', '<Parameter Name="DbPassword">[redacted]</Parameter><secret id="api-token">[redacted]</secret>'],
     ], ['Xml-Pw', 'Xml]]Pw']);
   });
 
@@ -479,6 +506,17 @@ describe('credentials in text', () => {
     ['machine, then spaces before a password', `machine${' '.repeat(100_000)}password x`],
     ['an ENV of a secret-like name, then spaces', `ENV DB_PASSWORD${' '.repeat(100_000)}x`],
     ['a --value, then many options and no name', `--value x${' --a b'.repeat(15_000)}`],
+    ['an assignment of parentheses left open', `token = ${'('.repeat(100_000)}`],
+    ['an assignment of a call left open', `token = a(${'a'.repeat(100_000)}`],
+    ['an assignment of a call of prompts left open', `token = prompt(${'"a:" '.repeat(25_000)}`],
+    ['an assignment of many calls', `token = ${'f(x)'.repeat(25_000)}`],
+    ['arrows without values', `'password' =>`.repeat(8_000)],
+    ['an element of many attributes, none naming a secret', `<e${' a="1"'.repeat(15_000)}>`],
+    ['elements an attribute names a secret, never closed', '<entry key="password">x'.repeat(5_000)],
+    ['name fields, each with an object left open after', '{"name": "DB_PASSWORD", "a": {'.repeat(4_000)],
+    ['an environment lookup, then letters', `token = process.env.${'a'.repeat(100_000)}`],
+    ['a quoted name, then spaces before its colon and quote', `"password${' '.repeat(100_000)}:"`],
+    ['quoted names and colons, again and again', `"${'password:'.repeat(10_000)}"`],
   ];
 
   it('are found in time linear in the length of the text, pathological texts included', () => {
