@@ -253,23 +253,31 @@ const YAML_SQ_VALUE = String.raw`'(?<sq>(?:[^'\r\n]|'')*)'`;
 const OBJECT_FIELD = String.raw`(?:"[\w.-]{1,64}"|'[\w.-]{1,64}'|[A-Za-z_][\w.-]{0,63})[ \t]*:[ \t]*(?:"(?:[^"\\\r\n]|\\.){0,128}"|'[^'\r\n]{0,128}'|\{[^{}\[\]]{0,512}\}|\[[^{}\[\]]{0,512}\]|[^\s,{}\[\]"'](?:[^,{}\[\]"'\r\n]{0,62}[^\s,{}\[\]"'])?)`;
 
 /**
- * What a bare value is when it is code that reads a secret from elsewhere, not the secret: a call
- * given no text but a prompt (`prompt("Password: ")`, `await getToken()`), an environment or
- * settings reader given a variable's name (`os.getenv("API_KEY")`, `env('DB_PASSWORD')`), an
- * environment lookup (`process.env.DB_PASSWORD`, `os.environ["TOKEN"]`), a type (`apiKey:
- * string;`). A call given other text (`SecretStr("…")`, a reader's default) may hold the secret,
- * and is not this.
+ * What a bare value is when it is code that reads a secret from elsewhere, not the secret, and
+ * ends there (a `;`, `,`, a bracket, a comment or the line's end after it): a call given nothing
+ * or a prompt (`getToken()`, `prompt("Password: ")`, `await getpass()`), an environment or settings
+ * reader given a variable's name (`os.getenv("API_KEY")`, `env('DB_PASSWORD')`), an environment
+ * lookup (`process.env.DB_PASSWORD`, `os.environ["TOKEN"]`), a type (`apiKey: string;`). A call
+ * given anything else (`SecretStr("…")`, `Summer(2024)`, a reader's default), or followed by more
+ * (`process.env.API_KEY ?? "…"`), may hold the secret, and is not this.
  */
-const CODE_VALUE = String.raw`(?:(?:await|new)[ \t]+)?(?:[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*\((?:[^()"'${'`'}\r\n]|"[^"\r\n]*:[ \t]?"|'[^'\r\n]*:[ \t]?'){0,256}|(?:os\.getenv|os\.environ\.get|getenv|System\.getenv|ENV\.fetch|Deno\.env\.get|env|config)\([ \t]*(?:"[\w.-]+"|'[\w.-]+')[ \t]*)\)(?![\w$])|(?:process\.env|import\.meta\.env|Bun\.env)(?:\.[\w$]+|\[(?:"[\w.-]+"|'[\w.-]+')\])(?![\w$])|(?:os\.environ|ENV)\[(?:"[\w.-]+"|'[\w.-]+')\](?![\w$])|(?:string|str|bytes|SecretStr|Optional\[(?:str|SecretStr)\])(?=[ \t]*(?:[;,|=)}\r\n]|$))`;
+const CODE_VALUE = String.raw`(?:(?:(?:await|new)[ \t]+)?[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*\([ \t]*(?:"[A-Za-z][A-Za-z ']{0,64}:[ \t]?"|'[A-Za-z][A-Za-z ]{0,64}:[ \t]?')?[ \t]*\)|(?:os\.getenv|os\.environ\.get|getenv|System\.getenv|ENV\.fetch|Deno\.env\.get|env|config)\([ \t]*(?:"[\w.-]+"|'[\w.-]+')[ \t]*\)|(?:process\.env|import\.meta\.env|Bun\.env)(?:\.[\w$]+|\[(?:"[\w.-]+"|'[\w.-]+')\])|(?:os\.environ|ENV)\[(?:"[\w.-]+"|'[\w.-]+')\]|(?:string|str|bytes|SecretStr)(?:[ \t]*\|[ \t]*(?:undefined|null|None))?)(?=[ \t]*(?:[;,)}\]\r\n#]|\/\/|$))`;
 
-// A call's arguments in their parentheses, taken with the value they follow (`SecretStr("a b")`): text in them may be the secret.
-const CALL_ARGUMENTS = String.raw`\([^()\r\n]{0,256}\)`;
+// A call's arguments in their parentheses (one call deep inside them), taken with the value they follow (`SecretStr("a b")`): text in them may be the secret.
+const CALL_ARGUMENTS = String.raw`\((?:[^()\r\n]|\([^()\r\n]{0,256}\)){0,256}\)`;
+
+// A call made with `new` or `await`, taken whole: `new SecretStr("…")`.
+const CALL_KEYWORD = String.raw`(?:new|await)[ \t]+(?=[\w$.]+\()`;
 
 /**
  * A value given to a name, read as {@link ASSIGNMENT} says; {@link PAIR_IN_LINE} reads its values
  * the same way. A bare value starts with neither `{` nor `[`: what follows is a structure's text.
  */
-const ASSIGNED_VALUE = String.raw`(?:${DQ_VALUE}|${SQ_VALUE}|(?<esc>\\+)"(?<eq>[^\r\n]*?)(?:(?<!\\)(?<eqEnd>(?:\k<esc>\k<esc>\\\\)*)\k<esc>"|(?=[\r\n]|$))|(?!${CODE_VALUE})(?<bare>(?:(?:Bearer|Basic|Token|Digest|new|await)[ \t]+)?(?:\[redacted\]|${CALL_ARGUMENTS}|[^\s"'${'`'},;&)}\]{[(]|\()(?:\[redacted\]|${CALL_ARGUMENTS}|[^\s"'${'`'},;&)}\](]|\()*))`;
+const ASSIGNED_VALUE = String.raw`(?:${DQ_VALUE}|${SQ_VALUE}|(?<esc>\\+)"(?<eq>[^\r\n]*?)(?:(?<!\\)(?<eqEnd>(?:\k<esc>\k<esc>\\\\)*)\k<esc>"|(?=[\r\n]|$))|(?!${CODE_VALUE})(?<bare>(?:(?:Bearer|Basic|Token|Digest)[ \t]+|${CALL_KEYWORD})?(?:\[redacted\]|\[\]|${CALL_ARGUMENTS}|[^\s"'${'`'},;&)}\]{[(=]|\()(?:\[redacted\]|${CALL_ARGUMENTS}|[^\s"'${'`'},;&)}\](]|\()*))`;
+
+// A declared type (`str`, `Optional[str]`, `string | undefined`, `Secret<string>`) between a name and the ` =` giving it its value (`sid=…` after a colon is a header's value).
+const TYPE_NAME = String.raw`[A-Za-z_$][\w$.]*(?:<[^<>=\r\n]{0,64}>|\[[^\[\]=\r\n]{0,64}\])?`;
+const TYPE = String.raw`${TYPE_NAME}(?:[ \t]*\|[ \t]*${TYPE_NAME}){0,4}`;
 
 /**
  * A value given to a name: `DB_PASSWORD=…` (an env file, a shell), `"api_key": "…"` (JSON as
@@ -281,22 +289,30 @@ const ASSIGNED_VALUE = String.raw`(?:${DQ_VALUE}|${SQ_VALUE}|(?<esc>\\+)"(?<eq>[
  * A value in quotes escaped k times (`\"…\"`: k = 1, `\\\"…\\\"`: k = 3) ends at the first quote
  * with k + (2k + 2)·n backslashes before it: the closing quote's escape, after n backslashes of the
  * value's own (2k + 2 each once escaped; a quote inside the value has 2k + 1). A value cut before
- * its closing quote runs to the line's end; a quote after a name that one opened closes them both
- * (`prompt("Password: ")`), and is no value's. A value given as an object's `value` field
+ * its closing quote runs to the line's end; a quote after a name that one opened, and that ends
+ * there, closes them both (`prompt("Password: ")`), and is no value's (but `sh -c 'A_TOKEN='…' x'`
+ * reopens it: that one is). A declared type goes with the name (`password: str = "…"`, Go's `:=`). A value given as an object's `value` field
  * (`"DB_PASSWORD": {"value": "…"}`, `token: {description: db, value: …}`) is taken as given to
  * the name.
  */
 const ASSIGNMENT = new RegExp(
-  String.raw`(?<![\w.])${SECRET_NAME}(?:\\*["'])?[ \t]*(?::=?|=(?![=~>]))(?!(?<=(?<nameOpen>["'])[\w.-]{1,256}[ \t]*(?::=?|=))[ \t]*\k<nameOpen>)[ \t]*(?:\{(?:\s*${OBJECT_FIELD}[ \t]*,){0,8}?\s*(?<valueField>\\*["']?)value\k<valueField>[ \t]*:[ \t]*)?${ASSIGNED_VALUE}`,
+  String.raw`(?<![\w.])${SECRET_NAME}(?:\\*["'])?[ \t]*(?::[ \t]*${TYPE}[ \t]+=(?![=~>])|:=|:(?!=)|=(?![=~>]))(?!(?<=(?<nameOpen>["'])[\w.-]{1,256}[ \t]*(?::=?|=))[ \t]*\k<nameOpen>(?![\w$@%+\/-]))[ \t]*(?:\{(?:\s*${OBJECT_FIELD}[ \t]*,){0,8}?\s*(?<valueField>\\*["']?)value\k<valueField>[ \t]*:[ \t]*)?${ASSIGNED_VALUE}`,
   'gi',
 );
 
 /**
- * A quoted value given to a secret-like name by an arrow, as PHP's arrays and Perl's and Ruby's
- * hashes write them (`'api_key' => '…'`, `:token => "…"`). Quoted only: after a bare name, `=>`
- * is as often a JavaScript function's (`token => token.trim()`).
+ * A value given to a secret-like name by an arrow, as PHP's arrays and Perl's and Ruby's hashes
+ * write them (`'api_key' => '…',`, `:token => "…"`, Laravel's `'password' => env('DB_PASSWORD',
+ * '…')`), quoted or a call, and ending there: a JavaScript function's arrow (`token => "Bearer " +
+ * token`) goes on.
  */
-const ARROW_ASSIGNMENT = new RegExp(String.raw`(?<![\w.])${SECRET_NAME}["']?[ \t]*=>[ \t]*(?:${DQ_VALUE}|${SQ_VALUE})`, 'gi');
+const ARROW_ASSIGNMENT = new RegExp(
+  String.raw`(?<![\w.])${SECRET_NAME}["']?[ \t]*=>[ \t]*(?:${DQ_VALUE}|${SQ_VALUE}|(?!${CODE_VALUE})(?<bare>[A-Za-z_][\w.]*${CALL_ARGUMENTS}))(?=[ \t]*(?:[,;)}\]\r\n]|$))`,
+  'gi',
+);
+
+/** PHP's `define('DB_PASSWORD', '…')`, as WordPress's configuration writes it. */
+const DEFINED_CONSTANT = new RegExp(String.raw`(?<![\w$])define\([ \t]*(?<defineQuote>["'])${SECRET_NAME}\k<defineQuote>[ \t]*,[ \t]*(?:${DQ_VALUE}|${SQ_VALUE})`, 'gi');
 
 /**
  * A YAML block scalar's header (`|`, `>-`, `|2+`, a comment after it) and its lines: those more
@@ -320,7 +336,7 @@ const BLOCK_SCALAR = blockScalar();
  * length.
  */
 const LINE_VALUE = new RegExp(
-  String.raw`^(?<lead>[ \t]*)(?:-[ \t]+|export[ \t]+)?${SECRET_NAME}[ \t]*(?::[ \t]+|(?<env>=)(?![=~>])[ \t]*)(?:${BLOCK_SCALAR}|(?!${CODE_VALUE})(?<bare>[^\s"'{](?:(?![,;&][ \t]*[A-Za-z_][\w.-]*[ \t]*[:=])[^\r\n])*))`,
+  String.raw`^(?<lead>[ \t]*)(?:-[ \t]+|export[ \t]+)?${SECRET_NAME}(?:[ \t]*:[ \t]*${TYPE}[ \t]+=(?![=~>])[ \t]*|[ \t]*:(?![ \t]*${TYPE}[ \t]+=[ \t]*["'])[ \t]+|(?<env>=)(?![=~>])(?![ \t])|[ \t]*=(?![=~>])[ \t]*)(?:${BLOCK_SCALAR}|(?!${CODE_VALUE})(?<bare>[^\s"'{](?:(?![,;&][ \t]*[A-Za-z_][\w.-]*[ \t]*[:=])[^\r\n])*))`,
   'gim',
 );
 
@@ -492,15 +508,19 @@ const ELEMENT = new RegExp(
   'gi',
 );
 
-// An XML attribute, its value quoted.
-const XML_ATTRIBUTE = String.raw`\s+[\w.:-]+\s*=\s*(?:"[^"<>]*"|'[^'<>]*')`;
+// An XML attribute, its value quoted: at most sixteen of them before and after the one naming the secret.
+const XML_ATTRIBUTES = String.raw`(?:\s+[\w.:-]+\s*=\s*(?:"[^"<>]*"|'[^'<>]*')){0,16}`;
+
+// Elements whose text is a page's or an app's words, not a setting's value (`<a id="forgot-password">Forgot your password?</a>`, Android's `<string name="prompt_password">`).
+const TEXT_ELEMENTS = 'a|abbr|b|button|caption|dd|div|dt|em|h[1-6]|i|label|legend|li|option|p|span|strong|string|plurals|td|th|title|textview';
 
 /**
- * The text of an element whose attribute names a secret: `<entry key="db.password">…</entry>`,
- * `<Parameter Name="DbPassword">…</Parameter>`, `<secret id="api-token">`.
+ * The text of an element whose `key` or `name` attribute names a secret (`<entry
+ * key="db.password">…</entry>`, `<Parameter Name="DbPassword">`, XAML's `x:Key`), or of its
+ * `<value>` child (.NET's `<setting name="ApiKey"><value>…</value></setting>`).
  */
 const ATTRIBUTE_NAMED_ELEMENT = new RegExp(
-  String.raw`<(?<tag>[A-Za-z_][\w.:-]*)(?:${XML_ATTRIBUTE})*?\s+(?:${NAME_FIELD}|id)\s*=\s*(?<nameQuote>["'])${SECRET_PATH_NAME}\k<nameQuote>(?:${XML_ATTRIBUTE})*\s*>(?<text>(?:<!\[CDATA\[(?:[^\]<]|\](?!\]>))*\]\]>|[^<])*)(?<end></\k<tag>\s*>)`,
+  String.raw`<(?!(?:${TEXT_ELEMENTS})[\s>])(?<tag>[A-Za-z_][\w.:-]*)${XML_ATTRIBUTES}?\s+(?:[\w-]+:)?(?:key|name)\s*=\s*(?<nameQuote>["'])${SECRET_PATH_NAME}\k<nameQuote>${XML_ATTRIBUTES}\s*>(?:\s*<value>)?(?<text>(?:<!\[CDATA\[(?:[^\]<]|\](?!\]>))*\]\]>|[^<])*)(?<end>(?:<\/value>\s*)?<\/\k<tag>\s*>)`,
   'gi',
 );
 
@@ -594,6 +614,7 @@ export function redactCredentials(text: string): string {
     .replace(PAIR_IN_LINE_VALUE_FIRST, assignedValue)
     .replace(ASSIGNMENT, assignedValue)
     .replace(ARROW_ASSIGNMENT, assignedValue)
+    .replace(DEFINED_CONSTANT, assignedValue)
     .replace(OPTION, assignedValue)
     .replace(ELEMENT, elementText)
     .replace(ATTRIBUTE_NAMED_ELEMENT, elementText)
@@ -621,13 +642,14 @@ interface AssignmentGroups {
   readonly tail?: string;
 }
 
-// The first word of a value (a call's arguments with it), with what follows a scheme word (`Token …`), `new` or `await`, as ASSIGNMENT takes a bare one.
-const FIRST_VALUE = new RegExp(String.raw`^(?:(?:Bearer|Basic|Token|Digest|new|await)[ \t]+)?(?:${CALL_ARGUMENTS}|[^\s(]|\()+`, 'i');
+// The first word of a value (a call's arguments with it), with what follows a scheme word (`Token …`) or a call's `new`, as ASSIGNMENT takes a bare one.
+const FIRST_VALUE = new RegExp(String.raw`^(?:(?:Bearer|Basic|Token|Digest)[ \t]+|${CALL_KEYWORD})?(?:${CALL_ARGUMENTS}|[^\s(]|\()+`, 'i');
 
 /**
- * {@link LINE_VALUE}'s value replaced in a text of one line, where `NAME=value more` is a command's
- * prefix rather than an env file's line (`PGPASSWORD=… psql -h db`): its value is its first word,
- * and the command stays readable.
+ * {@link LINE_VALUE}'s value replaced in a text of one line, where `NAME=value more` (no space
+ * around the `=`) is a command's prefix rather than an env file's line (`PGPASSWORD=… psql -h
+ * db`): its value is its first word, and the command stays readable. Spaced (`token = a or b`),
+ * it is code's or prose's, and its value runs on.
  */
 function lineValue(match: string, ...rest: unknown[]): string {
   const { name, env, bare } = rest.at(-1) as AssignmentGroups & { readonly env?: string };

@@ -244,7 +244,8 @@ describe('credentials in text', () => {
     // Code that reads a secret from elsewhere, on one line and among others.
     'let password = prompt("Password:"); const token = await getToken(); api_key = os.getenv("API_KEY")',
     'interface Config { apiKey: string; token?: string }\npassword: Optional[str] = None\nPASSWORD = os.environ["DB_PASSWORD"]\ndb_password: process.env.DB_PASSWORD,\npw = getpass.getpass("Password: ")\ntoken = env(\'API_TOKEN\')',
-    'tokens.map(token => token.trim())',
+    'tokens.map(token => token.trim()); tokens.map(token => "Bearer " + token); token = os.getenv("TOKEN")  # from the env',
+    '<string name="prompt_password">Password</string><a id="forgot-password" href="/reset">Forgot your password?</a><button name="reset_password">Reset password</button><div className="secret">Top secret</div>',
   ];
 
   function recorded(given: readonly string[]): { result: Promise<SessionResult>; seen: string[] } {
@@ -310,8 +311,17 @@ describe('credentials in text', () => {
       // A call's arguments go with it: text in them may be the secret, a reader's default too.
       ['token = SecretStr("Code Pw 04")\n  const password = new Secret("Code-Pw-05", 2);', 'token = [redacted]\n  const password = [redacted];'],
       ['api_key = os.getenv("API_KEY", "Code-Pw-06")', 'api_key = [redacted]'],
-      ['password = new SecretStr("Code Pw 07") && ./run.sh', 'password = [redacted] && ./run.sh'],
-    ], ['Code-Pw', 'Code Pw']);
+      ['password = new SecretStr("Code Pw 07")', 'password = [redacted]'],
+      // On one line, a spaced `=` is code's, and its value runs on: a fallback after a reader too.
+      ['token = os.getenv("API_TOKEN") or "Code-Pw-08"', 'token = [redacted]'],
+      // A declared type goes with the name; the value is what follows its `=`.
+      ['const password: string = "Code-Pw-09";\nx\n  api_key: Optional[str] = "Code-Pw-10"\nlet db_password: Secret<string> = "Code-Pw-11"', 'const password: string = "[redacted]";\nx\n  api_key: Optional[str] = "[redacted]"\nlet db_password: Secret<string> = "[redacted]"'],
+      // Go: a conversion, a call inside a call.
+      ['db_password := []byte("Code-Pw-12")\ntoken := base64.StdEncoding.EncodeToString([]byte("user:Code-Pw-13"))', 'db_password := [redacted]\ntoken := [redacted]'],
+      // A word with parentheses is a password, not a call; a quote that reopens the string holds a value.
+      ['DB_PASSWORD=Summer(2024)\nredis_password: hunter(42) x\nsh -c \'PGPASSWORD=\'Code-Pw-14\' psql -h db\'', 'DB_PASSWORD=[redacted]\nredis_password: [redacted]\nsh -c \'PGPASSWORD=\'[redacted]\' psql -h db\''],
+      ["'password' => env('DB_PASSWORD', 'Code-Pw-15'),\ndefine('DB_PASSWORD', 'Code-Pw-16');", "'password' => [redacted],\ndefine('DB_PASSWORD', '[redacted]');"],
+    ], ['Code-Pw', 'Code Pw', 'Summer(2024)', 'hunter(42)']);
   });
 
   it('in a YAML block scalar of a secret-like name are [redacted] line by line, its header, indents and line breaks kept', async () => {
@@ -417,7 +427,8 @@ describe('credentials in text', () => {
         '<properties><entry key="db.password">Xml-Pw-05</entry><entry type="s" key=\'api.token\'><![CDATA[Xml-Pw-06]]></entry><entry key="db.user">bob</entry></properties>',
         '<properties><entry key="db.password">[redacted]</entry><entry type="s" key=\'api.token\'>[redacted]</entry><entry key="db.user">bob</entry></properties>',
       ],
-      ['<Parameter Name="DbPassword">Xml-Pw-07</Parameter><secret id="api-token">Xml-Pw-08</secret>', '<Parameter Name="DbPassword">[redacted]</Parameter><secret id="api-token">[redacted]</secret>'],
+      ['<Parameter Name="DbPassword">Xml-Pw-07</Parameter><sys:String x:Key="ApiKey">Xml-Pw-08</sys:String>', '<Parameter Name="DbPassword">[redacted]</Parameter><sys:String x:Key="ApiKey">[redacted]</sys:String>'],
+      ['<setting name="ApiKey" serializeAs="String"><value>Xml-Pw-09</value></setting>', '<setting name="ApiKey" serializeAs="String"><value>[redacted]</value></setting>'],
     ], ['Xml-Pw', 'Xml]]Pw']);
   });
 
@@ -512,6 +523,10 @@ describe('credentials in text', () => {
     ['an assignment of many calls', `token = ${'f(x)'.repeat(25_000)}`],
     ['arrows without values', `'password' =>`.repeat(8_000)],
     ['an element of many attributes, none naming a secret', `<e${' a="1"'.repeat(15_000)}>`],
+    ['an element of many attributes, each naming a secret', `<e${' key="password"'.repeat(7_000)}>`],
+    ['a name with a long declared type and no value', `password: ${'a'.repeat(100_000)}`],
+    ['a call with new before a long word', `token = new ${'a'.repeat(100_000)}`],
+    ['calls inside a call left open', `token = f(${'(x)'.repeat(30_000)}`],
     ['elements an attribute names a secret, never closed', '<entry key="password">x'.repeat(5_000)],
     ['name fields, each with an object left open after', '{"name": "DB_PASSWORD", "a": {'.repeat(4_000)],
     ['an environment lookup, then letters', `token = process.env.${'a'.repeat(100_000)}`],
