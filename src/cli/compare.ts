@@ -12,7 +12,7 @@ import { colors, EXIT, table, type CommandResult } from './output.js';
 /** Compares two sessions of the sessions folder. */
 export function compareCommand(keyA: string, keyB: string, config: AuraConfig): CommandResult {
   // Each judged as `report show` judges it: against its seal-log entry and the trusted keys.
-  const log = sealLogView(config.paths.sealLog);
+  const log = sealLogView(config.paths.sealLog, null, config.paths.anchorLog);
   const keys = keysFor({}, config);
   const [a, b] = [keyA, keyB].map((key) => checkedSessionReport(folderMaterial(resolveSessionKey(config.paths.sessions, key), log), keys)) as [ReturnType<typeof checkedSessionReport>, ReturnType<typeof checkedSessionReport>];
   const kinds = (checked: ReturnType<typeof checkedSessionReport>): string[] => checked.status.trail?.events.map((e) => e.kind) ?? [];

@@ -126,7 +126,7 @@ export async function sourceFor(options: StoreOptions, config: AuraConfig): Prom
   const url = await storeUrlFor(options, config);
   if (url === null) {
     const { FolderSource } = await import('../store/folder-source.js');
-    return new FolderSource(config.paths.sessions, config.paths.sealLog);
+    return new FolderSource(config.paths.sessions, config.paths.sealLog, config.paths.anchorLog);
   }
   const { PostgresSource } = await import('../store/postgres/pg-source.js');
   return PostgresSource.open(url);

@@ -33,7 +33,7 @@ export function exportCommand(sessionKey: string, options: ExportOptions, config
   }
   // Built from a trail that is the session's own: never through a link out of the folder.
   assertReadable(files.trail);
-  const log = sealLogView(config.paths.sealLog);
+  const log = sealLogView(config.paths.sealLog, null, config.paths.anchorLog);
   const kept = options.rebuild === true && fs.existsSync(files.summary) ? damagedStatus(config, files.sessionId, log) : null;
   if (kept !== null) {
     return {

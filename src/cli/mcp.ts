@@ -44,7 +44,7 @@ export async function mcpCommand(options: McpOptions, config: AuraConfig): Promi
 async function serve(options: McpOptions, config: AuraConfig, fleet: ((shared: boolean) => FindingsTools) | null): Promise<CommandResult> {
   if (options.http === undefined && options.tokens !== undefined) throw new InvalidOptionError('--tokens', options.tokens, 'only with --http: over stdio the client is the process that started aura');
   if (options.http === undefined) {
-    const server = buildServer(fleet?.(false) ?? new FindingsService([{ sessionsDir: config.paths.sessions, sealLog: config.paths.sealLog, keys: keysFor({}, config) }], false));
+    const server = buildServer(fleet?.(false) ?? new FindingsService([{ sessionsDir: config.paths.sessions, sealLog: config.paths.sealLog, anchorLog: config.paths.anchorLog, keys: keysFor({}, config) }], false));
     const transport = new BatchedStdioServerTransport();
     const closed = new Promise<void>((resolve) => {
       transport.onclose = () => resolve();

@@ -11,7 +11,7 @@ export async function sessionsListCommand(options: StoreOptions, config: AuraCon
   const source = await sourceFor(options, config);
   const keys = keysFor({}, config);
   // The folder is listed once, for its sessions and the files named like trails that are not read.
-  const { sessions, skipped } = await (source.kind === 'folder' ? Promise.resolve(listFolder(source.label, { sealLog: config.paths.sealLog, keys })) : source.list(keys).then((listed) => ({ sessions: listed, skipped: [] }))).finally(() => source.close());
+  const { sessions, skipped } = await (source.kind === 'folder' ? Promise.resolve(listFolder(source.label, { sealLog: config.paths.sealLog, keys, anchorLog: config.paths.anchorLog })) : source.list(keys).then((listed) => ({ sessions: listed, skipped: [] }))).finally(() => source.close());
   const verdict = (value: string | null): string => {
     if (value === 'pass') return colors.green('pass');
     if (value === 'warn') return colors.yellow('warn');

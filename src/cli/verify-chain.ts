@@ -7,8 +7,6 @@ import { NotFoundError, ReadError } from '../errors.js';
 import { summarySeal } from '../store/summary-seal.js';
 import type { KeyRing } from '../spine/signing.js';
 import { trailLines } from '../spine/trail-lines.js';
-import { readSealLog } from '../store/seal-log.js';
-import { compareWithAnchor } from '../store/seal-log-anchor.js';
 import { SESSION_ID_PATTERN } from '../store/session-files.js';
 import { folderSessionStatus, PASSING_STATUSES, sealLogView, statusLabel, type SessionStatus } from '../store/session-status.js';
 import type { ChainReport } from '../spine/verify.js';
@@ -43,13 +41,10 @@ export function verifyChainCommand(target: string, options: VerifyChainOptions, 
   const ownFolder = sameFolder(folder, sessionsDir);
   // Only a trail under its own name has a summary beside it, and only the folder's own a seal-log entry.
   const inStore = ownFolder && named !== undefined;
-  const log = inStore ? sealLogView(config.paths.sealLog) : null;
-  const anchorLog = config.paths.anchorLog;
-  const anchor = log === null || anchorLog === null ? null : compareWithAnchor(log.read.entries, readSealLog(anchorLog).entries, (sessionId) => fs.existsSync(path.join(sessionsDir, `${sessionId}.jsonl`))).sessions;
+  const log = inStore ? sealLogView(config.paths.sealLog, null, config.paths.anchorLog) : null;
   const status = folderSessionStatus(folder, id, {
     keys: options.keys,
     log,
-    anchor,
     trail,
     ...(options.summary !== undefined ? { summary: options.summary } : named === undefined ? { summary: null } : {}),
   });

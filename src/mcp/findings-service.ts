@@ -27,14 +27,24 @@ import { deliver, DeliveryError, type FindingsResponse } from '../superauditor/d
 // connection (HTTP builds a service a request).
 const storesByFolder = new Map<string, StoreFindings>();
 
-function storeFor(sessionsDir: string, sealLog: string, keys: KeyRing | null): StoreFindings {
-  const name = [sessionsDir, sealLog, ...(keys?.list().map((key) => key.keyId).sort() ?? [])].join('\0');
+function storeFor(folder: FindingsFolder, keys: KeyRing | null): StoreFindings {
+  const { sessionsDir, sealLog } = folder;
+  const anchorLog = folder.anchorLog ?? null;
+  const name = [sessionsDir, sealLog, anchorLog ?? '', ...(keys?.list().map((key) => key.keyId).sort() ?? [])].join('\0');
   let store = storesByFolder.get(name);
   if (store === undefined) {
-    store = new StoreFindings(sessionsDir, sealLog, { keys, watch: true });
+    store = new StoreFindings(sessionsDir, sealLog, { keys, watch: true, anchorLog });
     storesByFolder.set(name, store);
   }
   return store;
+}
+
+/** A sessions folder the findings channel reads: its seal log, that log's anchor copy (config `anchor_dir`) when it has one, and the keys to check signatures against. */
+export interface FindingsFolder {
+  readonly sessionsDir: string;
+  readonly sealLog: string;
+  readonly anchorLog?: string | null;
+  readonly keys?: KeyRing | null;
 }
 
 /** A refusal the MCP layer returns as a tool error (`isError: true`), never a protocol error. */
@@ -119,12 +129,12 @@ export class FindingsService implements FindingsTools {
    *   its findings, and store findings about it or about no session in particular), else null (SuperAuditor §7, C13)
    */
   constructor(
-    folders: readonly { readonly sessionsDir: string; readonly sealLog: string; readonly keys?: KeyRing | null }[],
+    folders: readonly FindingsFolder[],
     private readonly shared: boolean,
     private readonly confinedTo: string | null = null,
   ) {
     this.keys = folders[0]?.keys ?? null;
-    this.stores = folders.map((f) => storeFor(f.sessionsDir, f.sealLog, this.keys));
+    this.stores = folders.map((f) => storeFor(f, this.keys));
   }
 
   /**

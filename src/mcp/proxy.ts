@@ -319,7 +319,7 @@ export class ProxyConnection {
   /** The findings channel's own server, in process, confined to this connection's session. */
   private async connectFindings(session: Session): Promise<void> {
     const { paths } = this.settings.config;
-    const service = new FindingsService([{ sessionsDir: paths.sessions, sealLog: paths.sealLog }], false, session.id);
+    const service = new FindingsService([{ sessionsDir: paths.sessions, sealLog: paths.sealLog, anchorLog: paths.anchorLog }], false, session.id);
     const [ours, theirs] = InMemoryTransport.createLinkedPair();
     const client = new Client({ name: 'aura-proxy', version: VERSION });
     await buildServer(service).connect(theirs);

@@ -13,8 +13,8 @@ import type { SessionOverview } from '../store/source.js';
 export type SessionsListRow = SessionOverview;
 
 /** One row a session of the folder, newest first. */
-export function sessionsListRows(sessionsDir: string, sealLog: string, keys: KeyRing | null): SessionsListRow[] {
-  return listSessions(sessionsDir, { sealLog, keys })
+export function sessionsListRows(sessionsDir: string, sealLog: string, keys: KeyRing | null, anchorLog: string | null = null): SessionsListRow[] {
+  return listSessions(sessionsDir, { sealLog, keys, anchorLog })
     .reverse()
     .map((listing) => ({ ...listing, chain: statusLabel(listing) }));
 }

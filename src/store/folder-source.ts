@@ -14,10 +14,14 @@ import type { SessionOverview, SessionSource } from './source.js';
 export class FolderSource implements SessionSource {
   readonly kind = 'folder';
 
-  /** @param sealLog the folder's seal log (default: `seals.jsonl` beside the folder) */
+  /**
+   * @param sealLog the folder's seal log (default: `seals.jsonl` beside the folder)
+   * @param anchorLog that log's anchor copy (config `anchor_dir`), or null
+   */
   constructor(
     readonly sessionsDir: string,
     readonly sealLog: string = path.join(path.dirname(sessionsDir), 'seals.jsonl'),
+    readonly anchorLog: string | null = null,
   ) {}
 
   get label(): string {
@@ -25,16 +29,16 @@ export class FolderSource implements SessionSource {
   }
 
   list(keys: KeyRing | null = null): Promise<SessionListing[]> {
-    return Promise.resolve(listSessions(this.sessionsDir, { sealLog: this.sealLog, keys }));
+    return Promise.resolve(listSessions(this.sessionsDir, { sealLog: this.sealLog, keys, anchorLog: this.anchorLog }));
   }
 
   overview(keys: KeyRing | null): Promise<SessionOverview[]> {
-    return Promise.resolve(sessionsListRows(this.sessionsDir, this.sealLog, keys));
+    return Promise.resolve(sessionsListRows(this.sessionsDir, this.sealLog, keys, this.anchorLog));
   }
 
   /** The session's files as material; one with neither a trail nor a summary is refused by its readers (NotFoundError). */
   material(sessionKey: string): Promise<SessionMaterial> {
-    return Promise.resolve(folderMaterial(resolveSessionKey(this.sessionsDir, sessionKey), sealLogView(this.sealLog)));
+    return Promise.resolve(folderMaterial(resolveSessionKey(this.sessionsDir, sessionKey), sealLogView(this.sealLog, null, this.anchorLog)));
   }
 
   /**

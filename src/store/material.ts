@@ -28,6 +28,8 @@ export interface SessionMaterial {
   readonly sealPlace?: SealLogPlace | 'absent' | null;
   /** Whether a writer holds the trail (default none). */
   readonly writer?: 'alive' | 'gone' | 'none';
+  /** How its seal log and that log's anchor copy disagree on it, when they do. */
+  readonly anchorDisagreement?: string | null;
 }
 
 /**
@@ -39,6 +41,7 @@ export function folderMaterial(files: SessionFiles, log: SealLogView | null = nu
   const writer = trailWriter(files.trail);
   return {
     sealPlace: log === null ? null : (log.places.get(files.sessionId) ?? 'absent'),
+    anchorDisagreement: log?.anchor?.get(files.sessionId) ?? null,
     writer: writer === null ? 'none' : writer.alive ? 'alive' : 'gone',
     sessionId: files.sessionId,
     trailName: files.trail,

@@ -5,7 +5,7 @@
  */
 
 import { canonicalJson } from '../spine/canonical.js';
-import type { SealLogEntry } from './seal-log.js';
+import { readSealLog, type SealLogEntry, type SealLogView } from './seal-log.js';
 
 /** Where the log and its copy disagree. */
 export interface AnchorComparison {
@@ -42,4 +42,15 @@ export function compareWithAnchor(log: readonly SealLogEntry[], anchor: readonly
     if (at > start && !anchored.has(id)) sessions.set(id, 'the seal log seals it but its anchor copy does not: the entry was added to the log after the fact');
   }
   return { sessions, strangers };
+}
+
+/**
+ * The view with how its log and the anchor copy at `anchorLog` disagree, session by session
+ * ({@link SealLogView.anchor}); the view as it is without one. A seal only the copy holds counts
+ * against the session of that id: a reader asks only of sessions its folder has.
+ * @throws ReadError when the copy is there but cannot be read
+ */
+export function anchoredView(view: SealLogView, anchorLog: string | null): SealLogView {
+  if (anchorLog === null) return view;
+  return { ...view, anchor: compareWithAnchor(view.read.entries, readSealLog(anchorLog).entries, () => true).sessions };
 }

@@ -113,6 +113,11 @@ export interface SealLogView {
   readonly places: ReadonlyMap<string, SealLogPlace>;
   /** With keys: the first entry whose signature fails (the log was rewritten), else null. */
   readonly signatureProblem: string | null;
+  /**
+   * How the log and its anchor copy (config `anchor_dir`) disagree, by session id, when the copy
+   * is consulted (store/seal-log-anchor.ts): such a session is `damaged: seal_mismatch`.
+   */
+  readonly anchor?: ReadonlyMap<string, string>;
 }
 
 /** The hash of an entry: the trail's rule, over the canonical text of the seal. */

@@ -6,7 +6,9 @@
  * on its place in the seal log (its entry, whether an earlier entry is signed, the later signed
  * entry that vouches for it, and what the keys say of those signatures: a new entry can change an
  * older session's status), on whether its writer lives, and on the keys, which are the index's own.
- * The seal log is followed from where it was last verified (store/seal-log-follower.ts).
+ * The seal log is followed from where it was last verified (store/seal-log-follower.ts). With an
+ * anchor copy of the log (config `anchor_dir`), a place also holds what the two say of the
+ * session's seal, compared again whenever either changes.
  *
  * Which files changed is learnt from the kernel where it tells exactly (store/folder-watch.ts),
  * else by taking the fingerprint of every file. Files the kernel may not report are fingerprinted
@@ -25,6 +27,7 @@ import { fileStamp, MISSING_STAMP, sameStamp, stampOfStats, stampPresent, type F
 import { FolderWatch, settled } from './folder-watch.js';
 import { indexFileOf, loadIndexFile, saveIndexFile } from './index-file.js';
 import { GrowingSealLogView } from './growing-seal-log-view.js';
+import { anchoredView } from './seal-log-anchor.js';
 import { SealLogFollower, type FollowedLog } from './seal-log-follower.js';
 import type { SealLogView } from './seal-log.js';
 import { SESSION_ID_PATTERN, sessionFiles } from './session-files.js';
@@ -46,13 +49,13 @@ export interface IndexedSession {
   readonly view: SessionView;
 }
 
-/** A session's place in the seal log as its status reads it: entry hash, after signing, voucher hash, signature problem. */
-type Place = readonly [entry: string | null, afterSigning: boolean, voucher: string | null, problem: string | null];
+/** A session's place in the seal log as its status reads it: entry hash, after signing, voucher hash, signature problem, and how the anchor copy disagrees. */
+type Place = readonly [entry: string | null, afterSigning: boolean, voucher: string | null, problem: string | null, anchor: string | null];
 
-const NO_PLACE: Place = [null, false, null, null];
+const NO_PLACE: Place = [null, false, null, null, null];
 
 function samePlace(a: Place, b: Place): boolean {
-  return a[0] === b[0] && a[1] === b[1] && a[2] === b[2] && a[3] === b[3];
+  return a[0] === b[0] && a[1] === b[1] && a[2] === b[2] && a[3] === b[3] && a[4] === b[4];
 }
 
 interface Slot {
@@ -76,6 +79,8 @@ export interface IndexOptions {
   readonly watch?: boolean;
   /** Keep the work between processes, in the reader's cache (store/index-file.ts): a reader that runs once, like `aura sessions list`. */
   readonly keep?: boolean;
+  /** The seal log's anchor copy (config `anchor_dir`), or null. */
+  readonly anchorLog?: string | null;
 }
 
 /** The index's work as kept between processes. */
@@ -87,7 +92,7 @@ interface KeptIndex {
 }
 
 // Bumped when what is kept changes shape.
-const KEPT_FORMAT = '4';
+const KEPT_FORMAT = '5';
 
 /** The sessions of one folder, indexed. */
 export class SessionIndex {
@@ -96,9 +101,12 @@ export class SessionIndex {
   private readonly watch: FolderWatch | null;
   private readonly slots = new Map<string, Slot>();
   private sorted: Slot[] | null = null;
-  /** The log the views' places were taken from (its identity), and its view, grown with it and made when first needed. */
+  /** The log the views' places were taken from (its identity, and its anchor copy's), and its view, grown with it and made when first needed. */
   private placesFrom = '';
   private readonly logView: GrowingSealLogView;
+  private readonly anchorLog: string | null;
+  /** The view with the anchor copy's word, and the identity it was made at. */
+  private anchored: { readonly from: string; readonly view: SealLogView } | null = null;
   private sweepAt = 0;
   private readonly keptIn: string | null;
   private changedSinceKept = false;
@@ -113,7 +121,8 @@ export class SessionIndex {
     this.prefix = path.join(sessionsDir, path.sep);
     this.watch = options.watch === true ? new FolderWatch(sessionsDir) : null;
     const keys = options.keys?.list().map((key) => key.keyId).sort() ?? [];
-    this.keptIn = options.keep === true ? indexFileOf([KEPT_FORMAT, path.resolve(sessionsDir), path.resolve(sealLog), ...keys]) : null;
+    this.anchorLog = options.anchorLog ?? null;
+    this.keptIn = options.keep === true ? indexFileOf([KEPT_FORMAT, path.resolve(sessionsDir), path.resolve(sealLog), this.anchorLog === null ? '' : path.resolve(this.anchorLog), ...keys]) : null;
     const kept = this.keptIn === null ? null : (loadIndexFile(this.keptIn) as KeptIndex | null);
     this.log = new SealLogFollower(sealLog, kept?.log ?? null);
     this.logView = new GrowingSealLogView(options.keys);
@@ -127,7 +136,15 @@ export class SessionIndex {
 
   /** The seal log as the last update read it: its problem is a finding of the folder. */
   get sealLogView(): SealLogView {
-    return this.logView.of(this.log.last);
+    const view = this.logView.of(this.log.last);
+    if (this.anchorLog === null) return view;
+    if (this.anchored?.from !== this.placesFrom) this.anchored = { from: this.placesFrom, view: anchoredView(view, this.anchorLog) };
+    return this.anchored.view;
+  }
+
+  /** The log's identity, with its anchor copy's fingerprint when it has one: either changing may move places. */
+  private placesIdentity(): string {
+    return this.anchorLog === null ? this.log.identity : `${this.log.identity}|${fileStamp(this.anchorLog).join(',')}`;
   }
 
   /**
@@ -147,8 +164,9 @@ export class SessionIndex {
   sessionsNow(changed: ReadonlySet<string> | null = null): readonly IndexedSession[] {
     this.log.refresh();
     // A log that says what it said when the views were computed leaves every place as it was.
-    const logChanged = this.log.identity !== this.placesFrom;
-    this.placesFrom = this.log.identity;
+    const identity = this.placesIdentity();
+    const logChanged = identity !== this.placesFrom;
+    this.placesFrom = identity;
     if (changed === null) this.checkAll();
     else this.checkChanged(changed);
     const slots = this.ordered();
@@ -162,7 +180,9 @@ export class SessionIndex {
   /** Drops the views of the sessions whose place in the log moved: after an append, only those of the sessions it can move are compared. */
   private dropMovedViews(slots: readonly Slot[]): void {
     this.logView.of(this.log.last);
-    const changed = this.logView.takeChanged();
+    // What the anchor copy says of a seal may change with any entry of either log: every place is compared then.
+    const logChanges = this.logView.takeChanged();
+    const changed = this.anchorLog === null ? logChanges : null;
     const moved = (slot: Slot | undefined): void => {
       if (slot?.view !== null && slot?.view !== undefined && !samePlace(this.placeOf(slot.id), slot.place)) slot.view = null;
     };
@@ -288,8 +308,10 @@ export class SessionIndex {
 
   /** What the session's status takes from the seal log: its entry, whether signing had begun, its voucher, what the keys say of them. */
   private placeOf(id: string): Place {
-    const place = this.sealLogView.places.get(id);
-    return place === undefined ? NO_PLACE : [place.entry.hash, place.afterSigning, place.voucher?.hash ?? null, place.signatureProblem ?? null];
+    const view = this.sealLogView;
+    const place = view.places.get(id);
+    const anchor = view.anchor?.get(id) ?? null;
+    return place === undefined ? (anchor === null ? NO_PLACE : [null, false, null, null, anchor]) : [place.entry.hash, place.afterSigning, place.voucher?.hash ?? null, place.signatureProblem ?? null, anchor];
   }
 
   private slotOf(id: string): Slot {

@@ -17,6 +17,8 @@ export interface ListOptions {
   /** The folder's seal log (default: `seals.jsonl` beside the sessions folder). */
   readonly sealLog?: string;
   readonly keys?: KeyRing | null;
+  /** The seal log's anchor copy (config `anchor_dir`), or null. */
+  readonly anchorLog?: string | null;
 }
 
 /** Lists the sessions in the folder, oldest first. */
@@ -30,7 +32,7 @@ export function listSessions(sessionsDir: string, options: ListOptions = {}): Se
  * @throws ReadError when the folder or its seal log cannot be read
  */
 export function listFolder(sessionsDir: string, options: ListOptions = {}): { readonly sessions: SessionListing[]; readonly skipped: SkippedFile[] } {
-  const index = new SessionIndex(sessionsDir, options.sealLog ?? path.join(path.dirname(sessionsDir), 'seals.jsonl'), { keys: options.keys ?? null, keep: true });
+  const index = new SessionIndex(sessionsDir, options.sealLog ?? path.join(path.dirname(sessionsDir), 'seals.jsonl'), { keys: options.keys ?? null, keep: true, anchorLog: options.anchorLog ?? null });
   const indexed = index.sessionsNow();
   const skipped: SkippedFile[] = [];
   for (const session of indexed) {

@@ -26,6 +26,7 @@ import { verifyLines, type ChainReport, type ChainSeal } from '../spine/verify.j
 import { trailWriter } from '../spine/writer.js';
 import { readTextFile } from './json-file.js';
 import { entrySigned, entryVouches, readSealLog, sealEntryHash, sealLogPlaces, type SealLogEntry, type SealLogPlace, type SealLogRead, type SealLogView } from './seal-log.js';
+import { anchoredView } from './seal-log-anchor.js';
 import { assertReadable, sessionFiles } from './session-files.js';
 import type { SessionMaterial } from './material.js';
 import { sealOfSummary } from './summary-seal.js';
@@ -275,10 +276,11 @@ export function statusLabel(status: Pick<SessionStatus, 'status' | 'reason' | 's
  * verifies vouches for every entry before it (each hash chains over those before, and the read
  * checked every hash and link), so one signature check usually covers the log; a signed entry after
  * it that fails is named, and so are the entries it alone would vouch for.
- * @throws ReadError when it is there but cannot be read
+ * With `anchorLog` (config `anchor_dir`), the view also says how the log and that copy disagree.
+ * @throws ReadError when either is there but cannot be read
  */
-export function sealLogView(logPath: string, keys: KeyRing | null = null): SealLogView {
-  return sealLogViewOf(readSealLog(logPath), keys);
+export function sealLogView(logPath: string, keys: KeyRing | null = null, anchorLog: string | null = null): SealLogView {
+  return anchoredView(sealLogViewOf(readSealLog(logPath), keys), anchorLog);
 }
 
 /** The view of a seal log already read (or followed: store/seal-log-follower.ts), as {@link sealLogView}. */
@@ -314,12 +316,6 @@ export interface FolderStatusOptions {
   /** A summary to take the seal from instead of the folder's (`verify chain --summary F`), or null for none. */
   readonly summary?: string | null;
   readonly collectEvents?: boolean;
-  /**
-   * How the seal log and its anchor copy (config `anchor_dir`) disagree, by session id
-   * (store/seal-log-anchor.ts), when the copy is consulted: such a session is `damaged:
-   * seal_mismatch` (one of the two logs was rewritten).
-   */
-  readonly anchor?: ReadonlyMap<string, string> | null;
 }
 
 /**
@@ -357,8 +353,11 @@ export function folderSessionStatus(sessionsDir: string, id: string, options: Fo
     writer: writer === null ? 'none' : writer.alive ? 'alive' : 'gone',
     ...(options.collectEvents === true ? { collectEvents: true } : {}),
   });
-  const disagreement = options.anchor?.get(id);
-  // What was already found wrong with the session stays its reason; else the anchor speaks.
+  return anchorVerdict(status, options.log?.anchor?.get(id));
+}
+
+/** A status with the anchor copy's word on its seal: what was already found wrong with the session stays its reason; else the anchor speaks. */
+function anchorVerdict(status: SessionStatusRead, disagreement: string | undefined): SessionStatusRead {
   if (disagreement === undefined || status.status === 'damaged' || status.status === 'unreadable') return status;
   return { ...status, status: 'damaged', reason: 'seal_mismatch', message: disagreement };
 }
@@ -371,7 +370,7 @@ export function materialStatus(material: SessionMaterial, keys: KeyRing | null, 
   } catch (error) {
     if (!(error instanceof AuraError)) throw error;
   }
-  return sessionStatus({
+  const status = sessionStatus({
     sessionId: material.sessionId,
     lines: material.lines,
     summaryText,
@@ -380,4 +379,5 @@ export function materialStatus(material: SessionMaterial, keys: KeyRing | null, 
     writer: material.writer ?? 'none',
     collectEvents,
   });
+  return anchorVerdict(status, material.anchorDisagreement ?? undefined);
 }

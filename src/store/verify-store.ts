@@ -70,7 +70,7 @@ export function verifyStore(options: VerifyStoreOptions): StoreReport {
   const ids = [...new Set([...folder.ids, ...log.places.keys(), ...(compared?.sessions.keys() ?? [])])].sort();
   const sessions: StoreSessionVerdict[] = [];
   for (const [i, id] of ids.entries()) {
-    const status = folderSessionStatus(options.sessionsDir, id, { keys, log, anchor: compared?.sessions ?? null });
+    const status = folderSessionStatus(options.sessionsDir, id, { keys, log: compared === null ? log : { ...log, anchor: compared.sessions } });
     sessions.push({
       session_id: id,
       status: status.status,

@@ -405,6 +405,45 @@ describe('lists do not trust the stored summary', () => {
   });
 });
 
+describe("the seal log's anchor copy", () => {
+  it('is read by every surface: a seal removed from the log makes its session damaged: seal_mismatch on the lists, report show, the ui list and every MCP tool, as in verify chain', async () => {
+    const home = tempDir();
+    const anchorDir = tempDir();
+    fs.writeFileSync(path.join(home, 'config.yaml'), `anchor_dir: ${anchorDir}\n`);
+    const kept = await closedSession(home, 3);
+    const removed = await closedSession(home, 3);
+    const sealLog = path.join(home, 'seals.jsonl');
+    const sessions = path.join(home, 'sessions');
+    const listedNow = (): Record<string, unknown>[] => auraJson(['sessions', 'list'], { home }).json['sessions'] as Record<string, unknown>[];
+    // Listed once before the log is cut, so the kept index must notice the change.
+    expect(listedNow().find((s) => s['session_id'] === removed)).not.toMatchObject({ status: 'damaged' });
+    // The log cut back to a valid chain without the last seal: only the anchor copy tells.
+    write(sealLog, lines(sealLog).slice(0, 1));
+    expect(auraJson(['verify', 'chain', removed], { home })).toMatchObject({ status: 1, json: { status: 'damaged', reason: 'seal_mismatch' } });
+
+    const listed = listedNow();
+    expect(listed.find((s) => s['session_id'] === removed)).toMatchObject({ status: 'damaged', reason: 'seal_mismatch' });
+    expect(listed.find((s) => s['session_id'] === kept)).not.toMatchObject({ status: 'damaged' });
+    expect(auraJson(['report', 'show', removed], { home }).json).toMatchObject({ status: 'damaged', status_label: 'damaged: seal_mismatch' });
+    const anchorLog = path.join(anchorDir, 'seals.jsonl');
+    expect(sessionsListRows(sessions, sealLog, null, anchorLog).find((r) => r.session_id === removed)?.chain).toBe('damaged: seal_mismatch');
+
+    const client = await mcpClient(home);
+    try {
+      const rows = ((await client.callTool({ name: 'list_sessions', arguments: {} })).structuredContent as { sessions: Record<string, unknown>[] }).sessions;
+      expect(rows.find((s) => s['session_id'] === removed)).toMatchObject({ status: 'damaged', reason: 'seal_mismatch' });
+      const verified = (await client.callTool({ name: 'verify_session', arguments: { session_key: removed } })).structuredContent as Record<string, unknown>;
+      expect(verified).toMatchObject({ status: 'damaged' });
+      const findings = ((await client.callTool({ name: 'get_session_findings', arguments: { per_kind_limit: 50 } })).structuredContent as { findings: Record<string, unknown>[] }).findings;
+      expect(findings.filter((f) => f['kind'] === 'SUMMARY_MISMATCH').map((f) => f['session_id'])).toEqual([removed]);
+      const report = (await client.callTool({ name: 'get_session_report', arguments: { session_key: removed } })).structuredContent as { audit_report: { verdict: string } };
+      expect(report.audit_report.verdict).toBe('fail');
+    } finally {
+      await client.close();
+    }
+  });
+});
+
 async function mcpClient(home: string, env: Readonly<Record<string, string>> = {}): Promise<Client> {
   const client = new Client({ name: 'status-test', version: '1.0.0' });
   await client.connect(new StdioClientTransport({ command: process.execPath, args: [AURA_BIN, 'mcp'], env: { ...process.env, ...env, AURA_HOME: home } as Record<string, string>, stderr: 'ignore' }));
