@@ -4,8 +4,8 @@
  * begun after the log), so the two are compared seal by seal, not entry by entry.
  */
 
-import { canonicalJson } from '../spine/canonical.js';
-import { readSealLog, type SealLogEntry, type SealLogView } from './seal-log.js';
+import { isDeepStrictEqual } from 'node:util';
+import { readSealLog, type SealLogEntry, type SealLogRead, type SealLogView } from './seal-log.js';
 
 /** Where the log and its copy disagree. */
 export interface AnchorComparison {
@@ -23,7 +23,8 @@ export interface AnchorComparison {
  * heard of is told apart: the copy may be shared with another store.
  */
 export function compareWithAnchor(log: readonly SealLogEntry[], anchor: readonly SealLogEntry[], known: (sessionId: string) => boolean): AnchorComparison {
-  const logged = new Map(log.map((entry, i) => [entry.seal.session_id, { text: canonicalJson(entry.seal, 'seal'), at: i }]));
+  // Seals are compared as values, which is how their canonical texts compare: a reader with 10,000 seals asks again at every change of either log.
+  const logged = new Map(log.map((entry, i) => [entry.seal.session_id, { seal: entry.seal, at: i }]));
   const sessions = new Map<string, string>();
   const strangers: string[] = [];
   let start = Number.POSITIVE_INFINITY;
@@ -35,7 +36,7 @@ export function compareWithAnchor(log: readonly SealLogEntry[], anchor: readonly
     if (mine === undefined) {
       if (known(id)) sessions.set(id, `the seal log's anchor copy seals it (${String(entry.seal.events)} events) but the seal log does not: its seal was removed`);
       else strangers.push(id);
-    } else if (mine.text !== canonicalJson(entry.seal, 'seal')) sessions.set(id, "its seal in the seal log differs from the anchor copy's: one of the two was rewritten");
+    } else if (!isDeepStrictEqual(mine.seal, entry.seal)) sessions.set(id, "its seal in the seal log differs from the anchor copy's: one of the two was rewritten");
     else start = Math.min(start, mine.at);
   }
   for (const [id, { at }] of logged) {
@@ -51,6 +52,10 @@ export function compareWithAnchor(log: readonly SealLogEntry[], anchor: readonly
  * @throws ReadError when the copy is there but cannot be read
  */
 export function anchoredView(view: SealLogView, anchorLog: string | null): SealLogView {
-  if (anchorLog === null) return view;
-  return { ...view, anchor: compareWithAnchor(view.read.entries, readSealLog(anchorLog).entries, () => true).sessions };
+  return anchorLog === null ? view : withAnchor(view, readSealLog(anchorLog));
+}
+
+/** {@link anchoredView} with the anchor copy already read (or followed: store/seal-log-follower.ts). */
+export function withAnchor(view: SealLogView, anchor: SealLogRead): SealLogView {
+  return { ...view, anchor: compareWithAnchor(view.read.entries, anchor.entries, () => true).sessions };
 }

@@ -27,7 +27,7 @@ import { fileStamp, MISSING_STAMP, sameStamp, stampOfStats, stampPresent, type F
 import { FolderWatch, settled } from './folder-watch.js';
 import { indexFileOf, loadIndexFile, saveIndexFile } from './index-file.js';
 import { GrowingSealLogView } from './growing-seal-log-view.js';
-import { anchoredView } from './seal-log-anchor.js';
+import { withAnchor } from './seal-log-anchor.js';
 import { SealLogFollower, type FollowedLog } from './seal-log-follower.js';
 import type { SealLogView } from './seal-log.js';
 import { SESSION_ID_PATTERN, sessionFiles } from './session-files.js';
@@ -104,7 +104,7 @@ export class SessionIndex {
   /** The log the views' places were taken from (its identity, and its anchor copy's), and its view, grown with it and made when first needed. */
   private placesFrom = '';
   private readonly logView: GrowingSealLogView;
-  private readonly anchorLog: string | null;
+  private readonly anchor: SealLogFollower | null;
   /** The view with the anchor copy's word, and the identity it was made at. */
   private anchored: { readonly from: string; readonly view: SealLogView } | null = null;
   private sweepAt = 0;
@@ -121,8 +121,9 @@ export class SessionIndex {
     this.prefix = path.join(sessionsDir, path.sep);
     this.watch = options.watch === true ? new FolderWatch(sessionsDir) : null;
     const keys = options.keys?.list().map((key) => key.keyId).sort() ?? [];
-    this.anchorLog = options.anchorLog ?? null;
-    this.keptIn = options.keep === true ? indexFileOf([KEPT_FORMAT, path.resolve(sessionsDir), path.resolve(sealLog), this.anchorLog === null ? '' : path.resolve(this.anchorLog), ...keys]) : null;
+    const anchorLog = options.anchorLog ?? null;
+    this.anchor = anchorLog === null ? null : new SealLogFollower(anchorLog);
+    this.keptIn = options.keep === true ? indexFileOf([KEPT_FORMAT, path.resolve(sessionsDir), path.resolve(sealLog), anchorLog === null ? '' : path.resolve(anchorLog), ...keys]) : null;
     const kept = this.keptIn === null ? null : (loadIndexFile(this.keptIn) as KeptIndex | null);
     this.log = new SealLogFollower(sealLog, kept?.log ?? null);
     this.logView = new GrowingSealLogView(options.keys);
@@ -137,14 +138,16 @@ export class SessionIndex {
   /** The seal log as the last update read it: its problem is a finding of the folder. */
   get sealLogView(): SealLogView {
     const view = this.logView.of(this.log.last);
-    if (this.anchorLog === null) return view;
-    if (this.anchored?.from !== this.placesFrom) this.anchored = { from: this.placesFrom, view: anchoredView(view, this.anchorLog) };
+    if (this.anchor === null) return view;
+    if (this.anchored?.from !== this.placesFrom) this.anchored = { from: this.placesFrom, view: withAnchor(view, this.anchor.last) };
     return this.anchored.view;
   }
 
-  /** The log's identity, with its anchor copy's fingerprint when it has one: either changing may move places. */
+  /** The log's identity, with its anchor copy's when it has one: either changing may move places. */
   private placesIdentity(): string {
-    return this.anchorLog === null ? this.log.identity : `${this.log.identity}|${fileStamp(this.anchorLog).join(',')}`;
+    if (this.anchor === null) return this.log.identity;
+    this.anchor.refresh();
+    return `${this.log.identity}|${this.anchor.identity}`;
   }
 
   /**
@@ -182,7 +185,7 @@ export class SessionIndex {
     this.logView.of(this.log.last);
     // What the anchor copy says of a seal may change with any entry of either log: every place is compared then.
     const logChanges = this.logView.takeChanged();
-    const changed = this.anchorLog === null ? logChanges : null;
+    const changed = this.anchor === null ? logChanges : null;
     const moved = (slot: Slot | undefined): void => {
       if (slot?.view !== null && slot?.view !== undefined && !samePlace(this.placeOf(slot.id), slot.place)) slot.view = null;
     };
