@@ -261,22 +261,27 @@ const OBJECT_FIELD = String.raw`(?:"[\w.-]{1,64}"|'[\w.-]{1,64}'|[A-Za-z_][\w.-]
  * given anything else (`SecretStr("…")`, `Summer(2024)`, a reader's default), or followed by more
  * (`process.env.API_KEY ?? "…"`), may hold the secret, and is not this.
  */
-const CODE_VALUE = String.raw`(?:(?:(?:await|new)[ \t]+)?[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*\([ \t]*(?:"[A-Za-z][A-Za-z ']{0,64}:[ \t]?"|'[A-Za-z][A-Za-z ]{0,64}:[ \t]?')?[ \t]*\)|(?:os\.getenv|os\.environ\.get|getenv|System\.getenv|ENV\.fetch|Deno\.env\.get|env|config)\([ \t]*(?:"[\w.-]+"|'[\w.-]+')[ \t]*\)|(?:process\.env|import\.meta\.env|Bun\.env)(?:\.[\w$]+|\[(?:"[\w.-]+"|'[\w.-]+')\])|(?:os\.environ|ENV)\[(?:"[\w.-]+"|'[\w.-]+')\]|(?:string|str|bytes|SecretStr)(?:[ \t]*\|[ \t]*(?:undefined|null|None))?)(?=[ \t]*(?:[;,)}\]\r\n#]|\/\/|$))`;
+const CODE_VALUE = String.raw`(?:(?:(?:await|new)[ \t]+)?[A-Za-z_$]+(?:\.[A-Za-z_$]+)*\([ \t]*(?:"[A-Za-z][A-Za-z ']{0,64}:[ \t]?"|'[A-Za-z][A-Za-z ]{0,64}:[ \t]?')?[ \t]*\)|(?:os\.getenv|os\.environ\.get|getenv|System\.getenv|ENV\.fetch|Deno\.env\.get|env|config)\([ \t]*(?:"[\w.-]+"|'[\w.-]+')[ \t]*\)|(?:process\.env|import\.meta\.env|Bun\.env)(?:\.[\w$]+|\[(?:"[\w.-]+"|'[\w.-]+')\])|(?:os\.environ|ENV)\[(?:"[\w.-]+"|'[\w.-]+')\]|(?:string|str|bytes|SecretStr)(?:[ \t]*\|[ \t]*(?:undefined|null|None))?)(?=[ \t]*(?:[;,)}\]\r\n#]|\/\/|$))`;
 
 // A call's arguments in their parentheses (one call deep inside them), taken with the value they follow (`SecretStr("a b")`): text in them may be the secret.
 const CALL_ARGUMENTS = String.raw`\((?:[^()\r\n]|\([^()\r\n]{0,256}\)){0,256}\)`;
 
+// A call with its arguments, a static one or a method's too: `env('…', '…')`, `Hash::make('…')`, `$crypt->decrypt('…')`.
+const CALLED = String.raw`[A-Za-z_$][\w.$]*(?:(?:::|->)[A-Za-z_]\w*)*${CALL_ARGUMENTS}`;
+
 // A call made with `new` or `await`, taken whole: `new SecretStr("…")`.
+// The values a reader falls back on, taken with it: `process.env.API_TOKEN ?? "…"`, `|| '…'`, `?: '…'`, `or "…"`.
+const FALLBACKS = String.raw`(?:[ \t]*(?:\?\?|\|\||\?:|or(?=[ \t]))[ \t]*(?:"(?:[^"\\\r\n]|\\.)*"|'[^'\r\n]*'|(?:${CALL_ARGUMENTS}|[^\s"'${'`'},;&)}\](]|\()+))*`;
 const CALL_KEYWORD = String.raw`(?:new|await)[ \t]+(?=[\w$.]+\()`;
 
 /**
  * A value given to a name, read as {@link ASSIGNMENT} says; {@link PAIR_IN_LINE} reads its values
  * the same way. A bare value starts with neither `{` nor `[`: what follows is a structure's text.
  */
-const ASSIGNED_VALUE = String.raw`(?:${DQ_VALUE}|${SQ_VALUE}|(?<esc>\\+)"(?<eq>[^\r\n]*?)(?:(?<!\\)(?<eqEnd>(?:\k<esc>\k<esc>\\\\)*)\k<esc>"|(?=[\r\n]|$))|(?!${CODE_VALUE})(?<bare>(?:(?:Bearer|Basic|Token|Digest)[ \t]+|${CALL_KEYWORD})?(?:\[redacted\]|\[\]|${CALL_ARGUMENTS}|[^\s"'${'`'},;&)}\]{[(=]|\()(?:\[redacted\]|${CALL_ARGUMENTS}|[^\s"'${'`'},;&)}\](]|\()*))`;
+const ASSIGNED_VALUE = String.raw`(?:${DQ_VALUE}|${SQ_VALUE}|(?<esc>\\+)"(?<eq>[^\r\n]*?)(?:(?<!\\)(?<eqEnd>(?:\k<esc>\k<esc>\\\\)*)\k<esc>"|(?=[\r\n]|$))|(?!${CODE_VALUE})(?<bare>(?:(?:Bearer|Basic|Token|Digest)[ \t]+|${CALL_KEYWORD})?(?:\[redacted\]|\[\]|${CALL_ARGUMENTS}|[^\s"'${'`'},;&)}\]{[(=]|\()(?:\[redacted\]|${CALL_ARGUMENTS}|[^\s"'${'`'},;&)}\](]|\()*${FALLBACKS}))`;
 
 // A declared type (`str`, `Optional[str]`, `string | undefined`, `Secret<string>`) between a name and the ` =` giving it its value (`sid=…` after a colon is a header's value).
-const TYPE_NAME = String.raw`[A-Za-z_$][\w$.]*(?:<[^<>=\r\n]{0,64}>|\[[^\[\]=\r\n]{0,64}\])?`;
+const TYPE_NAME = String.raw`(?:&(?:'[A-Za-z_]\w*[ \t]+)?)?[A-Za-z_$][\w$.]*(?:<[^<>=\r\n]{0,64}>|\[[^\[\]=\r\n]{0,64}\])?`;
 const TYPE = String.raw`${TYPE_NAME}(?:[ \t]*\|[ \t]*${TYPE_NAME}){0,4}`;
 
 /**
@@ -296,23 +301,24 @@ const TYPE = String.raw`${TYPE_NAME}(?:[ \t]*\|[ \t]*${TYPE_NAME}){0,4}`;
  * the name.
  */
 const ASSIGNMENT = new RegExp(
-  String.raw`(?<![\w.])${SECRET_NAME}(?:\\*["'])?[ \t]*(?::[ \t]*${TYPE}[ \t]+=(?![=~>])|:=|:(?!=)|=(?![=~>]))(?!(?<=(?<nameOpen>["'])[\w.-]{1,256}[ \t]*(?::=?|=))[ \t]*\k<nameOpen>(?![\w$@%+\/-]))[ \t]*(?:\{(?:\s*${OBJECT_FIELD}[ \t]*,){0,8}?\s*(?<valueField>\\*["']?)value\k<valueField>[ \t]*:[ \t]*)?${ASSIGNED_VALUE}`,
+  String.raw`(?<![\w.])${SECRET_NAME}(?:\\*["']\]?|\])?[ \t]*(?::[ \t]*${TYPE}(?:[ \t]+=|=(?=[ \t]*["']))(?![=~>])|:=|:(?!=)|=(?![=~>]))(?!(?<=(?<nameOpen>["'])[\w.-]{1,256}[ \t]*(?::=?|=))[ \t]*\k<nameOpen>(?=[\s),;\]}+]|$))[ \t]*(?:\{(?:\s*${OBJECT_FIELD}[ \t]*,){0,8}?\s*(?<valueField>\\*["']?)value\k<valueField>[ \t]*:[ \t]*)?${ASSIGNED_VALUE}`,
   'gi',
 );
 
 /**
  * A value given to a secret-like name by an arrow, as PHP's arrays and Perl's and Ruby's hashes
  * write them (`'api_key' => '…',`, `:token => "…"`, Laravel's `'password' => env('DB_PASSWORD',
- * '…')`), quoted or a call, and ending there: a JavaScript function's arrow (`token => "Bearer " +
- * token`) goes on.
+ * '…')`, `Hash::make('…')`), quoted or, after a quoted name or a symbol, a call, and ending there
+ * (or at a comment): a JavaScript function's arrow (`token => "Bearer " + token`, `token =>
+ * revoke(token)`) goes on.
  */
 const ARROW_ASSIGNMENT = new RegExp(
-  String.raw`(?<![\w.])${SECRET_NAME}["']?[ \t]*=>[ \t]*(?:${DQ_VALUE}|${SQ_VALUE}|(?!${CODE_VALUE})(?<bare>[A-Za-z_][\w.]*${CALL_ARGUMENTS}))(?=[ \t]*(?:[,;)}\]\r\n]|$))`,
+  String.raw`(?<![\w.])${SECRET_NAME}["']?[ \t]*=>[ \t]*(?:${DQ_VALUE}|${SQ_VALUE}|(?<=["':][\w.-]{1,256}["']?[ \t]*=>[ \t]*)(?!${CODE_VALUE})(?<bare>${CALLED}))(?=[ \t]*(?:[,;)}\]\r\n#]|\/\/|$))`,
   'gi',
 );
 
-/** PHP's `define('DB_PASSWORD', '…')`, as WordPress's configuration writes it. */
-const DEFINED_CONSTANT = new RegExp(String.raw`(?<![\w$])define\([ \t]*(?<defineQuote>["'])${SECRET_NAME}\k<defineQuote>[ \t]*,[ \t]*(?:${DQ_VALUE}|${SQ_VALUE})`, 'gi');
+/** PHP's `define('DB_PASSWORD', '…')`, as WordPress's configuration writes it (a call's value too: `getenv_docker('…', '…')`). */
+const DEFINED_CONSTANT = new RegExp(String.raw`(?<![\w$])define\([ \t]*(?<defineQuote>["'])${SECRET_NAME}\k<defineQuote>[ \t]*,[ \t]*(?:${DQ_VALUE}|${SQ_VALUE}|(?!${CODE_VALUE})(?<bare>${CALLED}))`, 'gi');
 
 /**
  * A YAML block scalar's header (`|`, `>-`, `|2+`, a comment after it) and its lines: those more
@@ -511,8 +517,8 @@ const ELEMENT = new RegExp(
 // An XML attribute, its value quoted: at most sixteen of them before and after the one naming the secret.
 const XML_ATTRIBUTES = String.raw`(?:\s+[\w.:-]+\s*=\s*(?:"[^"<>]*"|'[^'<>]*')){0,16}`;
 
-// Elements whose text is a page's or an app's words, not a setting's value (`<a id="forgot-password">Forgot your password?</a>`, Android's `<string name="prompt_password">`).
-const TEXT_ELEMENTS = 'a|abbr|b|button|caption|dd|div|dt|em|h[1-6]|i|label|legend|li|option|p|span|strong|string|plurals|td|th|title|textview';
+// Elements whose text is a page's, an app's or a schema's words, not a setting's value (`<a id="forgot-password">Forgot your password?</a>`, Android's `<string name="prompt_password">`, a doc comment's `<param name="password">`, .resx's `<data>`).
+const TEXT_ELEMENTS = 'a|abbr|arg|attribute|b|button|caption|column|data|dd|div|dt|element|em|h[1-6]|i|label|legend|li|option|p|param|plurals|span|string|strong|td|textblock|textview|th|title|typeparam';
 
 /**
  * The text of an element whose `key` or `name` attribute names a secret (`<entry
@@ -520,7 +526,7 @@ const TEXT_ELEMENTS = 'a|abbr|b|button|caption|dd|div|dt|em|h[1-6]|i|label|legen
  * `<value>` child (.NET's `<setting name="ApiKey"><value>…</value></setting>`).
  */
 const ATTRIBUTE_NAMED_ELEMENT = new RegExp(
-  String.raw`<(?!(?:${TEXT_ELEMENTS})[\s>])(?<tag>[A-Za-z_][\w.:-]*)${XML_ATTRIBUTES}?\s+(?:[\w-]+:)?(?:key|name)\s*=\s*(?<nameQuote>["'])${SECRET_PATH_NAME}\k<nameQuote>${XML_ATTRIBUTES}\s*>(?:\s*<value>)?(?<text>(?:<!\[CDATA\[(?:[^\]<]|\](?!\]>))*\]\]>|[^<])*)(?<end>(?:<\/value>\s*)?<\/\k<tag>\s*>)`,
+  String.raw`<(?!(?:xsd?:)?(?:${TEXT_ELEMENTS})[\s>])(?<tag>[A-Za-z_][\w.:-]*)${XML_ATTRIBUTES}?\s+(?:[\w-]+:)?(?:key|name)\s*=\s*(?<nameQuote>["'])${SECRET_PATH_NAME}\k<nameQuote>${XML_ATTRIBUTES}\s*>(?:\s*<value(?:\s[^<>]*)?>)?(?<text>(?:<!\[CDATA\[(?:[^\]<]|\](?!\]>))*\]\]>|[^<])*)(?<end>(?:<\/value>\s*)?<\/\k<tag>\s*>)`,
   'gi',
 );
 
@@ -562,14 +568,17 @@ const SQL_USER_PASSWORD = new RegExp(
 );
 
 /**
- * A value that names where a secret is rather than holding it (`$DB_PASSWORD`, `${TOKEN}`, a
- * template's `{{ form.password }}`), one
+ * A value that names where a secret is rather than holding it, and nothing more: a variable
+ * (`$DB_PASSWORD`, `${TOKEN}`, `$config->password`, `$_ENV['X']`, a comment after it), a command's
+ * output (`$(vault read …)`), a template's `{{ form.password }}` or `${{ secrets.X }}` (a bare
+ * value ends before a `}`: `${TOKEN` is one too); not `${DB_PASSWORD:-…}` nor
+ * `$crypt->decrypt('…')`, which hold one. One
  * already masked (`***`), a block scalar's header (`|`: its lines hold the value), or none at all,
  * once trimmed. Its spaces are trimmed, not matched: a
  * `\s*` after `\$.*` was tried from each place of a run of spaces before a line break (an XML
  * element's text can hold one), time growing with the square of the run's length.
  */
-const NOT_A_SECRET = /^(?:\$[^\r\n]*|\{\{[^\r\n]*\}\}|\*+|true|false|null|none|undefined|[|>][1-9+-]{0,2}(?:[ \t]+#[^\r\n]*)?)?$/i;
+const NOT_A_SECRET = /^(?:\$(?:\{\{[^\r\n]*|\{[A-Za-z_][\w.]*\}?|\([^()\r\n]*\)|env:[A-Za-z_]\w*|[A-Za-z_]\w*(?:(?:->|::|\.)[A-Za-z_]\w*|\[[^\]\r\n]*\])*)(?:[ \t]+#[^\r\n]*)?|\{\{[^\r\n]*\}\}|\*+|true|false|null|none|undefined|[|>][1-9+-]{0,2}(?:[ \t]+#[^\r\n]*)?)?$/i;
 
 // A line of a block scalar: its indent, and its text.
 const BLOCK_LINE = /^([ \t]*)(\S[^\r\n]*)$/gm;

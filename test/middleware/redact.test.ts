@@ -245,6 +245,8 @@ describe('credentials in text', () => {
     'let password = prompt("Password:"); const token = await getToken(); api_key = os.getenv("API_KEY")',
     'interface Config { apiKey: string; token?: string }\npassword: Optional[str] = None\nPASSWORD = os.environ["DB_PASSWORD"]\ndb_password: process.env.DB_PASSWORD,\npw = getpass.getpass("Password: ")\ntoken = env(\'API_TOKEN\')',
     'tokens.map(token => token.trim()); tokens.map(token => "Bearer " + token); token = os.getenv("TOKEN")  # from the env',
+    "tokens.forEach(token => revoke(token)); 'password' => $db_password, 'api_key' => $config->api_key\npassword: ${{ secrets.DB_PASSWORD }}",
+    '/// <param name="password">The user\'s password.</param>\n<data name="Password" xml:space="preserve"><value>Mot de passe</value></data><xs:element name="password">x y</xs:element>',
     '<string name="prompt_password">Password</string><a id="forgot-password" href="/reset">Forgot your password?</a><button name="reset_password">Reset password</button><div className="secret">Top secret</div>',
   ];
 
@@ -321,6 +323,16 @@ describe('credentials in text', () => {
       // A word with parentheses is a password, not a call; a quote that reopens the string holds a value.
       ['DB_PASSWORD=Summer(2024)\nredis_password: hunter(42) x\nsh -c \'PGPASSWORD=\'Code-Pw-14\' psql -h db\'', 'DB_PASSWORD=[redacted]\nredis_password: [redacted]\nsh -c \'PGPASSWORD=\'[redacted]\' psql -h db\''],
       ["'password' => env('DB_PASSWORD', 'Code-Pw-15'),\ndefine('DB_PASSWORD', 'Code-Pw-16');", "'password' => [redacted],\ndefine('DB_PASSWORD', '[redacted]');"],
+      // A shell string reopened before a value that starts with punctuation.
+      ["sh -c 'DB_PASSWORD='!Code-Pw-17' run'", "sh -c 'DB_PASSWORD='[redacted]' run'"],
+      // What a reader falls back on, wherever the name stands.
+      ['const token = process.env.API_TOKEN ?? "Code-Pw-18"; $password = getenv(\'P\') ?: \'Code-Pw-19\'; Client(api_key=K or "Code-Pw-20")', 'const token = [redacted]; $password = [redacted]; Client(api_key=[redacted])'],
+      // A variable's default is a value: `${NAME:-…}`, Spring's `${NAME:…}`.
+      ['POSTGRES_PASSWORD: ${POSTGRES_PASSWORD:-Code-Pw-21}\npassword=${DB_PASSWORD:Code-Pw-22}', 'POSTGRES_PASSWORD: [redacted]\npassword=[redacted]'],
+      // Set through a subscript.
+      ["app.config['SECRET_KEY'] = 'Code-Pw-23'; $db['default']['password'] = 'Code-Pw-24'; os.environ[\"DB_PASSWORD\"] = \"Code-Pw-25\"; config[:api_key] = \"Code-Pw-26\"", "app.config['SECRET_KEY'] = '[redacted]'; $db['default']['password'] = '[redacted]'; os.environ[\"DB_PASSWORD\"] = \"[redacted]\"; config[:api_key] = \"[redacted]\""],
+      ["define( 'DB_PASSWORD', getenv_docker('WORDPRESS_DB_PASSWORD', 'Code-Pw-27') );\n'password' => Hash::make('Code-Pw-28'),\n'api_key' => $crypt->decrypt('Code-Pw-29')\n'token' => 'Code-Pw-30' # prod", "define( 'DB_PASSWORD', [redacted] );\n'password' => [redacted],\n'api_key' => [redacted]\n'token' => '[redacted]' # prod"],
+      ['const API_KEY: &str = "Code-Pw-31";\ndef f(password: str="Code-Pw-32")', 'const API_KEY: &str = "[redacted]";\ndef f(password: str="[redacted]")'],
     ], ['Code-Pw', 'Code Pw', 'Summer(2024)', 'hunter(42)']);
   });
 
@@ -428,7 +440,7 @@ describe('credentials in text', () => {
         '<properties><entry key="db.password">[redacted]</entry><entry type="s" key=\'api.token\'>[redacted]</entry><entry key="db.user">bob</entry></properties>',
       ],
       ['<Parameter Name="DbPassword">Xml-Pw-07</Parameter><sys:String x:Key="ApiKey">Xml-Pw-08</sys:String>', '<Parameter Name="DbPassword">[redacted]</Parameter><sys:String x:Key="ApiKey">[redacted]</sys:String>'],
-      ['<setting name="ApiKey" serializeAs="String"><value>Xml-Pw-09</value></setting>', '<setting name="ApiKey" serializeAs="String"><value>[redacted]</value></setting>'],
+      ['<setting name="ApiKey" serializeAs="String"><value>Xml-Pw-09</value></setting><setting name="Password"><value type="string">Xml-Pw-10</value></setting>', '<setting name="ApiKey" serializeAs="String"><value>[redacted]</value></setting><setting name="Password"><value type="string">[redacted]</value></setting>'],
     ], ['Xml-Pw', 'Xml]]Pw']);
   });
 
@@ -527,6 +539,12 @@ describe('credentials in text', () => {
     ['a name with a long declared type and no value', `password: ${'a'.repeat(100_000)}`],
     ['a call with new before a long word', `token = new ${'a'.repeat(100_000)}`],
     ['calls inside a call left open', `token = f(${'(x)'.repeat(30_000)}`],
+    ['fallbacks, one after another', `token = a${' ?? a'.repeat(20_000)}`],
+    ['fallbacks of quotes left open', `token = a${' ?? "'.repeat(25_000)}`],
+    ['subscripts naming secrets, without values', "x['password'] ".repeat(8_000)],
+    ['shell strings reopened again and again', "'DB_PASSWORD='".repeat(8_000)],
+    ['value children left open', '<entry key="password"><value '.repeat(5_000)],
+    ['a method chain after a variable', `password: $a${'->b'.repeat(30_000)}x`],
     ['elements an attribute names a secret, never closed', '<entry key="password">x'.repeat(5_000)],
     ['name fields, each with an object left open after', '{"name": "DB_PASSWORD", "a": {'.repeat(4_000)],
     ['an environment lookup, then letters', `token = process.env.${'a'.repeat(100_000)}`],
