@@ -278,7 +278,7 @@ const CALL_KEYWORD = String.raw`(?:new|await)[ \t]+(?=[\w$.]+\()`;
  * A value given to a name, read as {@link ASSIGNMENT} says; {@link PAIR_IN_LINE} reads its values
  * the same way. A bare value starts with neither `{` nor `[`: what follows is a structure's text.
  */
-const ASSIGNED_VALUE = String.raw`(?:${DQ_VALUE}|${SQ_VALUE}|(?<esc>\\+)"(?<eq>[^\r\n]*?)(?:(?<!\\)(?<eqEnd>(?:\k<esc>\k<esc>\\\\)*)\k<esc>"|(?=[\r\n]|$))|(?!${CODE_VALUE})(?<bare>(?:(?:Bearer|Basic|Token|Digest)[ \t]+|${CALL_KEYWORD})?(?:\[redacted\]|\[\]|${CALL_ARGUMENTS}|[^\s"'${'`'},;&)}\]{[(=]|\()(?:\[redacted\]|${CALL_ARGUMENTS}|[^\s"'${'`'},;&)}\](]|\()*${FALLBACKS}))`;
+const ASSIGNED_VALUE = String.raw`(?:${DQ_VALUE}|${SQ_VALUE}|${'`'}(?<bq>[^${'`'}\r\n]*)${'`'}|(?<esc>\\+)"(?<eq>[^\r\n]*?)(?:(?<!\\)(?<eqEnd>(?:\k<esc>\k<esc>\\\\)*)\k<esc>"|(?=[\r\n]|$))|(?!${CODE_VALUE})(?<bare>(?:(?:Bearer|Basic|Token|Digest)[ \t]+|${CALL_KEYWORD})?(?:\[redacted\]|\[\]|${CALL_ARGUMENTS}|[^\s"'${'`'},;&)}\]{[(=]|\()(?:\[redacted\]|${CALL_ARGUMENTS}|[^\s"'${'`'},;&)}\](]|\()*${FALLBACKS}))`;
 
 // A declared type (`str`, `Optional[str]`, `string | undefined`, `Secret<string>`) between a name and the ` =` giving it its value (`sid=…` after a colon is a header's value).
 const TYPE_NAME = String.raw`(?:&(?:'[A-Za-z_]\w*[ \t]+)?)?[A-Za-z_$][\w$.]*(?:<[^<>=\r\n]{0,64}>|\[[^\[\]=\r\n]{0,64}\])?`;
@@ -301,7 +301,7 @@ const TYPE = String.raw`${TYPE_NAME}(?:[ \t]*\|[ \t]*${TYPE_NAME}){0,4}`;
  * the name.
  */
 const ASSIGNMENT = new RegExp(
-  String.raw`(?<![\w.])${SECRET_NAME}(?:\\*["']\]?|\])?[ \t]*(?::[ \t]*${TYPE}(?:[ \t]+=|=(?=[ \t]*["']))(?![=~>])|:=|:(?!=)|=(?![=~>]))(?!(?<=(?<nameOpen>["'])[\w.-]{1,256}[ \t]*(?::=?|=))[ \t]*\k<nameOpen>(?=[\s),;\]}+]|$))[ \t]*(?:\{(?:\s*${OBJECT_FIELD}[ \t]*,){0,8}?\s*(?<valueField>\\*["']?)value\k<valueField>[ \t]*:[ \t]*)?${ASSIGNED_VALUE}`,
+  String.raw`(?<![\w.])${SECRET_NAME}(?:\\*["']\]?|\])?[ \t]*(?::[ \t]*${TYPE}(?:[ \t]+=|=(?=[ \t]*["']))(?![=~>])|:=|:(?!=)|[?+]?=(?![=~>]))(?!(?<=(?<nameOpen>["'])[\w.-]{1,256}[ \t]*(?::=?|=))[ \t]*\k<nameOpen>(?=[\s),;\]}+]|$))[ \t]*(?:\{(?:\s*${OBJECT_FIELD}[ \t]*,){0,8}?\s*(?<valueField>\\*["']?)value\k<valueField>[ \t]*:[ \t]*)?${ASSIGNED_VALUE}`,
   'gi',
 );
 
@@ -411,6 +411,12 @@ const NESTED_VALUE = new RegExp(
   'gim',
 );
 
+/**
+ * A Terraform variable whose name is a secret's, and its `default` (`variable "db_password" {
+ * default = "…" }`, on one line or over lines, other arguments before it).
+ */
+const TERRAFORM_DEFAULT = new RegExp(String.raw`^[ \t]*variable[ \t]+"${SECRET_NAME}"[ \t]*\{[^{}]{0,512}?(?<![\w-])default[ \t]*=[ \t]*(?:${DQ_VALUE}|(?<bare>[^\s"{\[][^\s}]*))`, 'gim');
+
 // A command's argument, and the arguments before the one sought (each read once: they are split by spaces).
 const ARGUMENTS = String.raw`(?:[ \t]+[^\s|;&<>]+){0,32}?[ \t]+`;
 // A password given as an argument: a word (`bare`), or in quotes.
@@ -453,6 +459,8 @@ const COMMAND_PASSWORDS: readonly RegExp[] = [
   new RegExp(String.raw`${TOOL}gh[ \t]+(?:secret|variable)[ \t]+set${ARGUMENTS}(?:--body|-b)(?:[ \t]+|=|(?=[^\s-]))${ARGUMENT_VALUE}`, 'g'),
   new RegExp(String.raw`(?<![\w-])-pass(?:in|out)?[ \t]+(?:"pass:(?<dq>[^"\r\n]*)"|'pass:(?<sq>[^'\r\n]*)'|pass:${ARGUMENT_WORD})`, 'g'),
   new RegExp(String.raw`(?<![\w-])-(?:src|dest|new)?(?:store|key)pass[ \t]+${ARGUMENT_VALUE}`, 'g'),
+  // PowerShell's `ConvertTo-SecureString "…" -AsPlainText`: its first argument that is not a switch.
+  new RegExp(String.raw`${TOOL}ConvertTo-SecureString(?:[ \t]+-(?:AsPlainText|Force))*(?:[ \t]+-String)?[ \t]+(?!-)${ARGUMENT_VALUE}`, 'gi'),
   new RegExp(String.raw`${TOOL}(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?(?:(?:'%s[^']*'|"%s[^"]*")[ \t]+)?${ARGUMENT_VALUE}(?=[ \t]*\|[^\r\n|;&]*(?:--password-stdin|gh[ \t]+secret[ \t]+set))`, 'g'),
   new RegExp(String.raw`--password-stdin[^\r\n|;&<]{0,200}<<<[ \t]*${ARGUMENT_VALUE}`, 'g'),
   new RegExp(String.raw`${TOOL}(?:sqlplus|rman|expdp|impdp|exp|imp|sqlldr|dgmgrl)(?:[ \t]+-[\w-]+)*[ \t]+${ORACLE_LOGON}`, 'g'),
@@ -589,7 +597,7 @@ const BLOCK_LINE = /^([ \t]*)(\S[^\r\n]*)$/gm;
  * is SQL's `IDENTIFIED BY '…'`, which names no secret; the commands' names are those of
  * {@link COMMAND_PASSWORDS}.
  */
-const CREDENTIAL_GATE = new RegExp(String.raw`sk-|[sr]k_|gh[pousr]_|github_pat_|akia|xox|aiza|eyj|-----begin|bearer|basic|:\/\/|-u\s|--user|identified|mysql|mariadb|login|sshpass|mongo|redis|ldap|smb|rpcclient|config|openssl|machine|sqlplus|rman|expdp|impdp|sqlldr|dgmgrl|conn|${SECRET_WORDS}`, 'i');
+const CREDENTIAL_GATE = new RegExp(String.raw`sk-|[sr]k_|gh[pousr]_|github_pat_|akia|xox|aiza|eyj|-----begin|bearer|basic|:\/\/|-u\s|--user|identified|mysql|mariadb|login|sshpass|mongo|redis|ldap|smb|rpcclient|config|openssl|machine|securestring|sqlplus|rman|expdp|impdp|sqlldr|dgmgrl|conn|${SECRET_WORDS}`, 'i');
 
 // The shortest credential in text: `pwd=x`.
 const MIN_CREDENTIAL_TEXT = 5;
@@ -624,6 +632,7 @@ export function redactCredentials(text: string): string {
     .replace(ASSIGNMENT, assignedValue)
     .replace(ARROW_ASSIGNMENT, assignedValue)
     .replace(DEFINED_CONSTANT, assignedValue)
+    .replace(TERRAFORM_DEFAULT, assignedValue)
     .replace(OPTION, assignedValue)
     .replace(ELEMENT, elementText)
     .replace(ATTRIBUTE_NAMED_ELEMENT, elementText)
@@ -642,6 +651,8 @@ interface AssignmentGroups {
   readonly name: string;
   readonly dq?: string;
   readonly sq?: string;
+  /** A JavaScript template literal's text. */
+  readonly bq?: string;
   readonly esc?: string;
   readonly eq?: string;
   /** The backslashes that end a value in escaped quotes, before its closing quote's own. */
@@ -669,13 +680,13 @@ function lineValue(match: string, ...rest: unknown[]): string {
 
 /** An assignment's or an option's value replaced, when its name is a secret's and the value holds one. */
 function assignedValue(match: string, ...rest: unknown[]): string {
-  const { name, dq, sq, esc, eq, eqEnd = '', block, bare, tail = '' } = rest.at(-1) as AssignmentGroups;
+  const { name, dq, sq, bq, esc, eq, eqEnd = '', block, bare, tail = '' } = rest.at(-1) as AssignmentGroups;
   if (!isSecretLikeKey(name)) return match;
   if (block !== undefined) return match.slice(0, match.length - block.length) + blockLinesRedacted(block);
-  const quote = dq !== undefined ? '"' : sq !== undefined ? "'" : eq !== undefined ? `${esc ?? ''}"` : '';
+  const quote = dq !== undefined ? '"' : sq !== undefined ? "'" : bq !== undefined ? '`' : eq !== undefined ? `${esc ?? ''}"` : '';
   // A value in escaped quotes that was cut before its closing one gets none.
   const close = eq !== undefined && !match.endsWith(quote) ? '' : quote;
-  return withValueRedacted(match, eq === undefined ? (dq ?? sq ?? bare ?? '') : eq + eqEnd, close + tail);
+  return withValueRedacted(match, eq === undefined ? (dq ?? sq ?? bq ?? bare ?? '') : eq + eqEnd, close + tail);
 }
 
 /**

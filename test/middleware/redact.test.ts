@@ -333,6 +333,10 @@ describe('credentials in text', () => {
       ["app.config['SECRET_KEY'] = 'Code-Pw-23'; $db['default']['password'] = 'Code-Pw-24'; os.environ[\"DB_PASSWORD\"] = \"Code-Pw-25\"; config[:api_key] = \"Code-Pw-26\"", "app.config['SECRET_KEY'] = '[redacted]'; $db['default']['password'] = '[redacted]'; os.environ[\"DB_PASSWORD\"] = \"[redacted]\"; config[:api_key] = \"[redacted]\""],
       ["define( 'DB_PASSWORD', getenv_docker('WORDPRESS_DB_PASSWORD', 'Code-Pw-27') );\n'password' => Hash::make('Code-Pw-28'),\n'api_key' => $crypt->decrypt('Code-Pw-29')\n'token' => 'Code-Pw-30' # prod", "define( 'DB_PASSWORD', [redacted] );\n'password' => [redacted],\n'api_key' => [redacted]\n'token' => '[redacted]' # prod"],
       ['const API_KEY: &str = "Code-Pw-31";\ndef f(password: str="Code-Pw-32")', 'const API_KEY: &str = "[redacted]";\ndef f(password: str="[redacted]")'],
+      // A template literal; Make's `?=` and `+=`; PowerShell's plain-text secure string; a Terraform variable's default.
+      ['const password = `Code-Pw-33`;\nx = 1; DB_PASSWORD ?= Code-Pw-34\nAPI_TOKEN += Code-Pw-35', 'const password = `[redacted]`;\nx = 1; DB_PASSWORD ?= [redacted]\nAPI_TOKEN += [redacted]'],
+      ['$p = ConvertTo-SecureString -String Code-Pw-36 -AsPlainText -Force', '$p = ConvertTo-SecureString -String [redacted] -AsPlainText -Force'],
+      ['variable "db_password" {\n  type      = string\n  default   = "Code-Pw-37"\n  sensitive = true\n}\nvariable "region" { default = "eu-west-1" }', 'variable "db_password" {\n  type      = string\n  default   = "[redacted]"\n  sensitive = true\n}\nvariable "region" { default = "eu-west-1" }'],
     ], ['Code-Pw', 'Code Pw', 'Summer(2024)', 'hunter(42)']);
   });
 
@@ -545,6 +549,8 @@ describe('credentials in text', () => {
     ['shell strings reopened again and again', "'DB_PASSWORD='".repeat(8_000)],
     ['value children left open', '<entry key="password"><value '.repeat(5_000)],
     ['a method chain after a variable', `password: $a${'->b'.repeat(30_000)}x`],
+    ['Terraform variables naming secrets, without defaults', 'variable "db_password" {\n  type = string\n'.repeat(3_000)],
+    ['template literals left open', 'token = `'.repeat(12_000)],
     ['elements an attribute names a secret, never closed', '<entry key="password">x'.repeat(5_000)],
     ['name fields, each with an object left open after', '{"name": "DB_PASSWORD", "a": {'.repeat(4_000)],
     ['an environment lookup, then letters', `token = process.env.${'a'.repeat(100_000)}`],
