@@ -210,7 +210,16 @@ export function withConfigOrigin<T>(config: Pick<AuraConfig, 'origins'>, read: (
  * seals apart from the home's.
  */
 function anchorLogName(home: string, base: string): string {
-  return base === home ? 'seals.jsonl' : `seals-${createHash('sha256').update(base).digest('hex').slice(0, 12)}.jsonl`;
+  return base === home ? 'seals.jsonl' : `seals-${createHash('sha256').update(realFolder(base)).digest('hex').slice(0, 12)}.jsonl`;
+}
+
+/** The folder's path with its links resolved, however it was given (`proj`, `./proj/`, a symlink to it): one folder, one name. */
+function realFolder(folder: string): string {
+  try {
+    return fs.realpathSync(folder);
+  } catch {
+    return path.resolve(folder);
+  }
 }
 
 function isConfigKey(key: string): boolean {

@@ -43,9 +43,12 @@ export async function exportClosed(closed: ClosedSession): Promise<SessionResult
       return { ...unsigned, key_id: signer?.keyId ?? null, signature: signer === null ? null : signer.sign(sealText(unsigned)) };
     },
     // The seal is logged before the summary is committed: a failed export still leaves the seal.
+    // The anchor copy first: when it cannot be written (it is often off this machine), the log
+    // does not seal what the copy lacks, which every reader would take for an entry added after
+    // the fact.
     beforeCommit: (summary) => {
       if (summary.seal === null) return;
-      for (const log of [paths.sealLog, paths.anchorLog]) {
+      for (const log of [paths.anchorLog, paths.sealLog]) {
         if (log === null) continue;
         try {
           appendSeal(log, summary.seal, signer);

@@ -57,5 +57,5 @@ export function anchoredView(view: SealLogView, anchorLog: string | null): SealL
 
 /** {@link anchoredView} with the anchor copy already read (or followed: store/seal-log-follower.ts). */
 export function withAnchor(view: SealLogView, anchor: SealLogRead): SealLogView {
-  return { ...view, anchor: compareWithAnchor(view.read.entries, anchor.entries, () => true).sessions };
+  return { ...view, anchor: compareWithAnchor(view.read.entries, anchor.entries, () => true).sessions, anchorProblem: anchor.problem };
 }

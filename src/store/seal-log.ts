@@ -118,6 +118,8 @@ export interface SealLogView {
    * is consulted (store/seal-log-anchor.ts): such a session is `damaged: seal_mismatch`.
    */
   readonly anchor?: ReadonlyMap<string, string>;
+  /** The anchor copy's own first problem (a line that is not an entry, a broken link), when it is consulted. */
+  readonly anchorProblem?: SealLogRead['problem'];
 }
 
 /** The hash of an entry: the trail's rule, over the canonical text of the seal. */
@@ -146,10 +148,12 @@ export function appendSeal(logPath: string, seal: Seal, signer: Signer | null = 
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, LOCK_RETRY_MS);
   }
   try {
-    const prevHash = lastHash(logPath);
+    const { prevHash, torn } = lastHash(logPath);
     const hash = sealEntryHash(prevHash, seal);
     const entry: SealLogEntry = { seal, prev_hash: prevHash, hash, key_id: signer?.keyId ?? null, signature: signer === null ? null : signer.sign(sealLogText(hash)) };
-    fs.appendFileSync(logPath, `${JSON.stringify(entry)}\n`, { mode: 0o644 });
+    // A last line cut short (an append that never finished) is ended where it stands, so the new
+    // entry is a line of its own: the log shows the torn line to its readers, and closes go on.
+    fs.appendFileSync(logPath, `${torn ? '\n' : ''}${JSON.stringify(entry)}\n`, { mode: 0o644 });
     return entry;
   } catch (error) {
     throw new TrailWriteError(logPath, error);
@@ -158,25 +162,32 @@ export function appendSeal(logPath: string, seal: Seal, signer: Signer | null = 
   }
 }
 
-/** The hash of the last entry, read from the end of the file. */
-function lastHash(logPath: string): string | null {
+/**
+ * The hash of the last whole entry, read from the end of the file, and whether a torn line (one
+ * without its newline) follows it.
+ */
+function lastHash(logPath: string): { prevHash: string | null; torn: boolean } {
   let fd: number;
   try {
     fd = fs.openSync(logPath, 'r');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { prevHash: null, torn: false };
     throw error;
   }
   try {
     const size = fs.fstatSync(fd).size;
-    if (size === 0) return null;
+    if (size === 0) return { prevHash: null, torn: false };
     const length = Math.min(size, 64 * 1024);
     const buffer = Buffer.alloc(length);
     fs.readSync(fd, buffer, 0, length, size - length);
-    const lines = buffer.toString('utf8').split('\n').filter((line) => line.trim() !== '');
-    const entry = parseJsonStrict(lines[lines.length - 1] ?? '{}') as Partial<SealLogEntry>;
+    const torn = buffer[length - 1] !== 0x0a;
+    const lines = buffer.toString('utf8').split('\n');
+    if (torn) lines.pop();
+    const whole = lines.filter((line) => line.trim() !== '');
+    if (whole.length === 0 && torn && size === length) return { prevHash: null, torn };
+    const entry = parseJsonStrict(whole[whole.length - 1] ?? '{}') as Partial<SealLogEntry>;
     if (typeof entry.hash !== 'string') throw new AuraError('READ_FAILED', `${logPath}: its last line is not a seal entry`, { data: { path: logPath } });
-    return entry.hash;
+    return { prevHash: entry.hash, torn };
   } finally {
     fs.closeSync(fd);
   }

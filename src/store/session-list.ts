@@ -57,7 +57,7 @@ export function listingOf(sessions: readonly IndexedSession[], log: SealLogView)
 /** The sessions `log` seals of which the folder holds no file at all: each as {@link deletedSession} shows it. */
 export function goneSessions(sessions: readonly IndexedSession[], log: SealLogView): ReturnType<typeof deletedSession>[] {
   const held = new Set(sessions.map((session) => session.id));
-  return [...log.places].flatMap(([id, place]) => (held.has(id) ? [] : [deletedSession(id, place, null)]));
+  return [...log.places].flatMap(([id, place]) => (held.has(id) ? [] : [deletedSession(id, place, null, log.anchor?.get(id))]));
 }
 
 /** Code point order: the timestamps aura writes (one ISO form) and session ids sort by it, faster than by locale. */

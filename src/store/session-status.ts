@@ -357,7 +357,7 @@ export function folderSessionStatus(sessionsDir: string, id: string, options: Fo
 }
 
 /** A status with the anchor copy's word on its seal: what was already found wrong with the session stays its reason; else the anchor speaks. */
-function anchorVerdict(status: SessionStatusRead, disagreement: string | undefined): SessionStatusRead {
+export function anchorVerdict(status: SessionStatusRead, disagreement: string | undefined): SessionStatusRead {
   if (disagreement === undefined || status.status === 'damaged' || status.status === 'unreadable') return status;
   return { ...status, status: 'damaged', reason: 'seal_mismatch', message: disagreement };
 }

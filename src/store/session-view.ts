@@ -18,7 +18,7 @@ import { readJsonFile } from './json-file.js';
 import { folderMaterial } from './material.js';
 import type { SealLogPlace, SealLogView } from './seal-log.js';
 import { refusalOf, type SessionFiles } from './session-files.js';
-import { materialStatus, sessionStatus, type SessionStatusName, type SignatureFacet, type StatusReason } from './session-status.js';
+import { anchorVerdict, materialStatus, sessionStatus, type SessionStatusName, type SignatureFacet, type StatusReason } from './session-status.js';
 
 /** Where a session stands. */
 export type SessionState =
@@ -81,7 +81,7 @@ export function sessionView(files: SessionFiles, log: SealLogView | null, keys: 
       // A session the seal log seals lost its trail, whatever was left beside it: as verify store says.
       const place = log?.places.get(id);
       if (place === undefined) return { row: null, findings: [orphan], sessionKey: null };
-      const deleted = deletedSession(id, place, summary);
+      const deleted = deletedSession(id, place, summary, log?.anchor?.get(id));
       return { row: deleted.row, findings: [...deleted.findings, orphan], sessionKey: null };
     }
     return viewOf(files, log, keys);
@@ -141,10 +141,12 @@ function channelFindings(detected: readonly Finding[], complete: boolean, writer
 
 /**
  * A session the seal log seals whose trail is gone, as the lists and the findings show it: its
- * row (`missing_trail`, what its seal and any summary left say of it) and its finding.
+ * row (`missing_trail`, what its seal and any summary left say of it, or `damaged: seal_mismatch`
+ * when the log's anchor copy disagrees on its seal, as verify store says) and its findings.
  */
-export function deletedSession(id: string, place: SealLogPlace, summary: string | null): { readonly row: SessionListing; readonly findings: readonly Finding[] } {
-  const status = sessionStatus({ sessionId: id, lines: null, summaryText: null, sealPlace: place, keys: null, writer: 'none' });
+export function deletedSession(id: string, place: SealLogPlace, summary: string | null, anchorDisagreement?: string): { readonly row: SessionListing; readonly findings: readonly Finding[] } {
+  const gone = sessionStatus({ sessionId: id, lines: null, summaryText: null, sealPlace: place, keys: null, writer: 'none' });
+  const status = anchorVerdict(gone, anchorDisagreement);
   const facts = summary === null ? null : summaryFacts(summary);
   const row: SessionListing = {
     session_id: id,
@@ -159,7 +161,7 @@ export function deletedSession(id: string, place: SealLogPlace, summary: string 
     reason: status.reason,
     findings: null,
   };
-  return { row, findings: statusFindings(status) };
+  return { row, findings: status === gone ? statusFindings(gone) : [...statusFindings(gone), ...statusFindings(status)] };
 }
 
 /** One unreadable session must not hide the others' findings (SuperAuditor v1.1 §5.4). */

@@ -11,7 +11,7 @@
  */
 
 import type { Finding } from '../audit/detector.js';
-import type { FindingKind } from '../audit/kinds.js';
+import { severityOf, type FindingKind } from '../audit/kinds.js';
 import { SessionIndex, type IndexedSession, type IndexOptions } from './session-index.js';
 import { goneSessions } from './session-list.js';
 
@@ -60,10 +60,18 @@ export class StoreFindings {
     const log = this.index.sealLogView;
     const problem = log.read.problem;
     const findings: Finding[] = problem === null ? [] : [{ kind: 'SEAL_LOG_BROKEN', severity: 'critical', message: problem.message, event_ids: [], line: problem.line }];
+    const copyProblem = log.anchorProblem ?? null;
+    if (copyProblem !== null) findings.push({ kind: 'SEAL_LOG_BROKEN', severity: 'critical', message: `the seal log's anchor copy: ${copyProblem.message}`, event_ids: [], line: copyProblem.line, anchor: true });
     const named: string[] = [];
     // A session the log seals but the folder no longer holds: deleted. Its finding is the one its
     // status gives on every surface (the fleet store's too).
     for (const gone of goneSessions(sessions, log)) findings.push(...gone.findings);
+    // One only the anchor copy seals, of which neither the folder nor the log has a trace: deleted
+    // with its seal, as verify store finds it (or the copy is another store's).
+    const held = new Set(sessions.map((session) => session.id));
+    for (const [id, why] of log.anchor ?? []) {
+      if (!held.has(id) && !log.places.has(id)) findings.push({ kind: 'TRAIL_MISSING', severity: severityOf('TRAIL_MISSING'), message: `${why}, and no file of it is left (deleted with its seal, or the copy is another store's)`, event_ids: [], session_id: id });
+    }
     for (const session of sessions) {
       const names = sessionKey !== null && (sessionKey === session.id || sessionKey === session.view.sessionKey);
       if (names) named.push(session.id);

@@ -317,6 +317,50 @@ describe('the anchor copy of the seal log', () => {
     expect((shared.json['anchor'] as { message: string }).message).toContain('shared with another store');
     expect((shared.json['sessions'] as { status: string }[]).every((s) => s.status === 'intact')).toBe(true);
   });
+
+  it("is named after a project's folder itself, however its path was given (a symlink, a trailing slash): one project, one copy", async () => {
+    const home = tempDir();
+    const anchorDir = tempDir();
+    fs.writeFileSync(path.join(home, 'config.yaml'), `anchor_dir: ${anchorDir}\n`);
+    const project = tempDir();
+    fs.writeFileSync(path.join(project, 'aura.project.yaml'), 'storage: project\n');
+    const link = path.join(tempDir(), 'link');
+    fs.symlinkSync(project, link);
+    for (const given of [project, link, `${project}/`]) expect(auraJson(['--project', given, 'demo'], { home }).status).toBe(0);
+    expect(fs.readdirSync(anchorDir)).toHaveLength(1);
+    for (const given of [project, link]) expect(auraJson(['--project', given, 'verify', 'store'], { home })).toMatchObject({ status: 0, json: { anchor: { matches: true } } });
+  });
+
+  it('is written before the seal log: a copy that cannot be written fails the close and leaves the log without the seal, so no reader takes the session for tampered', async () => {
+    const home = tempDir();
+    const anchorDir = tempDir();
+    fs.writeFileSync(path.join(home, 'config.yaml'), `anchor_dir: ${anchorDir}\n`);
+    await signedSession(home);
+    // The copy's file is a folder now: appending to it fails at once.
+    fs.rmSync(path.join(anchorDir, 'seals.jsonl'));
+    fs.mkdirSync(path.join(anchorDir, 'seals.jsonl'));
+    const session = agent('acme/signed', { home }).session();
+    session.emit('step', { i: 1 });
+    await expect(session.close()).rejects.toThrow(/seals\.jsonl/);
+    expect(readSealLog(path.join(home, 'seals.jsonl')).entries.map((entry) => entry.seal.session_id)).not.toContain(session.id);
+  });
+});
+
+describe('a seal log whose last line was cut short', () => {
+  it('does not stop later closes: the torn line ends where it stands, the next seal is a line of its own, and verify store names the torn line', async () => {
+    const home = tempDir();
+    await signedSession(home);
+    const log = path.join(home, 'seals.jsonl');
+    fs.truncateSync(log, fs.statSync(log).size - 20);
+    const next = await signedSession(home);
+    const text = fs.readFileSync(log, 'utf8');
+    expect(text.endsWith('\n')).toBe(true);
+    expect(text.split('\n').filter(Boolean)).toHaveLength(2);
+    expect(JSON.parse(text.split('\n')[1] ?? '{}')).toMatchObject({ seal: { session_id: next.id }, prev_hash: null });
+    const report = store(home);
+    expect(report.ok).toBe(false);
+    expect(JSON.stringify(report)).toContain('line 1');
+  });
 });
 
 describe('aura keys and aura verify store', () => {

@@ -444,6 +444,68 @@ describe("the seal log's anchor copy", () => {
   });
 });
 
+describe("the seal log's anchor copy, when sessions are gone or the copy is broken", () => {
+  /** The log with `id`'s seal dropped or edited, its chain made whole again (whoever can write the home can). */
+  function relinked(log: string, id: string, how: 'drop' | 'edit'): void {
+    let prev: string | null = null;
+    const out: string[] = [];
+    for (const line of lines(log)) {
+      const entry = JSON.parse(line) as SealLogEntry;
+      if (entry.seal.session_id === id && how === 'drop') continue;
+      const seal = entry.seal.session_id === id ? { ...entry.seal, closed_at: '2020-01-01T00:00:00Z' } : entry.seal;
+      const hash = sealEntryHash(prev, seal);
+      out.push(JSON.stringify({ ...entry, seal, prev_hash: prev, hash }));
+      prev = hash;
+    }
+    write(log, out);
+  }
+
+  it('a deleted session whose seal was rewritten, or deleted with its seal, is named by the lists and the findings as by verify store; a broken copy is a finding', async () => {
+    const home = tempDir();
+    const anchorDir = tempDir();
+    fs.writeFileSync(path.join(home, 'config.yaml'), `anchor_dir: ${anchorDir}\n`);
+    const kept = await closedSession(home, 3);
+    const rewritten = await closedSession(home, 3);
+    const erased = await closedSession(home, 3);
+    const sealLog = path.join(home, 'seals.jsonl');
+    relinked(sealLog, rewritten, 'edit');
+    relinked(sealLog, erased, 'drop');
+    const sessions = path.join(home, 'sessions');
+    fs.rmSync(sessionFiles(sessions, rewritten).trail);
+    const files = sessionFiles(sessions, erased);
+    for (const file of [files.trail, files.summary, files.otel]) fs.rmSync(file, { force: true });
+
+    expect(auraJson(['verify', 'store'], { home }).status).toBe(1);
+    const listed = auraJson(['sessions', 'list'], { home }).json['sessions'] as Record<string, unknown>[];
+    expect(listed.find((s) => s['session_id'] === rewritten)).toMatchObject({ state: 'deleted', status: 'damaged', reason: 'seal_mismatch' });
+    expect(listed.find((s) => s['session_id'] === kept)).toMatchObject({ status: 'intact' });
+
+    const client = await mcpClient(home);
+    try {
+      const rows = ((await client.callTool({ name: 'list_sessions', arguments: {} })).structuredContent as { sessions: Record<string, unknown>[] }).sessions;
+      expect(rows.find((s) => s['session_id'] === rewritten)).toMatchObject({ status: 'damaged', reason: 'seal_mismatch' });
+      const findings = ((await client.callTool({ name: 'get_session_findings', arguments: { per_kind_limit: 50 } })).structuredContent as { findings: Record<string, unknown>[] }).findings;
+      const of = (id: string): unknown[] => findings.filter((f) => f['session_id'] === id).map((f) => f['kind']).sort();
+      expect(of(rewritten)).toEqual(['ORPHAN_ARTIFACT', 'SUMMARY_MISMATCH', 'TRAIL_MISSING']);
+      expect(of(erased)).toEqual(['TRAIL_MISSING']);
+      expect(of(kept)).toEqual([]);
+    } finally {
+      await client.close();
+    }
+
+    // The copy cut at its first line: its entries no longer link, and the channel says so.
+    const anchorLog = path.join(anchorDir, 'seals.jsonl');
+    write(anchorLog, lines(anchorLog).slice(1));
+    const again = await mcpClient(home);
+    try {
+      const findings = ((await again.callTool({ name: 'get_session_findings', arguments: { per_kind_limit: 50 } })).structuredContent as { findings: Record<string, unknown>[] }).findings;
+      expect(findings.find((f) => f['kind'] === 'SEAL_LOG_BROKEN')).toMatchObject({ anchor: true, line: 1 });
+    } finally {
+      await again.close();
+    }
+  });
+});
+
 async function mcpClient(home: string, env: Readonly<Record<string, string>> = {}): Promise<Client> {
   const client = new Client({ name: 'status-test', version: '1.0.0' });
   await client.connect(new StdioClientTransport({ command: process.execPath, args: [AURA_BIN, 'mcp'], env: { ...process.env, ...env, AURA_HOME: home } as Record<string, string>, stderr: 'ignore' }));
