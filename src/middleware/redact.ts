@@ -70,7 +70,9 @@ export function isSecretLikeKey(key: string): boolean {
 /**
  * The key of `record` holding a value named by its sibling rather than by its key, when that name
  * is a secret's, else null: an env list (`[{name: 'API_TOKEN', value: …}]`), a header list, AWS's
- * `{Name, Value}` and tags' `{Key, Value}`. This runs on every recorded object: its keys are
+ * `{Name, Value}` and tags' `{Key, Value}`; and the text a browser tool types into a field its
+ * sibling describes (Playwright's `{element: 'Password textbox', text: …}`, Puppeteer's
+ * `{selector: '#password', value: …}`). This runs on every recorded object: its keys are
  * compared, not looked up in a set, which cost twice as much (measured).
  */
 function namedSecretKey(record: Readonly<Record<string, unknown>>, keys: readonly string[]): string | null {
@@ -81,8 +83,15 @@ function namedSecretKey(record: Readonly<Record<string, unknown>>, keys: readonl
       case 'value':
       case 'Value':
       case 'VALUE':
+      case 'text':
         valueKey = key;
         break;
+      case 'element':
+      case 'selector': {
+        const described = record[key];
+        named ||= typeof described === 'string' && describesSecret(described);
+        break;
+      }
       case 'name':
       case 'Name':
       case 'NAME':
@@ -96,6 +105,20 @@ function namedSecretKey(record: Readonly<Record<string, unknown>>, keys: readonl
     }
   }
   return named ? valueKey : null;
+}
+
+// Longer descriptions are prose, not a field's name.
+const MAX_DESCRIPTION = 200;
+
+/**
+ * True for a field's description or selector that names a secret by one of its words, or two
+ * side by side: `Password textbox`, `Confirm password`, `API key input`, `#password`,
+ * `input[name="api_token"]`.
+ */
+function describesSecret(text: string): boolean {
+  if (text.length > MAX_DESCRIPTION) return false;
+  const words = text.split(/[^A-Za-z0-9_]+/).filter((word) => word !== '');
+  return words.some((word, i) => isSecretLikeKey(word) || (i > 0 && isSecretLikeKey(`${words[i - 1] as string}${word}`)));
 }
 
 /**

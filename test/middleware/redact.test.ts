@@ -57,6 +57,8 @@ describe('a secret named beside its value', () => {
       headers: [['Authorization', `Token ${pw}-4`], ['Accept', 'text/html']],
       entries: Object.entries({ DB_PASSWORD: `${pw}-5`, user: 'bob' }),
       kept: [{ name: 'max_tokens', value: 100 }, { key: 'primary_key', value: 'id' }, ['password', 'a', 'b'], ['tokens', 7]],
+      // What browser tools type into a field their other argument describes: Playwright's browser_type, Puppeteer's fill.
+      typed: [{ element: 'Password textbox', ref: 'e12', text: `${pw}-6` }, { selector: 'input[name="api_key"]', value: `${pw}-7` }, { element: 'Search box', ref: 'e3', text: 'forgot password' }],
     });
     const result = await session.close();
     const events = lines(result.log_path).map((line) => JSON.parse(line) as { kind: string; payload: Record<string, unknown>; agent_ids: { ids: Record<string, unknown> } });
@@ -67,6 +69,7 @@ describe('a secret named beside its value', () => {
       headers: [['Authorization', '[redacted]'], ['Accept', 'text/html']],
       entries: [['DB_PASSWORD', '[redacted]'], ['user', 'bob']],
       kept: [{ name: 'max_tokens', value: 100 }, { key: 'primary_key', value: 'id' }, ['password', 'a', 'b'], ['tokens', 7]],
+      typed: [{ element: 'Password textbox', ref: 'e12', text: '[redacted]' }, { selector: 'input[name="api_key"]', value: '[redacted]' }, { element: 'Search box', ref: 'e3', text: 'forgot password' }],
     });
     expect(events.every((e) => JSON.stringify(e.agent_ids.ids['env']) === '[{"name":"DB_PASSWORD","value":"[redacted]"}]')).toBe(true);
     for (const file of [result.log_path, result.exports.summary ?? '', result.exports.otel ?? '']) expect(fs.readFileSync(file, 'utf8'), file).not.toContain(pw);
