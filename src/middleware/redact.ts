@@ -434,6 +434,22 @@ const NESTED_VALUE = new RegExp(
   'gim',
 );
 
+// The methods browser automation types into a field with (Playwright, Puppeteer, Selenium, WebdriverIO).
+const FILL_METHODS = 'fill|type|setValue|set_value|sendKeys|send_keys|pressSequentially|press_sequentially';
+// A field's selector or label in quotes (another kind of quote may stand inside: `'input[name="password"]'`).
+const FIELD = String.raw`(?<fieldQuote>["'])(?<field>(?:(?!\k<fieldQuote>)[^\r\n]){1,128})\k<fieldQuote>`;
+
+/**
+ * What code types into a field it names, as browser automation writes it: `page.fill('#password',
+ * '…')`, `getByLabel('Password').fill('…')`, `find_element(By.ID, "password").send_keys("…")`;
+ * and the password `keyring.set_password(service, user, '…')` stores.
+ */
+const FILLED_FIELDS: readonly RegExp[] = [
+  new RegExp(String.raw`\.(?:${FILL_METHODS})\([ \t]*${FIELD}[ \t]*,[ \t]*(?:${DQ_VALUE}|${SQ_VALUE})`, 'g'),
+  new RegExp(String.raw`\((?:[^()"'\r\n]{0,64},[ \t]*)?${FIELD}[ \t]*\)[ \t]*\.(?:${FILL_METHODS})\([ \t]*(?:${DQ_VALUE}|${SQ_VALUE})`, 'g'),
+  new RegExp(String.raw`(?<field>set_password)\((?:[ \t]*(?:"[^"\r\n]*"|'[^'\r\n]*'|[\w.]+)[ \t]*,){2}[ \t]*(?:${DQ_VALUE}|${SQ_VALUE})`, 'g'),
+];
+
 /**
  * A Terraform variable whose name is a secret's, and its `default` (`variable "db_password" {
  * default = "…" }`, on one line or over lines, other arguments before it).
@@ -639,6 +655,7 @@ export function redactCredentials(text: string): string {
   let out = replacePii(text, API_KEYS, () => REDACTED);
   for (const shape of CREDENTIAL_SHAPES) out = out.replace(shape.pattern, shape.kept);
   for (const pattern of COMMAND_PASSWORDS) out = out.replace(pattern, argumentPassword);
+  for (const pattern of FILLED_FIELDS) out = out.replace(pattern, filledField);
   return out
     .replace(CONFIG_SET, assignedValue)
     .replace(NAME_AND_VALUE_OPTIONS, assignedValue)
@@ -738,6 +755,12 @@ function argumentPassword(match: string, ...rest: unknown[]): string {
   const { dq, sq, bare, inner } = rest.at(-1) as { dq?: string; sq?: string; bare?: string; inner?: string };
   const quote = dq !== undefined ? '"' : sq !== undefined ? "'" : '';
   return withValueRedacted(match, dq ?? sq ?? bare ?? inner ?? '', quote);
+}
+
+/** A value typed into a field ({@link FILLED_FIELDS}), replaced in its quotes when the field names a secret. */
+function filledField(match: string, ...rest: unknown[]): string {
+  const { field, dq, sq } = rest.at(-1) as { field: string; dq?: string; sq?: string };
+  return field === 'set_password' || describesSecret(field) ? withValueRedacted(match, dq ?? sq ?? '', dq !== undefined ? '"' : "'") : match;
 }
 
 /** A password SQL sets, and the one it replaces (`REPLACE …`), each replaced in the quotes it had. */

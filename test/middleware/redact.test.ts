@@ -249,6 +249,7 @@ describe('credentials in text', () => {
     'interface Config { apiKey: string; token?: string }\npassword: Optional[str] = None\nPASSWORD = os.environ["DB_PASSWORD"]\ndb_password: process.env.DB_PASSWORD,\npw = getpass.getpass("Password: ")\ntoken = env(\'API_TOKEN\')',
     'tokens.map(token => token.trim()); tokens.map(token => "Bearer " + token); token = os.getenv("TOKEN")  # from the env',
     "tokens.forEach(token => revoke(token)); 'password' => $db_password, 'api_key' => $config->api_key\npassword: ${{ secrets.DB_PASSWORD }}",
+    "await page.fill('#email', 'bob@example.com'); await page.fill('#search', 'password reset'); page.getByLabel('Email').fill('bob@example.com')",
     '/// <param name="password">The user\'s password.</param>\n<data name="Password" xml:space="preserve"><value>Mot de passe</value></data><xs:element name="password">x y</xs:element>',
     '<string name="prompt_password">Password</string><a id="forgot-password" href="/reset">Forgot your password?</a><button name="reset_password">Reset password</button><div className="secret">Top secret</div>',
   ];
@@ -339,6 +340,8 @@ describe('credentials in text', () => {
       // A template literal; Make's `?=` and `+=`; PowerShell's plain-text secure string; a Terraform variable's default.
       ['const password = `Code-Pw-33`;\nx = 1; DB_PASSWORD ?= Code-Pw-34\nAPI_TOKEN += Code-Pw-35', 'const password = `[redacted]`;\nx = 1; DB_PASSWORD ?= [redacted]\nAPI_TOKEN += [redacted]'],
       ['$p = ConvertTo-SecureString -String Code-Pw-36 -AsPlainText -Force', '$p = ConvertTo-SecureString -String [redacted] -AsPlainText -Force'],
+      // Typed into a field the code names, as browser automation writes it; stored by keyring.
+      [`await page.fill('input[name="password"]', 'Code-Pw-38'); await page.getByLabel('API key').fill("Code-Pw-39");\ndriver.find_element(By.ID, "password").send_keys("Code-Pw-40")\nkeyring.set_password("svc", "bob", "Code-Pw-41")`, `await page.fill('input[name="password"]', '[redacted]'); await page.getByLabel('API key').fill("[redacted]");\ndriver.find_element(By.ID, "password").send_keys("[redacted]")\nkeyring.set_password("svc", "bob", "[redacted]")`],
       ['variable "db_password" {\n  type      = string\n  default   = "Code-Pw-37"\n  sensitive = true\n}\nvariable "region" { default = "eu-west-1" }', 'variable "db_password" {\n  type      = string\n  default   = "[redacted]"\n  sensitive = true\n}\nvariable "region" { default = "eu-west-1" }'],
     ], ['Code-Pw', 'Code Pw', 'Summer(2024)', 'hunter(42)']);
   });
@@ -554,6 +557,8 @@ describe('credentials in text', () => {
     ['a method chain after a variable', `password: $a${'->b'.repeat(30_000)}x`],
     ['Terraform variables naming secrets, without defaults', 'variable "db_password" {\n  type = string\n'.repeat(3_000)],
     ['template literals left open', 'token = `'.repeat(12_000)],
+    ['fills of secret fields, without values', ".fill('password', ".repeat(6_000)],
+    ['labels of secret fields, then fills left open', "('password').fill(".repeat(5_000)],
     ['elements an attribute names a secret, never closed', '<entry key="password">x'.repeat(5_000)],
     ['name fields, each with an object left open after', '{"name": "DB_PASSWORD", "a": {'.repeat(4_000)],
     ['an environment lookup, then letters', `token = process.env.${'a'.repeat(100_000)}`],
