@@ -19,8 +19,10 @@
  *   personnummer `YYMMDD-NNNC` (Luhn). US SSNs and UK NINOs have no checksum and are not detected:
  *   their shapes collide with ordinary numbers.
  * - `api_key`: the published shapes of OpenAI (`sk-…`), Stripe (`sk_live_…`, `rk_live_…`), GitHub
- *   (`ghp_…`, `gho_…`, `github_pat_…`), AWS access key ids (`AKIA…`), Slack (`xoxb-…`, `xoxp-…`)
- *   and Google (`AIza…`).
+ *   (`ghp_…`, `gho_…`, `github_pat_…`), AWS access key ids (`AKIA…`), Slack (`xoxb-…`, `xoxp-…`,
+ *   `xapp-…`), Google (`AIza…`, OAuth's `ya29.…`), npm (`npm_…`), Hugging Face (`hf_…`),
+ *   SendGrid (`SG.….…`), Stripe's webhook secrets (`whsec_…`), DigitalOcean (`dop_v1_…`), Shopify
+ *   (`shpat_…`), GitLab (`glpat-…`), age (`AGE-SECRET-KEY-1…`) and Vault (`hvs.…`).
  */
 
 import { createRequire } from 'node:module';
@@ -68,9 +70,9 @@ const always = (): boolean => true;
 const DETECTORS: readonly Detector[] = [
   {
     entity: 'api_key',
-    gate: /sk-|[sr]k_|gh[pousr]_|github_pat_|AKIA|xox|AIza/,
+    gate: /sk-|[sr]k_|gh[pousr]_|github_pat_|AKIA|xox|xapp-|AIza|npm_|hf_|SG\.|whsec_|do[opr]_v1_|shp(?:at|ca|pa|ss)_|glpat-|ya29\.|AGE-SECRET-KEY-|hvs\./,
     pattern: new RegExp(
-      String.raw`(?<!${KEY_GLUE})(?:sk-(?:proj-)?[A-Za-z0-9_-]{20,}|[sr]k_(?:live|test)_[A-Za-z0-9]{16,}|gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,}|AKIA[0-9A-Z]{16}|xox[abprs]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35})(?!${KEY_GLUE})`,
+      String.raw`(?<!${KEY_GLUE})(?:sk-(?:proj-)?[A-Za-z0-9_-]{20,}|[sr]k_(?:live|test)_[A-Za-z0-9]{16,}|gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,}|AKIA[0-9A-Z]{16}|xox[abprs]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35}|npm_[A-Za-z0-9]{36}|hf_[A-Za-z0-9]{30,}|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}|whsec_[A-Za-z0-9+/=]{24,}|do[opr]_v1_[a-f0-9]{64}|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}|glpat-[A-Za-z0-9_-]{20,}|ya29\.[A-Za-z0-9_-]{20,}|AGE-SECRET-KEY-1[0-9A-Z]{58}|hvs\.[A-Za-z0-9_-]{24,})(?!${KEY_GLUE})`,
       'g',
     ),
     valid: always,

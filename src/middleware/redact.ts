@@ -24,8 +24,14 @@ export interface Redactor {
   scrubKey(key: string): string;
   /** The key of `record` holding a value its `name` (or `key`) member names as a secret's (`{name: 'DB_PASSWORD', value: …}`), or null. */
   namedSecretKey(record: Readonly<Record<string, unknown>>, keys: readonly string[]): string | null;
-  /** True for a `[name, value]` pair whose name is a secret's (`['DB_PASSWORD', …]`, as `Object.entries` gives it). */
-  secretEntry(array: readonly unknown[]): boolean;
+  /**
+   * The indexes of `array` that hold a secret's value, or null: the value of a `[name, value]`
+   * pair whose name is a secret's (`['DB_PASSWORD', …]`, as `Object.entries` gives it), and each
+   * argument after a secret-like option in an argument list (`['--password', …]`).
+   */
+  secretItems(array: readonly unknown[]): ReadonlySet<number> | null;
+  /** True for a value no key makes a secret: a boolean, null, a JSON Schema's description of a field (`{type: 'string', description: …}`). */
+  keepsValue(value: unknown): boolean;
 }
 
 // Key names are compared on their letters and digits only, lower-cased, without a trailing
@@ -34,7 +40,7 @@ export interface Redactor {
 const SECRET_KEYS: ReadonlySet<string> = new Set([
   'apikey', 'auth', 'authorization', 'bearer', 'cardnumber', 'clientsecret', 'connectionstring', 'cookie', 'credential', 'credentials',
   'cvc', 'cvv', 'dsn', 'jwt', 'mysqlpwd', 'otp', 'pan', 'passcode', 'passphrase', 'passwd', 'password', 'pin', 'privatekey', 'pwd', 'secret', 'setcookie',
-  'sshkey', 'token', 'totp',
+  'sshkey', 'token', 'totp', 'secretstring', 'secretbinary', 'requirepass', 'masterauth',
   // Lists of them (`passwords: […]`, `api_keys`); never `tokens`, which counts.
   'apikeys', 'clientsecrets', 'passcodes', 'passphrases', 'passwords', 'privatekeys', 'secrets',
 ]);
@@ -61,10 +67,42 @@ const VERDICT_CACHE_LIMIT = 10_000;
 export function isSecretLikeKey(key: string): boolean {
   const known = verdicts.get(key);
   if (known !== undefined) return known;
-  const letters = keyLetters(key);
-  const secret = SECRET_KEYS.has(letters) || SECRET_SUFFIXES.some((suffix) => letters.endsWith(suffix));
+  // The shell's `PWD` is its folder (Mongo's `pwd` a password).
+  const secret = key !== 'PWD' && (secretLetters(keyLetters(key)) || secretWords(key));
   if (verdicts.size < VERDICT_CACHE_LIMIT) verdicts.set(key, secret);
   return secret;
+}
+
+function secretLetters(letters: string): boolean {
+  return SECRET_KEYS.has(letters) || SECRET_SUFFIXES.some((suffix) => letters.endsWith(suffix));
+}
+
+// A password's short names, as a key's last word: `DB_PASS`, `smtp.pass`, `LDAP_BIND_PW`, `MYSQL_PWD` (never `bypass`, nor `PWD`, the shell's folder).
+const PASSWORD_WORDS: ReadonlySet<string> = new Set(['pass', 'pw', 'pwd']);
+// What makes a `…_key` a secret's: `APP_KEY`, `secret_key_base`, `AccountKey`, `X-Master-Key`, `client-key-data` (never `primary_key`, `sort_key`, `session_key`).
+const KEY_QUALIFIERS: ReadonlySet<string> = new Set([
+  'secret', 'private', 'master', 'app', 'application', 'account', 'api', 'access', 'signing', 'hmac', 'jwt', 'client', 'storage', 'subscription',
+  'encryption', 'tls', 'ssh', 'auth', 'sas', 'shared', 'license', 'webhook', 'consumer', 'unseal', 'decryption', 'crypt', 'cipher',
+]);
+// Words after the key that it still names: `SECRET_KEY_BASE`, `client-key-data`, `unseal_keys_b64`.
+const KEY_TAILS: ReadonlySet<string> = new Set(['data', 'base', 'b64', 'base64', 'pem', 'hex']);
+
+/**
+ * True for a key whose words name a secret where its letters alone do not: a password's short
+ * name as its last word, a qualified `key` (or any `UPPER_SNAKE_KEY`, as env vars name API keys),
+ * `secret_id`; a version after it (`ses_smtp_password_v4`) is not its name.
+ */
+function secretWords(key: string): boolean {
+  const words = key.split(/[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])/).filter((word) => word !== '').map((word) => word.toLowerCase());
+  while (words.length > 1 && /^v?\d+$/.test(words.at(-1) as string)) words.pop();
+  if (words.length < 1) return false;
+  if (secretLetters(words.join(''))) return true;
+  while (words.length > 1 && KEY_TAILS.has(words.at(-1) as string)) words.pop();
+  const last = words.at(-1) as string;
+  const before = words.slice(0, -1);
+  if (PASSWORD_WORDS.has(last)) return last !== 'pwd' || before.length > 0;
+  if (last === 'key' || last === 'keys') return before.some((word) => KEY_QUALIFIERS.has(word)) || (before.length > 0 && /^[A-Z0-9_]+$/.test(key));
+  return last === 'id' && before.at(-1) === 'secret';
 }
 
 /**
@@ -72,14 +110,33 @@ export function isSecretLikeKey(key: string): boolean {
  * is a secret's, else null: an env list (`[{name: 'API_TOKEN', value: …}]`), a header list, AWS's
  * `{Name, Value}` and tags' `{Key, Value}`; and the text a browser tool types into a field its
  * sibling describes (Playwright's `{element: 'Password textbox', text: …}`, Puppeteer's
- * `{selector: '#password', value: …}`). This runs on every recorded object: its keys are
- * compared, not looked up in a set, which cost twice as much (measured).
+ * `{selector: '#password', value: …}`); a cookie's value (`{name, value, httpOnly, sameSite}`, as
+ * a browser's cookie list gives it); a value Terraform marks `sensitive: true`; and a Kubernetes
+ * Secret's `data` (or `stringData`). This runs on every recorded object: its keys are compared,
+ * not looked up in a set, which cost twice as much (measured).
  */
 function namedSecretKey(record: Readonly<Record<string, unknown>>, keys: readonly string[]): string | null {
   let named = false;
   let valueKey: string | null = null;
+  let secretKind = false;
+  let cookie = false;
+  let dataKey: string | null = null;
   for (const key of keys) {
     switch (key) {
+      case 'httpOnly':
+      case 'sameSite':
+        cookie = true;
+        break;
+      case 'sensitive':
+        named ||= record[key] === true;
+        break;
+      case 'kind':
+        secretKind = record[key] === 'Secret';
+        break;
+      case 'data':
+      case 'stringData':
+        dataKey ??= key;
+        break;
       case 'value':
       case 'Value':
       case 'VALUE':
@@ -104,7 +161,8 @@ function namedSecretKey(record: Readonly<Record<string, unknown>>, keys: readonl
       }
     }
   }
-  return named ? valueKey : null;
+  if (secretKind && dataKey !== null) return dataKey;
+  return named || (cookie && record['name'] !== undefined) ? valueKey : null;
 }
 
 // Longer descriptions are prose, not a field's name.
@@ -139,6 +197,20 @@ function encodedForms(value: string): string[] {
   return forms;
 }
 
+const PAIR_VALUE: ReadonlySet<number> = new Set([1]);
+const DASH = 0x2d;
+// An option of an argument list (`--password`, `--db-token`, `-password`), its value the next argument.
+const SECRET_OPTION = /^--?[A-Za-z][\w-]*$/;
+// The words of a JSON Schema that describes a field, none of which holds the field's value.
+const SCHEMA_WORDS: ReadonlySet<string> = new Set(['type', 'description', 'title', 'format', 'minLength', 'maxLength', 'pattern', 'nullable', 'deprecated', 'readOnly', 'writeOnly', '$ref', '$comment']);
+
+/** A JSON Schema's description of a field (`"password": {"type": "string", "minLength": 8}`), as MCP's tool lists and model requests carry them. */
+function fieldSchema(value: unknown): boolean {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  const keys = Object.keys(value);
+  return keys.includes('type') && keys.every((key) => SCHEMA_WORDS.has(key));
+}
+
 // Shorter values would scrub ordinary words out of recorded text; Aura uses the same bound.
 const MIN_SCRUB_LENGTH = 8;
 
@@ -158,10 +230,22 @@ export class SessionRedactor implements Redactor {
     return namedSecretKey(record, keys);
   }
 
-  secretEntry(array: readonly unknown[]): boolean {
-    if (array.length !== 2) return false;
-    const name = array[0];
-    return typeof name === 'string' && isSecretLikeKey(name);
+  secretItems(array: readonly unknown[]): ReadonlySet<number> | null {
+    if (array.length === 2) {
+      const name = array[0];
+      if (typeof name === 'string' && isSecretLikeKey(name)) return PAIR_VALUE;
+    }
+    let found: Set<number> | null = null;
+    for (let i = 0; i < array.length - 1; i++) {
+      const item = array[i];
+      const next = array[i + 1];
+      if (typeof item === 'string' && item.charCodeAt(0) === DASH && typeof next === 'string' && next.charCodeAt(0) !== DASH && SECRET_OPTION.test(item) && isSecretLikeKey(item.replace(/^-+/, ''))) (found ??= new Set()).add(i + 1);
+    }
+    return found;
+  }
+
+  keepsValue(value: unknown): boolean {
+    return value === null || typeof value === 'boolean' || fieldSchema(value);
   }
 
   /**
@@ -238,7 +322,7 @@ const CREDENTIAL_SHAPES: readonly { readonly name: string; readonly pattern: Reg
   // Not after a `-` (as `\b` allowed): from each `eyJ` of a dashed run, the run was read to its end.
   { name: 'a JSON web token', pattern: /(?<![\w-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, kept: REDACTED },
   // To its end line, or to the end of the text when it was cut before it.
-  { name: 'a private key', pattern: /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----|[\s\S]*)/g, kept: REDACTED },
+  { name: 'a private key', pattern: /-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|[\s\S]*)/g, kept: REDACTED },
   { name: 'an HTTP credential', pattern: /\b(Bearer|BEARER|bearer|Basic|BASIC)(\s+)[A-Za-z0-9._~+/=-]{16,}/g, kept: `$1$2${REDACTED}` },
   // The user may be empty (`redis://:pw@cache`), and the password may hold an `@` left unencoded:
   // it runs to the authority's last one. A password already masked (`***`, as a store's label shows
@@ -249,11 +333,21 @@ const CREDENTIAL_SHAPES: readonly { readonly name: string; readonly pattern: Reg
   { name: 'a user and password', pattern: /(?<![\w-])(-u|--user)([ \t]+)([^\s:"'`]+:)(?!\*+(?:\s|$))[^\s"'`]+/g, kept: `$1$2$3${REDACTED}` },
   // `https://<token>@github.com/…`: a user name that long is a token.
   { name: 'a token in a URL', pattern: /\b([a-z][a-z0-9+.-]{0,31}:\/\/)[A-Za-z0-9_-]{20,}@/gi, kept: `$1${REDACTED}@` },
+  // A webhook's URL is its credential: Slack's path after the workspace, Discord's token.
+  { name: 'a webhook URL', pattern: /(hooks\.slack\.com\/(?:services|workflows|triggers)\/)[A-Za-z0-9_/-]+|(discord(?:app)?\.com\/api\/webhooks\/\d+\/)[A-Za-z0-9_-]+/gi, kept: `$1$2${REDACTED}` },
+  // A signed URL's signature (S3, GCS, an Azure SAS): whoever holds the URL holds the access.
+  { name: 'a signed URL', pattern: /([?&](?:X-Amz-Signature|X-Goog-Signature|sig)=)[^&\s"'#]+/gi, kept: `$1${REDACTED}` },
 ];
+
+/**
+ * An `Authorization` or `Cookie` header's whole value, to its line's end or its closing quote:
+ * any scheme (`Bot …`, `SSWS …`), and every cookie of the header, not the first alone.
+ */
+const HEADER_VALUE = /(?<![\w-])(?<name>(?:proxy-)?authorization|cookie)[ \t]*:[ \t]*(?<bare>[^\s"'](?:[^"'\r\n]*[^\s"'])?)/gi;
 
 // The words a secret's name holds one of (`db_password`, `api_token`, `X-Auth`): which names are
 // secrets' is then isSecretLikeKey's answer.
-const SECRET_WORDS = 'pass|pwd|secret|token|key|auth|cookie|credential|dsn|jwt|otp|pin|pan|cv[cv]';
+const SECRET_WORDS = 'pass|pwd|pw|secret|token|key|auth|cookie|credential|dsn|jwt|otp|pin|pan|cv[cv]';
 
 /**
  * A name with a secret's word among its first 64 characters, in group `name`, taken whole: read
@@ -619,13 +713,13 @@ const SQL_USER_PASSWORD = new RegExp(
  * (`$DB_PASSWORD`, `${TOKEN}`, `$config->password`, `$_ENV['X']`, a comment after it), a command's
  * output (`$(vault read …)`), a template's `{{ form.password }}` or `${{ secrets.X }}` (a bare
  * value ends before a `}`: `${TOKEN` is one too); not `${DB_PASSWORD:-…}` nor
- * `$crypt->decrypt('…')`, which hold one. One
+ * `$crypt->decrypt('…')`, which hold one; OpenSSL's `env:PW`, `file:…`, `fd:3`, `stdin`. One
  * already masked (`***`), a block scalar's header (`|`: its lines hold the value), or none at all,
  * once trimmed. Its spaces are trimmed, not matched: a
  * `\s*` after `\$.*` was tried from each place of a run of spaces before a line break (an XML
  * element's text can hold one), time growing with the square of the run's length.
  */
-const NOT_A_SECRET = /^(?:\$(?:\{\{[^\r\n]*|\{[A-Za-z_][\w.]*\}?|\([^()\r\n]*\)|env:[A-Za-z_]\w*|[A-Za-z_]\w*(?:(?:->|::|\.)[A-Za-z_]\w*|\[[^\]\r\n]*\])*)(?:[ \t]+#[^\r\n]*)?|\{\{[^\r\n]*\}\}|\*+|true|false|null|none|undefined|[|>][1-9+-]{0,2}(?:[ \t]+#[^\r\n]*)?)?$/i;
+const NOT_A_SECRET = /^(?:\$(?:\{\{[^\r\n]*|\{[A-Za-z_][\w.]*\}?|\([^()\r\n]*\)|env:[A-Za-z_]\w*|[A-Za-z_]\w*(?:(?:->|::|\.)[A-Za-z_]\w*|\[[^\]\r\n]*\])*)(?:[ \t]+#[^\r\n]*)?|\{\{[^\r\n]*\}\}|(?:env|file|fd):[^\s]*|stdin|\*+|true|false|null|none|undefined|[|>][1-9+-]{0,2}(?:[ \t]+#[^\r\n]*)?)?$/i;
 
 // A line of a block scalar: its indent, and its text.
 const BLOCK_LINE = /^([ \t]*)(\S[^\r\n]*)$/gm;
@@ -636,7 +730,7 @@ const BLOCK_LINE = /^([ \t]*)(\S[^\r\n]*)$/gm;
  * is SQL's `IDENTIFIED BY '…'`, which names no secret; the commands' names are those of
  * {@link COMMAND_PASSWORDS}.
  */
-const CREDENTIAL_GATE = new RegExp(String.raw`sk-|[sr]k_|gh[pousr]_|github_pat_|akia|xox|aiza|eyj|-----begin|bearer|basic|:\/\/|-u\s|--user|identified|mysql|mariadb|login|sshpass|mongo|redis|ldap|smb|rpcclient|config|openssl|machine|securestring|sqlplus|rman|expdp|impdp|sqlldr|dgmgrl|conn|${SECRET_WORDS}`, 'i');
+const CREDENTIAL_GATE = new RegExp(String.raw`sk-|[sr]k_|gh[pousr]_|github_pat_|akia|xox|xapp-|aiza|npm_|hf_|sg\.|whsec_|do[opr]_v1_|shp(?:at|ca|pa|ss)_|glpat-|ya29\.|age-secret-key-|hvs\.|hooks\.slack|discord|-signature=|sig=|eyj|-----begin|bearer|basic|:\/\/|-u\s|--user|identified|mysql|mariadb|login|sshpass|mongo|redis|ldap|smb|rpcclient|config|openssl|machine|securestring|sqlplus|rman|expdp|impdp|sqlldr|dgmgrl|conn|${SECRET_WORDS}`, 'i');
 
 // The shortest credential in text: `pwd=x`.
 const MIN_CREDENTIAL_TEXT = 5;
@@ -656,6 +750,7 @@ export function redactCredentials(text: string): string {
   for (const shape of CREDENTIAL_SHAPES) out = out.replace(shape.pattern, shape.kept);
   for (const pattern of COMMAND_PASSWORDS) out = out.replace(pattern, argumentPassword);
   for (const pattern of FILLED_FIELDS) out = out.replace(pattern, filledField);
+  out = out.replace(HEADER_VALUE, assignedValue);
   return out
     .replace(CONFIG_SET, assignedValue)
     .replace(NAME_AND_VALUE_OPTIONS, assignedValue)

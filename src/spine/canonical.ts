@@ -111,14 +111,14 @@ function write(value: unknown, depth: number, walk: Walk): string {
 
 function writeArray(array: readonly unknown[], depth: number, walk: Walk): string {
   if (array.length === 0) return '[]';
-  // `['DB_PASSWORD', …]`: the second is a secret's value, as a secret-like key's is.
-  const entry = walk.redact !== null && walk.redact.secretEntry(array);
+  // `['DB_PASSWORD', …]`, `['--password', …]`: a secret's value, as a secret-like key's is.
+  const secrets = walk.redact === null ? null : walk.redact.secretItems(array);
   let text = '[';
   for (let i = 0; i < array.length; i++) {
     try {
       if (!(i in array)) throw new Refusal('undefined', 'a hole in an array');
       const item = array[i];
-      text += (i === 0 ? '' : ', ') + (entry && i === 1 && item !== undefined ? REDACTED_TEXT : write(item, depth + 1, walk));
+      text += (i === 0 ? '' : ', ') + (secrets?.has(i) === true && item !== undefined && walk.redact?.keepsValue(item) !== true ? REDACTED_TEXT : write(item, depth + 1, walk));
     } catch (error) {
       if (error instanceof Refusal) error.segments.unshift(i);
       throw error;
@@ -152,7 +152,7 @@ function writeObject(object: object, depth: number, walk: Walk): string {
       // `"key": `, after `, ` but for the first: one string made once a key, and two joins a member.
       const member = walk.ascii ? `${first ? '' : ', '}${quote(name, true)}: ` : memberText(name, first);
       // A secret-like key keeps its place, so a reader sees that a value was there.
-      const secret = walk.redact !== null && (key === namedSecret || walk.redact.secretKey(key) || (name !== key && walk.redact.secretKey(name)));
+      const secret = walk.redact !== null && (key === namedSecret || walk.redact.secretKey(key) || (name !== key && walk.redact.secretKey(name))) && !walk.redact.keepsValue(child);
       const valueText = secret ? REDACTED_TEXT : write(child, depth + 1, walk);
       text += member;
       text += valueText;

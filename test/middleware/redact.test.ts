@@ -59,6 +59,17 @@ describe('a secret named beside its value', () => {
       kept: [{ name: 'max_tokens', value: 100 }, { key: 'primary_key', value: 'id' }, ['password', 'a', 'b'], ['tokens', 7]],
       // What browser tools type into a field their other argument describes: Playwright's browser_type, Puppeteer's fill.
       typed: [{ element: 'Password textbox', ref: 'e12', text: `${pw}-6` }, { selector: 'input[name="api_key"]', value: `${pw}-7` }, { element: 'Search box', ref: 'e3', text: 'forgot password' }],
+      // A browser's cookies, a value Terraform marks sensitive, a Kubernetes Secret's data.
+      cookies: [{ name: 'sessionid', value: `${pw}-8`, domain: 'example.com', httpOnly: true, sameSite: 'Lax' }],
+      output: { rds_master: { sensitive: true, value: `${pw}-9` }, region: { sensitive: false, value: 'eu-west-1' } },
+      manifest: { kind: 'Secret', metadata: { name: 'db' }, data: { 'tls.key': `${pw}-10` } },
+      configmap: { kind: 'ConfigMap', data: { LANG: 'C' } },
+      // An argument after a secret-like option, whatever the list's length.
+      argv: ['redis-server', '--requirepass', `${pw}-11`, '--port', '6379'],
+      // Names of secrets that are words of the key: a short password name, a qualified key.
+      env: { DB_PASS: `${pw}-12`, LDAP_BIND_PW: `${pw}-13`, SECRET_KEY_BASE: `${pw}-14`, STRIPE_KEY: `${pw}-15`, AccountKey: `${pw}-16`, 'client-key-data': `${pw}-17`, PWD: '/home/bob', primary_key: 'id', session_key: 'nightly' },
+      // Values no key makes a secret: flags, nothing, a schema describing the field.
+      flags: { has_password: true, token: null, secret: false, properties: { password: { type: 'string', minLength: 8 } } },
     });
     const result = await session.close();
     const events = lines(result.log_path).map((line) => JSON.parse(line) as { kind: string; payload: Record<string, unknown>; agent_ids: { ids: Record<string, unknown> } });
@@ -70,6 +81,13 @@ describe('a secret named beside its value', () => {
       entries: [['DB_PASSWORD', '[redacted]'], ['user', 'bob']],
       kept: [{ name: 'max_tokens', value: 100 }, { key: 'primary_key', value: 'id' }, ['password', 'a', 'b'], ['tokens', 7]],
       typed: [{ element: 'Password textbox', ref: 'e12', text: '[redacted]' }, { selector: 'input[name="api_key"]', value: '[redacted]' }, { element: 'Search box', ref: 'e3', text: 'forgot password' }],
+      cookies: [{ name: 'sessionid', value: '[redacted]', domain: 'example.com', httpOnly: true, sameSite: 'Lax' }],
+      output: { rds_master: { sensitive: true, value: '[redacted]' }, region: { sensitive: false, value: 'eu-west-1' } },
+      manifest: { kind: 'Secret', metadata: { name: 'db' }, data: '[redacted]' },
+      configmap: { kind: 'ConfigMap', data: { LANG: 'C' } },
+      argv: ['redis-server', '--requirepass', '[redacted]', '--port', '6379'],
+      env: { DB_PASS: '[redacted]', LDAP_BIND_PW: '[redacted]', SECRET_KEY_BASE: '[redacted]', STRIPE_KEY: '[redacted]', AccountKey: '[redacted]', 'client-key-data': '[redacted]', PWD: '/home/bob', primary_key: 'id', session_key: 'nightly' },
+      flags: { has_password: true, token: null, secret: false, properties: { password: { type: 'string', minLength: 8 } } },
     });
     expect(events.every((e) => JSON.stringify(e.agent_ids.ids['env']) === '[{"name":"DB_PASSWORD","value":"[redacted]"}]')).toBe(true);
     for (const file of [result.log_path, result.exports.summary ?? '', result.exports.otel ?? '']) expect(fs.readFileSync(file, 'utf8'), file).not.toContain(pw);
@@ -286,6 +304,16 @@ describe('credentials in text', () => {
 
   it('are recorded as [redacted] in every string, the name, scheme word and URL around them kept; the tool gets them as given', async () => {
     await expectRecordedAs(REDACTED_TEXTS, [OPENAI, GITHUB, JWT, 'hunter2hunter2', 'AKIAIOSFODNN7EXAMPLE', 'pa55word', 'topsecret', 'abc123', 'wJalrXUtnFEMI', 's3cret', 'MIIEowIBAAKCAQEA', 'b3BlbnNzaC1rZXk', 'Pw-Text', 'Text-09']);
+  });
+
+  it('in headers whole, in key blocks and token shapes of more vendors, in webhook and signed URLs, are [redacted]', async () => {
+    await expectRecordedAs([
+      ["curl -H 'Cookie: _ga=1; sessionid=Hdr-Pw-01' -H \"Authorization: Bot Hdr-Pw-02\" https://x", "curl -H 'Cookie: [redacted]' -H \"Authorization: [redacted]\" https://x"],
+      ['-----BEGIN PGP PRIVATE KEY BLOCK-----\nHdr-Pw-03\n-----END PGP PRIVATE KEY BLOCK-----\nok', '[redacted]\nok'],
+      [`npm_${'A'.repeat(36)} hf_${'B'.repeat(34)} glpat-${'C'.repeat(20)} hvs.${'D'.repeat(24)}`, '[redacted] [redacted] [redacted] [redacted]'],
+      ['https://hooks.slack.com/services/T0/B0/HdrPw04 https://discord.com/api/webhooks/123/HdrPw05', 'https://hooks.slack.com/services/[redacted] https://discord.com/api/webhooks/123/[redacted]'],
+      ['https://b.s3.amazonaws.com/k?X-Amz-Signature=HdrPw06&x=1 https://a.blob.core.windows.net/c?sv=2020&sig=HdrPw07', 'https://b.s3.amazonaws.com/k?X-Amz-Signature=[redacted]&x=1 https://a.blob.core.windows.net/c?sv=2020&sig=[redacted]'],
+    ], ['Hdr-Pw', 'HdrPw', 'A'.repeat(36), 'B'.repeat(34), 'C'.repeat(20), 'D'.repeat(24)]);
   });
 
   it('given to a secret-like name that starts a line (YAML, headers, env files) are [redacted] to the line\'s end, spaces and all, its break kept', async () => {
@@ -559,6 +587,9 @@ describe('credentials in text', () => {
     ['template literals left open', 'token = `'.repeat(12_000)],
     ['fills of secret fields, without values', ".fill('password', ".repeat(6_000)],
     ['labels of secret fields, then fills left open', "('password').fill(".repeat(5_000)],
+    ['an Authorization header, then spaces', `Authorization: ${' '.repeat(100_000)}`],
+    ['Cookie headers on one line', 'cookie: '.repeat(12_500)],
+    ['webhook paths again and again', 'hooks.slack.com/services/'.repeat(4_000)],
     ['elements an attribute names a secret, never closed', '<entry key="password">x'.repeat(5_000)],
     ['name fields, each with an object left open after', '{"name": "DB_PASSWORD", "a": {'.repeat(4_000)],
     ['an environment lookup, then letters', `token = process.env.${'a'.repeat(100_000)}`],
