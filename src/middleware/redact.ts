@@ -40,7 +40,7 @@ export interface Redactor {
 const SECRET_KEYS: ReadonlySet<string> = new Set([
   'apikey', 'auth', 'authorization', 'bearer', 'cardnumber', 'clientsecret', 'connectionstring', 'cookie', 'credential', 'credentials',
   'cvc', 'cvv', 'dsn', 'jwt', 'mysqlpwd', 'otp', 'pan', 'passcode', 'passphrase', 'passwd', 'password', 'pin', 'privatekey', 'pwd', 'secret', 'setcookie',
-  'sshkey', 'token', 'totp', 'secretstring', 'secretbinary', 'requirepass', 'masterauth',
+  'sshkey', 'token', 'totp', 'secretstring', 'secretbinary', 'requirepass', 'masterauth', 'psk',
   // Lists of them (`passwords: […]`, `api_keys`); never `tokens`, which counts.
   'apikeys', 'clientsecrets', 'passcodes', 'passphrases', 'passwords', 'privatekeys', 'secrets',
 ]);
@@ -120,6 +120,8 @@ function namedSecretKey(record: Readonly<Record<string, unknown>>, keys: readonl
   let valueKey: string | null = null;
   let secretKind = false;
   let cookie = false;
+  // A name that is a field's label rather than a key (`Password (required)`, as a form lists its fields): read word by word only when there is a value beside it.
+  let described: string | null = null;
   let dataKey: string | null = null;
   for (const key of keys) {
     switch (key) {
@@ -156,13 +158,17 @@ function namedSecretKey(record: Readonly<Record<string, unknown>>, keys: readonl
       case 'Key':
       case 'KEY': {
         const name = record[key];
-        named ||= typeof name === 'string' && isSecretLikeKey(name);
+        if (typeof name === 'string') {
+          named ||= isSecretLikeKey(name);
+          described ??= name;
+        }
         break;
       }
     }
   }
   if (secretKind && dataKey !== null) return dataKey;
-  return named || (cookie && record['name'] !== undefined) ? valueKey : null;
+  if (valueKey === null) return null;
+  return named || (cookie && record['name'] !== undefined) || (described !== null && describesSecret(described)) ? valueKey : null;
 }
 
 // Longer descriptions are prose, not a field's name.
@@ -333,6 +339,8 @@ const CREDENTIAL_SHAPES: readonly { readonly name: string; readonly pattern: Reg
   { name: 'a user and password', pattern: /(?<![\w-])(-u|--user)([ \t]+)([^\s:"'`]+:)(?!\*+(?:\s|$))[^\s"'`]+/g, kept: `$1$2$3${REDACTED}` },
   // `https://<token>@github.com/…`: a user name that long is a token.
   { name: 'a token in a URL', pattern: /\b([a-z][a-z0-9+.-]{0,31}:\/\/)[A-Za-z0-9_-]{20,}@/gi, kept: `$1${REDACTED}@` },
+  // Go's MySQL DSN, `user:password@tcp(host)/db`.
+  { name: 'a password in a DSN', pattern: /(?<![\w./-])([\w.-]+:)[^\s@:"'/]+@(?=(?:tcp|unix)\()/g, kept: `$1${REDACTED}@` },
   // A webhook's URL is its credential: Slack's path after the workspace, Discord's token.
   { name: 'a webhook URL', pattern: /(hooks\.slack\.com\/(?:services|workflows|triggers)\/)[A-Za-z0-9_/-]+|(discord(?:app)?\.com\/api\/webhooks\/\d+\/)[A-Za-z0-9_-]+/gi, kept: `$1$2${REDACTED}` },
   // A signed URL's signature (S3, GCS, an Azure SAS): whoever holds the URL holds the access.
@@ -347,7 +355,7 @@ const HEADER_VALUE = /(?<![\w-])(?<name>(?:proxy-)?authorization|cookie)[ \t]*:[
 
 // The words a secret's name holds one of (`db_password`, `api_token`, `X-Auth`): which names are
 // secrets' is then isSecretLikeKey's answer.
-const SECRET_WORDS = 'pass|pwd|pw|secret|token|key|auth|cookie|credential|dsn|jwt|otp|pin|pan|cv[cv]';
+const SECRET_WORDS = 'pass|pwd|pw|psk|secret|token|key|auth|cookie|credential|dsn|jwt|otp|pin|pan|cv[cv]';
 
 /**
  * A name with a secret's word among its first 64 characters, in group `name`, taken whole: read
@@ -592,9 +600,14 @@ const COMMAND_PASSWORDS: readonly RegExp[] = [
   new RegExp(String.raw`${TOOL}gh[ \t]+(?:secret|variable)[ \t]+set${ARGUMENTS}(?:--body|-b)(?:[ \t]+|=|(?=[^\s-]))${ARGUMENT_VALUE}`, 'g'),
   new RegExp(String.raw`(?<![\w-])-pass(?:in|out)?[ \t]+(?:"pass:(?<dq>[^"\r\n]*)"|'pass:(?<sq>[^'\r\n]*)'|pass:${ARGUMENT_WORD})`, 'g'),
   new RegExp(String.raw`(?<![\w-])-(?:src|dest|new)?(?:store|key)pass[ \t]+${ARGUMENT_VALUE}`, 'g'),
+  // SQL Server's tools' `-P`; ssh-keygen's new and old passphrases; HTTPie's `-a user:…`; Windows' `net user NAME …`.
+  new RegExp(String.raw`${TOOL}(?:sqlcmd|bcp|osql|isql)${ARGUMENTS}-P[ \t]*${ARGUMENT_VALUE}`, 'g'),
+  new RegExp(String.raw`${TOOL}ssh-keygen${ARGUMENTS}-[NP][ \t]+${ARGUMENT_VALUE}`, 'g'),
+  new RegExp(String.raw`${TOOL}(?:https?|xh)${ARGUMENTS}(?:-a|--auth)[ \t=]+[^\s:"']+:${ARGUMENT_WORD}`, 'g'),
+  new RegExp(String.raw`${TOOL}net[ \t]+user[ \t]+[^\s/]+[ \t]+(?![/*])${ARGUMENT_VALUE}`, 'gi'),
   // PowerShell's `ConvertTo-SecureString "…" -AsPlainText`: its first argument that is not a switch.
   new RegExp(String.raw`${TOOL}ConvertTo-SecureString(?:[ \t]+-(?:AsPlainText|Force))*(?:[ \t]+-String)?[ \t]+(?!-)${ARGUMENT_VALUE}`, 'gi'),
-  new RegExp(String.raw`${TOOL}(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?(?:(?:'%s[^']*'|"%s[^"]*")[ \t]+)?${ARGUMENT_VALUE}(?=[ \t]*\|[^\r\n|;&]*(?:--password-stdin|gh[ \t]+secret[ \t]+set))`, 'g'),
+  new RegExp(String.raw`${TOOL}(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?(?:(?:'%s[^']*'|"%s[^"]*")[ \t]+)?${ARGUMENT_VALUE}(?=[ \t]*\|[^\r\n|;&]*(?:--password-stdin|gh[ \t]+secret[ \t]+set|chpasswd))`, 'g'),
   new RegExp(String.raw`--password-stdin[^\r\n|;&<]{0,200}<<<[ \t]*${ARGUMENT_VALUE}`, 'g'),
   new RegExp(String.raw`${TOOL}(?:sqlplus|rman|expdp|impdp|exp|imp|sqlldr|dgmgrl)(?:[ \t]+-[\w-]+)*[ \t]+${ORACLE_LOGON}`, 'g'),
   // rman's `target` and `catalog` (with the database after `@`), and `userid=` of the data tools.
@@ -730,7 +743,7 @@ const BLOCK_LINE = /^([ \t]*)(\S[^\r\n]*)$/gm;
  * is SQL's `IDENTIFIED BY '…'`, which names no secret; the commands' names are those of
  * {@link COMMAND_PASSWORDS}.
  */
-const CREDENTIAL_GATE = new RegExp(String.raw`sk-|[sr]k_|gh[pousr]_|github_pat_|akia|xox|xapp-|aiza|npm_|hf_|sg\.|whsec_|do[opr]_v1_|shp(?:at|ca|pa|ss)_|glpat-|ya29\.|age-secret-key-|hvs\.|hooks\.slack|discord|-signature=|sig=|eyj|-----begin|bearer|basic|:\/\/|-u\s|--user|identified|mysql|mariadb|login|sshpass|mongo|redis|ldap|smb|rpcclient|config|openssl|machine|securestring|sqlplus|rman|expdp|impdp|sqlldr|dgmgrl|conn|${SECRET_WORDS}`, 'i');
+const CREDENTIAL_GATE = new RegExp(String.raw`sk-|[sr]k_|gh[pousr]_|github_pat_|akia|xox|xapp-|aiza|npm_|hf_|sg\.|whsec_|do[opr]_v1_|shp(?:at|ca|pa|ss)_|glpat-|ya29\.|age-secret-key-|hvs\.|hooks\.slack|discord|-signature=|sig=|eyj|-----begin|bearer|basic|:\/\/|-u\s|--user|identified|mysql|mariadb|login|sshpass|mongo|redis|ldap|smb|rpcclient|config|openssl|machine|securestring|sqlcmd|bcp|osql|isql|ssh-keygen|net\s+user|chpasswd|@tcp\(|@unix\(|sqlplus|rman|expdp|impdp|sqlldr|dgmgrl|conn|${SECRET_WORDS}`, 'i');
 
 // The shortest credential in text: `pwd=x`.
 const MIN_CREDENTIAL_TEXT = 5;

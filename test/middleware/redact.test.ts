@@ -59,6 +59,8 @@ describe('a secret named beside its value', () => {
       kept: [{ name: 'max_tokens', value: 100 }, { key: 'primary_key', value: 'id' }, ['password', 'a', 'b'], ['tokens', 7]],
       // What browser tools type into a field their other argument describes: Playwright's browser_type, Puppeteer's fill.
       typed: [{ element: 'Password textbox', ref: 'e12', text: `${pw}-6` }, { selector: 'input[name="api_key"]', value: `${pw}-7` }, { element: 'Search box', ref: 'e3', text: 'forgot password' }],
+      // Playwright's browser_fill_form: a field named by its label.
+      form: { fields: [{ name: 'Password (required)', type: 'textbox', ref: 'e4', value: `${pw}-18` }, { name: 'Email', type: 'textbox', ref: 'e5', value: 'bob@example.com' }] },
       // A browser's cookies, a value Terraform marks sensitive, a Kubernetes Secret's data.
       cookies: [{ name: 'sessionid', value: `${pw}-8`, domain: 'example.com', httpOnly: true, sameSite: 'Lax' }],
       output: { rds_master: { sensitive: true, value: `${pw}-9` }, region: { sensitive: false, value: 'eu-west-1' } },
@@ -67,7 +69,7 @@ describe('a secret named beside its value', () => {
       // An argument after a secret-like option, whatever the list's length.
       argv: ['redis-server', '--requirepass', `${pw}-11`, '--port', '6379'],
       // Names of secrets that are words of the key: a short password name, a qualified key.
-      env: { DB_PASS: `${pw}-12`, LDAP_BIND_PW: `${pw}-13`, SECRET_KEY_BASE: `${pw}-14`, STRIPE_KEY: `${pw}-15`, AccountKey: `${pw}-16`, 'client-key-data': `${pw}-17`, PWD: '/home/bob', primary_key: 'id', session_key: 'nightly' },
+      variables: { DB_PASS: `${pw}-12`, LDAP_BIND_PW: `${pw}-13`, SECRET_KEY_BASE: `${pw}-14`, STRIPE_KEY: `${pw}-15`, AccountKey: `${pw}-16`, 'client-key-data': `${pw}-17`, PWD: '/home/bob', primary_key: 'id', session_key: 'nightly' },
       // Values no key makes a secret: flags, nothing, a schema describing the field.
       flags: { has_password: true, token: null, secret: false, properties: { password: { type: 'string', minLength: 8 } } },
     });
@@ -81,12 +83,13 @@ describe('a secret named beside its value', () => {
       entries: [['DB_PASSWORD', '[redacted]'], ['user', 'bob']],
       kept: [{ name: 'max_tokens', value: 100 }, { key: 'primary_key', value: 'id' }, ['password', 'a', 'b'], ['tokens', 7]],
       typed: [{ element: 'Password textbox', ref: 'e12', text: '[redacted]' }, { selector: 'input[name="api_key"]', value: '[redacted]' }, { element: 'Search box', ref: 'e3', text: 'forgot password' }],
+      form: { fields: [{ name: 'Password (required)', type: 'textbox', ref: 'e4', value: '[redacted]' }, { name: 'Email', type: 'textbox', ref: 'e5', value: 'bob@example.com' }] },
       cookies: [{ name: 'sessionid', value: '[redacted]', domain: 'example.com', httpOnly: true, sameSite: 'Lax' }],
       output: { rds_master: { sensitive: true, value: '[redacted]' }, region: { sensitive: false, value: 'eu-west-1' } },
       manifest: { kind: 'Secret', metadata: { name: 'db' }, data: '[redacted]' },
       configmap: { kind: 'ConfigMap', data: { LANG: 'C' } },
       argv: ['redis-server', '--requirepass', '[redacted]', '--port', '6379'],
-      env: { DB_PASS: '[redacted]', LDAP_BIND_PW: '[redacted]', SECRET_KEY_BASE: '[redacted]', STRIPE_KEY: '[redacted]', AccountKey: '[redacted]', 'client-key-data': '[redacted]', PWD: '/home/bob', primary_key: 'id', session_key: 'nightly' },
+      variables: { DB_PASS: '[redacted]', LDAP_BIND_PW: '[redacted]', SECRET_KEY_BASE: '[redacted]', STRIPE_KEY: '[redacted]', AccountKey: '[redacted]', 'client-key-data': '[redacted]', PWD: '/home/bob', primary_key: 'id', session_key: 'nightly' },
       flags: { has_password: true, token: null, secret: false, properties: { password: { type: 'string', minLength: 8 } } },
     });
     expect(events.every((e) => JSON.stringify(e.agent_ids.ids['env']) === '[{"name":"DB_PASSWORD","value":"[redacted]"}]')).toBe(true);
@@ -368,6 +371,9 @@ describe('credentials in text', () => {
       // A template literal; Make's `?=` and `+=`; PowerShell's plain-text secure string; a Terraform variable's default.
       ['const password = `Code-Pw-33`;\nx = 1; DB_PASSWORD ?= Code-Pw-34\nAPI_TOKEN += Code-Pw-35', 'const password = `[redacted]`;\nx = 1; DB_PASSWORD ?= [redacted]\nAPI_TOKEN += [redacted]'],
       ['$p = ConvertTo-SecureString -String Code-Pw-36 -AsPlainText -Force', '$p = ConvertTo-SecureString -String [redacted] -AsPlainText -Force'],
+      // SQL Server's tools, ssh-keygen, HTTPie, Windows' net user, chpasswd, Go's MySQL DSN, wpa_supplicant.
+      ["sqlcmd -S db -U sa -P 'Code-Pw-42' -Q \"select 1\"; ssh-keygen -t ed25519 -N \"Code-Pw-43\" -f k; http -a bob:Code-Pw-44 GET https://x", "sqlcmd -S db -U sa -P '[redacted]' -Q \"select 1\"; ssh-keygen -t ed25519 -N \"[redacted]\" -f k; http -a bob:[redacted] GET https://x"],
+      ["net user bob Code-Pw-45 /add\necho 'bob:Code-Pw-46' | chpasswd\ndsn := \"root:Code-Pw-47@tcp(127.0.0.1:3306)/app\"\n  psk=\"Code-Pw-48\"", "net user bob [redacted] /add\necho '[redacted]' | chpasswd\ndsn := \"root:[redacted]@tcp(127.0.0.1:3306)/app\"\n  psk=\"[redacted]\""],
       // Typed into a field the code names, as browser automation writes it; stored by keyring.
       [`await page.fill('input[name="password"]', 'Code-Pw-38'); await page.getByLabel('API key').fill("Code-Pw-39");\ndriver.find_element(By.ID, "password").send_keys("Code-Pw-40")\nkeyring.set_password("svc", "bob", "Code-Pw-41")`, `await page.fill('input[name="password"]', '[redacted]'); await page.getByLabel('API key').fill("[redacted]");\ndriver.find_element(By.ID, "password").send_keys("[redacted]")\nkeyring.set_password("svc", "bob", "[redacted]")`],
       ['variable "db_password" {\n  type      = string\n  default   = "Code-Pw-37"\n  sensitive = true\n}\nvariable "region" { default = "eu-west-1" }', 'variable "db_password" {\n  type      = string\n  default   = "[redacted]"\n  sensitive = true\n}\nvariable "region" { default = "eu-west-1" }'],
@@ -590,6 +596,9 @@ describe('credentials in text', () => {
     ['an Authorization header, then spaces', `Authorization: ${' '.repeat(100_000)}`],
     ['Cookie headers on one line', 'cookie: '.repeat(12_500)],
     ['webhook paths again and again', 'hooks.slack.com/services/'.repeat(4_000)],
+    ['sqlcmd of many arguments and no password', `sqlcmd${' -S x'.repeat(20_000)}`],
+    ['net user again and again', 'net user a '.repeat(9_000)],
+    ['user and password pairs without a DSN after', `${'a:b@'.repeat(25_000)}tcp(`],
     ['elements an attribute names a secret, never closed', '<entry key="password">x'.repeat(5_000)],
     ['name fields, each with an object left open after', '{"name": "DB_PASSWORD", "a": {'.repeat(4_000)],
     ['an environment lookup, then letters', `token = process.env.${'a'.repeat(100_000)}`],
