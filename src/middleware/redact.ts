@@ -513,6 +513,17 @@ const PAIR_IN_LINE = new RegExp(
 );
 
 /**
+ * What a browser tool types, as JSON text (a model's tool call, its arguments a string): a field's
+ * description and the text typed into it, `{"element": "Password textbox", "ref": "e3", "text":
+ * "…"}`, `{"selector": "#password", "value": "…"}`, escaped too (the fields between are short
+ * strings and scalars, in the same quotes).
+ */
+const DESCRIBED_FIELD = new RegExp(
+  String.raw`(?<fieldQuote>\\*")(?:element|selector)\k<fieldQuote>[ \t]*:[ \t]*\k<fieldQuote>(?<field>[^"\\\r\n]{1,128})\k<fieldQuote>(?:[ \t]*,\s*\k<fieldQuote>[\w.-]{1,64}\k<fieldQuote>[ \t]*:[ \t]*(?:\k<fieldQuote>[^"\\\r\n]{0,128}\k<fieldQuote>|[\w.+-]{1,64})){0,8}[ \t]*,\s*\k<fieldQuote>(?:text|value)\k<fieldQuote>[ \t]*:[ \t]*${ASSIGNED_VALUE}`,
+  'g',
+);
+
+/**
  * {@link PAIR_IN_LINE} the other way round: `Value=…,Name=DB_PASSWORD`, `{"value": "…", "type":
  * "string", "key": "DB_PASSWORD"}`. A bare value is read up to 256 characters: each `value` word
  * of a long run is a place a match may start.
@@ -777,6 +788,7 @@ export function redactCredentials(text: string): string {
     .replace(NESTED_VALUE, assignedValue)
     .replace(PAIR_IN_LINE, assignedValue)
     .replace(PAIR_IN_LINE_VALUE_FIRST, assignedValue)
+    .replace(DESCRIBED_FIELD, describedValue)
     .replace(ASSIGNMENT, assignedValue)
     .replace(ARROW_ASSIGNMENT, assignedValue)
     .replace(DEFINED_CONSTANT, assignedValue)
@@ -828,8 +840,19 @@ function lineValue(match: string, ...rest: unknown[]): string {
 
 /** An assignment's or an option's value replaced, when its name is a secret's and the value holds one. */
 function assignedValue(match: string, ...rest: unknown[]): string {
-  const { name, dq, sq, bq, esc, eq, eqEnd = '', block, bare, tail = '' } = rest.at(-1) as AssignmentGroups;
-  if (!isSecretLikeKey(name)) return match;
+  const groups = rest.at(-1) as AssignmentGroups;
+  return isSecretLikeKey(groups.name) ? valueReplaced(match, groups) : match;
+}
+
+/** {@link DESCRIBED_FIELD}'s value replaced, when the field's description names a secret. */
+function describedValue(match: string, ...rest: unknown[]): string {
+  const groups = rest.at(-1) as AssignmentGroups & { readonly field: string };
+  return describesSecret(groups.field) ? valueReplaced(match, groups) : match;
+}
+
+/** The match with its value (quoted, in escaped quotes, bare, or a block scalar's lines) replaced. */
+function valueReplaced(match: string, groups: AssignmentGroups): string {
+  const { dq, sq, bq, esc, eq, eqEnd = '', block, bare, tail = '' } = groups;
   if (block !== undefined) return match.slice(0, match.length - block.length) + blockLinesRedacted(block);
   const quote = dq !== undefined ? '"' : sq !== undefined ? "'" : bq !== undefined ? '`' : eq !== undefined ? `${esc ?? ''}"` : '';
   // A value in escaped quotes that was cut before its closing one gets none.

@@ -498,6 +498,9 @@ describe('credentials in text', () => {
       [once, redacted],
       [twice, JSON.stringify(redacted)],
       ['cut: {\\"api_key\\":\\"Esc-Pw-03', 'cut: {\\"api_key\\":\\"[redacted]'],
+      // A model's tool call, its arguments JSON text: what a browser tool types into a described field.
+      [JSON.stringify({ name: 'browser_type', arguments: JSON.stringify({ element: 'Password textbox', ref: 'e3', text: 'Esc-Pw-04' }) }), JSON.stringify({ name: 'browser_type', arguments: JSON.stringify({ element: 'Password textbox', ref: 'e3', text: '[redacted]' }) })],
+      [JSON.stringify({ selector: '#password', value: 'Esc-Pw-05' }), JSON.stringify({ selector: '#password', value: '[redacted]' })],
     ], ['Esc-Pw']);
   });
 
@@ -599,6 +602,7 @@ describe('credentials in text', () => {
     ['sqlcmd of many arguments and no password', `sqlcmd${' -S x'.repeat(20_000)}`],
     ['net user again and again', 'net user a '.repeat(9_000)],
     ['user and password pairs without a DSN after', `${'a:b@'.repeat(25_000)}tcp(`],
+    ['described fields without a value', '{"element": "password", '.repeat(5_000)],
     ['elements an attribute names a secret, never closed', '<entry key="password">x'.repeat(5_000)],
     ['name fields, each with an object left open after', '{"name": "DB_PASSWORD", "a": {'.repeat(4_000)],
     ['an environment lookup, then letters', `token = process.env.${'a'.repeat(100_000)}`],
