@@ -17,3 +17,10 @@ export function tempDir(prefix = 'aura-test-'): string {
   made.push(dir);
   return dir;
 }
+
+/** A home whose config keeps the seal log's anchor copy in a folder of its own (appended to a config the home has). */
+export function anchoredHome(home = tempDir()): { home: string; anchorDir: string } {
+  const anchorDir = tempDir();
+  fs.appendFileSync(path.join(home, 'config.yaml'), `anchor_dir: ${anchorDir}\n`);
+  return { home, anchorDir };
+}

@@ -12,7 +12,7 @@ import { AuraError } from '../../src/errors.js';
 import { aura, auraJson } from '../helpers/cli.js';
 import { pythonVerify } from '../helpers/python.js';
 import { lines, rehash, writeLines } from '../helpers/sessions.js';
-import { tempDir } from '../helpers/temp.js';
+import { anchoredHome, tempDir } from '../helpers/temp.js';
 
 type Row = { kind: string; payload: Record<string, unknown>; content_hash: string; prev_hash: string | null; session_id: string };
 
@@ -222,8 +222,7 @@ describe('attacks on a signed store', () => {
 
   it('catches a rewritten seal log by its anchor copy', async () => {
     const { home } = signedHome();
-    const anchorDir = tempDir();
-    fs.appendFileSync(path.join(home, 'config.yaml'), `anchor_dir: ${anchorDir}\n`);
+    const { anchorDir } = anchoredHome(home);
     const first = await signedSession(home);
     const second = await signedSession(home);
     const anchorLog = path.join(anchorDir, 'seals.jsonl');
@@ -263,8 +262,7 @@ describe('the anchor copy of the seal log', () => {
   it('begun after the store: the seals before it are not expected in it, those after it are', async () => {
     const { home } = signedHome();
     const before = await signedSession(home);
-    const anchorDir = tempDir();
-    fs.appendFileSync(path.join(home, 'config.yaml'), `anchor_dir: ${anchorDir}\n`);
+    const { anchorDir } = anchoredHome(home);
     const after = await signedSession(home);
     const anchorLog = path.join(anchorDir, 'seals.jsonl');
     expect(store(home, { anchorLog })).toMatchObject({ ok: true, anchor: { entries: 1, matches: true } });
@@ -300,9 +298,7 @@ describe('the anchor copy of the seal log', () => {
   });
 
   it('kept by a home and by a project of it (storage: project) in one folder, each in its own file; one shared by two stores fails verify store saying so', async () => {
-    const home = tempDir();
-    const anchorDir = tempDir();
-    fs.writeFileSync(path.join(home, 'config.yaml'), `anchor_dir: ${anchorDir}\n`);
+    const { home, anchorDir } = anchoredHome();
     const project = tempDir();
     fs.writeFileSync(path.join(project, 'aura.project.yaml'), 'storage: project\n');
     for (const args of [['demo'], ['--project', project, 'demo'], ['demo']]) expect(auraJson(args, { home }).status).toBe(0);
@@ -319,9 +315,7 @@ describe('the anchor copy of the seal log', () => {
   });
 
   it("is named after a project's folder itself, however its path was given (a symlink, a trailing slash): one project, one copy", async () => {
-    const home = tempDir();
-    const anchorDir = tempDir();
-    fs.writeFileSync(path.join(home, 'config.yaml'), `anchor_dir: ${anchorDir}\n`);
+    const { home, anchorDir } = anchoredHome();
     const project = tempDir();
     fs.writeFileSync(path.join(project, 'aura.project.yaml'), 'storage: project\n');
     const link = path.join(tempDir(), 'link');
@@ -332,9 +326,7 @@ describe('the anchor copy of the seal log', () => {
   });
 
   it('is written before the seal log: a copy that cannot be written fails the close and leaves the log without the seal, so no reader takes the session for tampered', async () => {
-    const home = tempDir();
-    const anchorDir = tempDir();
-    fs.writeFileSync(path.join(home, 'config.yaml'), `anchor_dir: ${anchorDir}\n`);
+    const { home, anchorDir } = anchoredHome();
     await signedSession(home);
     // The copy's file is a folder now: appending to it fails at once.
     fs.rmSync(path.join(anchorDir, 'seals.jsonl'));

@@ -22,7 +22,7 @@ import { sessionFiles } from '../../src/store/session-files.js';
 import { AURA_BIN, aura, auraJson } from '../helpers/cli.js';
 import { tempDatabase } from '../helpers/postgres.js';
 import { lines, rehash } from '../helpers/sessions.js';
-import { tempDir } from '../helpers/temp.js';
+import { anchoredHome, tempDir } from '../helpers/temp.js';
 
 type Row = { kind: string; payload: Record<string, unknown>; content_hash: string };
 
@@ -407,9 +407,7 @@ describe('lists do not trust the stored summary', () => {
 
 describe("the seal log's anchor copy", () => {
   it('is read by every surface: a seal removed from the log makes its session damaged: seal_mismatch on the lists, report show, the ui list and every MCP tool, as in verify chain', async () => {
-    const home = tempDir();
-    const anchorDir = tempDir();
-    fs.writeFileSync(path.join(home, 'config.yaml'), `anchor_dir: ${anchorDir}\n`);
+    const { home, anchorDir } = anchoredHome();
     const kept = await closedSession(home, 3);
     const removed = await closedSession(home, 3);
     const sealLog = path.join(home, 'seals.jsonl');
@@ -461,9 +459,7 @@ describe("the seal log's anchor copy, when sessions are gone or the copy is brok
   }
 
   it('a deleted session whose seal was rewritten, or deleted with its seal, is named by the lists and the findings as by verify store; a broken copy is a finding', async () => {
-    const home = tempDir();
-    const anchorDir = tempDir();
-    fs.writeFileSync(path.join(home, 'config.yaml'), `anchor_dir: ${anchorDir}\n`);
+    const { home, anchorDir } = anchoredHome();
     const kept = await closedSession(home, 3);
     const rewritten = await closedSession(home, 3);
     const erased = await closedSession(home, 3);
