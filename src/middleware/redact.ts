@@ -472,6 +472,17 @@ const LINE_VALUE = new RegExp(
 );
 
 /**
+ * A secret named in words at a line's start, as tools print what they made: `API Key: …`,
+ * `Unseal Key 1: …`, `Initial Root Token: …`, `Secret access key: …`; and a table's row, its name
+ * and value apart by two spaces or more, as Vault prints one (`password    …`). The value runs to
+ * the line's end. A declaration (`const password: string = …`) is code's, and {@link ASSIGNMENT}'s.
+ */
+const LABEL_VALUE = new RegExp(
+  String.raw`^(?<lead>[ \t]*)(?!(?:const|let|var|val|def|pub|public|private|protected|static|readonly|export|final|fn|func|type|interface|declare)[ \t])(?<name>(?:[A-Za-z][\w-]{0,23}[ \t]){0,3}[A-Za-z][\w-]{0,23}(?:[ \t]\d{1,2})?)(?:[ \t]*:[ \t]+|(?<gap>[ \t]{2,}))(?<bare>[^\s"'{\[|>][^\r\n]*)`,
+  'gm',
+);
+
+/**
  * A name given as text beside its value, on the line above it, as a Kubernetes or CI file lists
  * env (`- name: DB_PASSWORD` then `value: …`; `key:` as tags write it, and JSON text over lines):
  * the value in quotes, to the line's end, or a block scalar's lines.
@@ -783,6 +794,7 @@ export function redactCredentials(text: string): string {
     // On a text of one line, `NAME=value more` is a command (lineValue). The text is read once for
     // it, not at each match: the replacements before keep its lines.
     .replace(LINE_VALUE, /[\r\n]/.test(out) ? assignedValue : lineValue)
+    .replace(LABEL_VALUE, labelValue)
     .replace(NAMED_VALUE, assignedValue)
     .replace(VALUE_NAMED, assignedValue)
     .replace(NESTED_VALUE, assignedValue)
@@ -842,6 +854,12 @@ function lineValue(match: string, ...rest: unknown[]): string {
 function assignedValue(match: string, ...rest: unknown[]): string {
   const groups = rest.at(-1) as AssignmentGroups;
   return isSecretLikeKey(groups.name) ? valueReplaced(match, groups) : match;
+}
+
+/** {@link LABEL_VALUE}'s value replaced, when its words name a secret: a name of one word before a colon is {@link LINE_VALUE}'s (`password: …` there runs to the line's end as well). */
+function labelValue(match: string, ...rest: unknown[]): string {
+  const groups = rest.at(-1) as AssignmentGroups & { readonly gap?: string };
+  return (groups.gap !== undefined || /[ \t]/.test(groups.name)) && isSecretLikeKey(groups.name) ? valueReplaced(match, groups) : match;
 }
 
 /** {@link DESCRIBED_FIELD}'s value replaced, when the field's description names a secret. */

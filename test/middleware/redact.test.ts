@@ -328,6 +328,9 @@ describe('credentials in text', () => {
       ['A_TOKEN=Env Pw 01 here\nDEBUG=true', 'A_TOKEN=[redacted]\nDEBUG=true'],
       ['  export DB_PASSWORD=Env Pw 02 # rotated\r\nexport DB_PASSWORD="Env Pw 03 quoted"', '  export DB_PASSWORD=[redacted]\r\nexport DB_PASSWORD="[redacted]"'],
       ['- API_KEY = Env Pw 04\naccess_token=Env-Pw-05&state=ok', '- API_KEY = [redacted]\naccess_token=[redacted]&state=ok'],
+      // Named in words, as tools print what they made; a table's row, as Vault prints one.
+      ['Unseal Key 1: Env-Pw-06\nInitial Root Token: Env-Pw-07\nAPI Key: Env Pw 08\nPrimary key: id', 'Unseal Key 1: [redacted]\nInitial Root Token: [redacted]\nAPI Key: [redacted]\nPrimary key: id'],
+      ['Key         Value\n---         -----\npassword    Env-Pw-09\nusername    bob', 'Key         Value\n---         -----\npassword    [redacted]\nusername    bob'],
     ], ['horse', 'battery', 'staple', 'two words', 'Yaml Pw', 'Yaml-Pw', 'Env Pw', 'Env-Pw']);
   });
 
@@ -603,6 +606,7 @@ describe('credentials in text', () => {
     ['net user again and again', 'net user a '.repeat(9_000)],
     ['user and password pairs without a DSN after', `${'a:b@'.repeat(25_000)}tcp(`],
     ['described fields without a value', '{"element": "password", '.repeat(5_000)],
+    ['words naming a secret, then spaces', `api key${' '.repeat(100_000)}`],
     ['elements an attribute names a secret, never closed', '<entry key="password">x'.repeat(5_000)],
     ['name fields, each with an object left open after', '{"name": "DB_PASSWORD", "a": {'.repeat(4_000)],
     ['an environment lookup, then letters', `token = process.env.${'a'.repeat(100_000)}`],
