@@ -204,6 +204,20 @@ function encodedForms(value: string): string[] {
 }
 
 const PAIR_VALUE: ReadonlySet<number> = new Set([1]);
+
+/**
+ * How an argument list's command takes a password after `-p`: MySQL's attached (`-pSECRET`; a
+ * `-p` alone asks for it), the registry logins' and sshpass's as the next argument (`-p SECRET`);
+ * null for any other command, whose `-p` is a port, a path or a flag.
+ */
+function passwordFlag(array: readonly unknown[]): 'attached' | 'next' | null {
+  const first = array[0];
+  if (typeof first !== 'string') return null;
+  const command = first.slice(first.lastIndexOf('/') + 1);
+  if (/^(?:mysql|mariadb)[\w-]*$/.test(command)) return 'attached';
+  if (command === 'sshpass' || (/^(?:docker|podman|nerdctl|buildah|skopeo|oras|helm)$/.test(command) && array.includes('login'))) return 'next';
+  return null;
+}
 const DASH = 0x2d;
 // An option of an argument list (`--password`, `--db-token`, `-password`), its value the next argument.
 const SECRET_OPTION = /^--?[A-Za-z][\w-]*$/;
@@ -242,10 +256,17 @@ export class SessionRedactor implements Redactor {
       if (typeof name === 'string' && isSecretLikeKey(name)) return PAIR_VALUE;
     }
     let found: Set<number> | null = null;
-    for (let i = 0; i < array.length - 1; i++) {
+    const p = passwordFlag(array);
+    for (let i = 0; i < array.length; i++) {
       const item = array[i];
+      if (typeof item !== 'string' || item.charCodeAt(0) !== DASH) continue;
+      if (p === 'attached' && item.length > 2 && item.startsWith('-p') && !item.startsWith('-p-')) {
+        (found ??= new Set()).add(i);
+        continue;
+      }
       const next = array[i + 1];
-      if (typeof item === 'string' && item.charCodeAt(0) === DASH && typeof next === 'string' && next.charCodeAt(0) !== DASH && SECRET_OPTION.test(item) && isSecretLikeKey(item.replace(/^-+/, ''))) (found ??= new Set()).add(i + 1);
+      if (typeof next !== 'string' || next.charCodeAt(0) === DASH) continue;
+      if ((p === 'next' && item === '-p') || (SECRET_OPTION.test(item) && isSecretLikeKey(item.replace(/^-+/, '')))) (found ??= new Set()).add(i + 1);
     }
     return found;
   }

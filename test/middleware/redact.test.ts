@@ -68,6 +68,10 @@ describe('a secret named beside its value', () => {
       configmap: { kind: 'ConfigMap', data: { LANG: 'C' } },
       // An argument after a secret-like option, whatever the list's length.
       argv: ['redis-server', '--requirepass', `${pw}-11`, '--port', '6379'],
+      // `-p` as the command takes it: MySQL's attached, a registry login's next; any other command's is left alone.
+      mysql: ['/usr/bin/mysql', '-u', 'root', `-p${pw}-19`, 'app'],
+      login: ['docker', 'login', '-u', 'bob', '-p', `${pw}-20`, 'registry.example.com'],
+      run: ['docker', 'run', '-p', '8080:80', 'nginx'],
       // Names of secrets that are words of the key: a short password name, a qualified key.
       variables: { DB_PASS: `${pw}-12`, LDAP_BIND_PW: `${pw}-13`, SECRET_KEY_BASE: `${pw}-14`, STRIPE_KEY: `${pw}-15`, AccountKey: `${pw}-16`, 'client-key-data': `${pw}-17`, PWD: '/home/bob', primary_key: 'id', session_key: 'nightly' },
       // Values no key makes a secret: flags, nothing, a schema describing the field.
@@ -89,6 +93,9 @@ describe('a secret named beside its value', () => {
       manifest: { kind: 'Secret', metadata: { name: 'db' }, data: '[redacted]' },
       configmap: { kind: 'ConfigMap', data: { LANG: 'C' } },
       argv: ['redis-server', '--requirepass', '[redacted]', '--port', '6379'],
+      mysql: ['/usr/bin/mysql', '-u', 'root', '[redacted]', 'app'],
+      login: ['docker', 'login', '-u', 'bob', '-p', '[redacted]', 'registry.example.com'],
+      run: ['docker', 'run', '-p', '8080:80', 'nginx'],
       variables: { DB_PASS: '[redacted]', LDAP_BIND_PW: '[redacted]', SECRET_KEY_BASE: '[redacted]', STRIPE_KEY: '[redacted]', AccountKey: '[redacted]', 'client-key-data': '[redacted]', PWD: '/home/bob', primary_key: 'id', session_key: 'nightly' },
       flags: { has_password: true, token: null, secret: false, properties: { password: { type: 'string', minLength: 8 } } },
     });
