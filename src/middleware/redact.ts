@@ -120,8 +120,11 @@ function namedSecretKey(record: Readonly<Record<string, unknown>>, keys: readonl
   let valueKey: string | null = null;
   let secretKind = false;
   let cookie = false;
-  // A name that is a field's label rather than a key (`Password (required)`, as a form lists its fields): read word by word only when there is a value beside it.
-  let described: string | null = null;
+  // A field's description (`element`, `selector`), and a name that is a field's label rather than
+  // a key (`Password (required)`, as a form lists its fields): read word by word only when there
+  // is a value beside them.
+  const descriptions: string[] = [];
+  let label: string | null = null;
   let dataKey: string | null = null;
   for (const key of keys) {
     switch (key) {
@@ -147,8 +150,8 @@ function namedSecretKey(record: Readonly<Record<string, unknown>>, keys: readonl
         break;
       case 'element':
       case 'selector': {
-        const described = record[key];
-        named ||= typeof described === 'string' && describesSecret(described);
+        const description = record[key];
+        if (typeof description === 'string') descriptions.push(description);
         break;
       }
       case 'name':
@@ -160,7 +163,7 @@ function namedSecretKey(record: Readonly<Record<string, unknown>>, keys: readonl
         const name = record[key];
         if (typeof name === 'string') {
           named ||= isSecretLikeKey(name);
-          described ??= name;
+          label ??= name;
         }
         break;
       }
@@ -168,7 +171,7 @@ function namedSecretKey(record: Readonly<Record<string, unknown>>, keys: readonl
   }
   if (secretKind && dataKey !== null) return dataKey;
   if (valueKey === null) return null;
-  return named || (cookie && record['name'] !== undefined) || (described !== null && describesSecret(described)) ? valueKey : null;
+  return named || (cookie && record['name'] !== undefined) || descriptions.some(describesSecret) || (label !== null && describesSecret(label)) ? valueKey : null;
 }
 
 // Longer descriptions are prose, not a field's name.
@@ -398,6 +401,9 @@ const YAML_SQ_VALUE = String.raw`'(?<sq>(?:[^'\r\n]|'')*)'`;
  */
 const OBJECT_FIELD = String.raw`(?:"[\w.-]{1,64}"|'[\w.-]{1,64}'|[A-Za-z_][\w.-]{0,63})[ \t]*:[ \t]*(?:"(?:[^"\\\r\n]|\\.){0,128}"|'[^'\r\n]{0,128}'|\{[^{}\[\]]{0,512}\}|\[[^{}\[\]]{0,512}\]|[^\s,{}\[\]"'](?:[^,{}\[\]"'\r\n]{0,62}[^\s,{}\[\]"'])?)`;
 
+// A variable's or a setting's name, quoted: what an environment reader is given.
+const NAME_LITERAL = String.raw`(?:"[\w.-]+"|'[\w.-]+')`;
+
 /**
  * What a bare value is when it is code that reads a secret from elsewhere, not the secret, and
  * ends there (a `;`, `,`, a bracket, a comment or the line's end after it): a call given nothing
@@ -407,7 +413,7 @@ const OBJECT_FIELD = String.raw`(?:"[\w.-]{1,64}"|'[\w.-]{1,64}'|[A-Za-z_][\w.-]
  * given anything else (`SecretStr("…")`, `Summer(2024)`, a reader's default), or followed by more
  * (`process.env.API_KEY ?? "…"`), may hold the secret, and is not this.
  */
-const CODE_VALUE = String.raw`(?:(?:(?:await|new)[ \t]+)?[A-Za-z_$]+(?:\.[A-Za-z_$]+)*\([ \t]*(?:"[A-Za-z][A-Za-z ']{0,64}:[ \t]?"|'[A-Za-z][A-Za-z ]{0,64}:[ \t]?')?[ \t]*\)|(?:os\.getenv|os\.environ\.get|getenv|System\.getenv|ENV\.fetch|Deno\.env\.get|env|config)\([ \t]*(?:"[\w.-]+"|'[\w.-]+')[ \t]*\)|(?:process\.env|import\.meta\.env|Bun\.env)(?:\.[\w$]+|\[(?:"[\w.-]+"|'[\w.-]+')\])|(?:os\.environ|ENV)\[(?:"[\w.-]+"|'[\w.-]+')\]|(?:string|str|bytes|SecretStr)(?:[ \t]*\|[ \t]*(?:undefined|null|None))?)(?=[ \t]*(?:[;,)}\]\r\n#]|\/\/|$))`;
+const CODE_VALUE = String.raw`(?:(?:(?:await|new)[ \t]+)?[A-Za-z_$]+(?:\.[A-Za-z_$]+)*\([ \t]*(?:"[A-Za-z][A-Za-z ']{0,64}:[ \t]?"|'[A-Za-z][A-Za-z ]{0,64}:[ \t]?')?[ \t]*\)|(?:os\.getenv|os\.environ\.get|getenv|System\.getenv|ENV\.fetch|Deno\.env\.get|env|config)\([ \t]*${NAME_LITERAL}[ \t]*\)|(?:process\.env|import\.meta\.env|Bun\.env)(?:\.[\w$]+|\[${NAME_LITERAL}\])|(?:os\.environ|ENV)\[${NAME_LITERAL}\]|(?:string|str|bytes|SecretStr)(?:[ \t]*\|[ \t]*(?:undefined|null|None))?)(?=[ \t]*(?:[;,)}\]\r\n#]|\/\/|$))`;
 
 // A call's arguments in their parentheses (one call deep inside them), taken with the value they follow (`SecretStr("a b")`): text in them may be the secret.
 const CALL_ARGUMENTS = String.raw`\((?:[^()\r\n]|\([^()\r\n]{0,256}\)){0,256}\)`;

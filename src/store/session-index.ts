@@ -313,8 +313,7 @@ export class SessionIndex {
   private placeOf(id: string): Place {
     const view = this.sealLogView;
     const place = view.places.get(id);
-    const anchor = view.anchor?.get(id) ?? null;
-    return place === undefined ? (anchor === null ? NO_PLACE : [null, false, null, null, anchor]) : [place.entry.hash, place.afterSigning, place.voucher?.hash ?? null, place.signatureProblem ?? null, anchor];
+    return [place?.entry.hash ?? null, place?.afterSigning ?? false, place?.voucher?.hash ?? null, place?.signatureProblem ?? null, view.anchor?.get(id) ?? null];
   }
 
   private slotOf(id: string): Slot {
