@@ -4,7 +4,7 @@
  * spans carry the record without the operator's e-mail, name and subject, wherever it rides.
  */
 
-import { freeKey } from '../middleware/redact.js';
+import { freeKey } from '../spine/redactor.js';
 
 /** The fields that leave the trail only when `identity_export_pii` is set (reference §17.4). */
 const OPERATOR_PII_FIELDS: readonly string[] = ['email', 'name', 'phone', 'subject'];

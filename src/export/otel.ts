@@ -6,7 +6,9 @@
  * failures carry an error status.
  */
 
-import { isSecretLikeKey, REDACTED, redactCredentials } from '../middleware/redact.js';
+import { redactCredentials } from '../middleware/redact.js';
+import { REDACTED } from '../spine/redactor.js';
+import { isSecretLikeKey } from '../middleware/secret-names.js';
 import type { AuraEvent } from '../spine/record.js';
 import { PACKAGE_NAME, VERSION } from '../version.js';
 import { AURA, GENERAL } from './semconv.js';

@@ -16,7 +16,8 @@
 
 import { createHmac } from 'node:crypto';
 import { InvalidOptionError } from '../errors.js';
-import { freeKey, isSecretLikeKey } from './redact.js';
+import { freeKey } from '../spine/redactor.js';
+import { isSecretLikeKey } from './secret-names.js';
 import { replacePii, type PiiEntity, type PiiMatch } from './pii-detectors.js';
 
 /** How a value is replaced. */

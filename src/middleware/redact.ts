@@ -10,100 +10,10 @@
  */
 
 import { findPii, replacePii, type PiiEntity } from './pii-detectors.js';
-
-/** The text that stands in for a redacted value. */
-export const REDACTED = '[redacted]';
-
-/** What the canonical walk asks of a redactor. */
-export interface Redactor {
-  /** True when the value under this key must not be recorded. */
-  secretKey(key: string): boolean;
-  /** The text with every known secret value, and every credential it holds, replaced. */
-  scrub(text: string): string;
-  /** {@link scrub} for an object key: keys repeat from event to event, so the answer is kept. */
-  scrubKey(key: string): string;
-  /** The key of `record` holding a value its `name` (or `key`) member names as a secret's (`{name: 'DB_PASSWORD', value: …}`), or null. */
-  namedSecretKey(record: Readonly<Record<string, unknown>>, keys: readonly string[]): string | null;
-  /**
-   * The indexes of `array` that hold a secret's value, or null: the value of a `[name, value]`
-   * pair whose name is a secret's (`['DB_PASSWORD', …]`, as `Object.entries` gives it), and each
-   * argument after a secret-like option in an argument list (`['--password', …]`).
-   */
-  secretItems(array: readonly unknown[]): ReadonlySet<number> | null;
-  /** True for a value no key makes a secret: a boolean, null, a JSON Schema's description of a field (`{type: 'string', description: …}`). */
-  keepsValue(value: unknown): boolean;
-}
-
-// Key names are compared on their letters and digits only, lower-cased, without a trailing
-// number: `PassWord`, `pass_word`, `X-Api-Key`, `apIkey` and `token2` all reach the lists below.
-// Aura's list (reference §11.6), plus what its §21.18 notes it misses and the names users expect.
-const SECRET_KEYS: ReadonlySet<string> = new Set([
-  'apikey', 'auth', 'authorization', 'bearer', 'cardnumber', 'clientsecret', 'connectionstring', 'cookie', 'credential', 'credentials',
-  'cvc', 'cvv', 'dsn', 'jwt', 'mysqlpwd', 'otp', 'pan', 'passcode', 'passphrase', 'passwd', 'password', 'pin', 'privatekey', 'pwd', 'secret', 'setcookie',
-  'sshkey', 'token', 'totp', 'secretstring', 'secretbinary', 'requirepass', 'masterauth', 'psk',
-  // Lists of them (`passwords: […]`, `api_keys`); never `tokens`, which counts.
-  'apikeys', 'clientsecrets', 'passcodes', 'passphrases', 'passwords', 'privatekeys', 'secrets',
-]);
-// `…_token`, `…Secret`, `db_password`, `aws_access_key`, `basic_auth`, …; never `…_tokens` (counters).
-const SECRET_SUFFIXES: readonly string[] = [
-  'token', 'secret', 'password', 'passwd', 'passphrase', 'apikey', 'privatekey', 'secretkey', 'accesskey', 'sshkey', 'signingkey',
-  'encryptionkey', 'credential', 'credentials', 'authorization', 'auth', 'cookie',
-  'secrets', 'passwords', 'apikeys', 'privatekeys', 'secretkeys', 'accesskeys',
-];
-
-/** The form of a key the lists hold: letters and digits, lower-cased, without a trailing number. */
-function keyLetters(key: string): string {
-  return key.toLowerCase().replace(/[^a-z0-9]+/g, '').replace(/[0-9]+$/, '');
-}
-
-// Keys repeat from event to event; the verdict of each is computed once.
-const verdicts = new Map<string, boolean>();
-const VERDICT_CACHE_LIMIT = 10_000;
-
-/**
- * True for a key whose value is a credential (`apiKey`, `X-Api-Key`, `PassWord`, `db_password`,
- * `token`, …). Counters keep their values: `tokens`, `total_tokens`, `max_tokens`, `token_count`.
- */
-export function isSecretLikeKey(key: string): boolean {
-  const known = verdicts.get(key);
-  if (known !== undefined) return known;
-  // The shell's `PWD` is its folder (Mongo's `pwd` a password).
-  const secret = key !== 'PWD' && (secretLetters(keyLetters(key)) || secretWords(key));
-  if (verdicts.size < VERDICT_CACHE_LIMIT) verdicts.set(key, secret);
-  return secret;
-}
-
-function secretLetters(letters: string): boolean {
-  return SECRET_KEYS.has(letters) || SECRET_SUFFIXES.some((suffix) => letters.endsWith(suffix));
-}
-
-// A password's short names, as a key's last word: `DB_PASS`, `smtp.pass`, `LDAP_BIND_PW`, `MYSQL_PWD` (never `bypass`, nor `PWD`, the shell's folder).
-const PASSWORD_WORDS: ReadonlySet<string> = new Set(['pass', 'pw', 'pwd']);
-// What makes a `…_key` a secret's: `APP_KEY`, `secret_key_base`, `AccountKey`, `X-Master-Key`, `client-key-data` (never `primary_key`, `sort_key`, `session_key`).
-const KEY_QUALIFIERS: ReadonlySet<string> = new Set([
-  'secret', 'private', 'master', 'app', 'application', 'account', 'api', 'access', 'signing', 'hmac', 'jwt', 'client', 'storage', 'subscription',
-  'encryption', 'tls', 'ssh', 'auth', 'sas', 'shared', 'license', 'webhook', 'consumer', 'unseal', 'decryption', 'crypt', 'cipher',
-]);
-// Words after the key that it still names: `SECRET_KEY_BASE`, `client-key-data`, `unseal_keys_b64`.
-const KEY_TAILS: ReadonlySet<string> = new Set(['data', 'base', 'b64', 'base64', 'pem', 'hex']);
-
-/**
- * True for a key whose words name a secret where its letters alone do not: a password's short
- * name as its last word, a qualified `key` (or any `UPPER_SNAKE_KEY`, as env vars name API keys),
- * `secret_id`; a version after it (`ses_smtp_password_v4`) is not its name.
- */
-function secretWords(key: string): boolean {
-  const words = key.split(/[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])/).filter((word) => word !== '').map((word) => word.toLowerCase());
-  while (words.length > 1 && /^v?\d+$/.test(words.at(-1) as string)) words.pop();
-  if (words.length < 1) return false;
-  if (secretLetters(words.join(''))) return true;
-  while (words.length > 1 && KEY_TAILS.has(words.at(-1) as string)) words.pop();
-  const last = words.at(-1) as string;
-  const before = words.slice(0, -1);
-  if (PASSWORD_WORDS.has(last)) return last !== 'pwd' || before.length > 0;
-  if (last === 'key' || last === 'keys') return before.some((word) => KEY_QUALIFIERS.has(word)) || (before.length > 0 && /^[A-Z0-9_]+$/.test(key));
-  return last === 'id' && before.at(-1) === 'secret';
-}
+import { redactLayouts } from './layout-secrets.js';
+import { isSecretLikeKey } from './secret-names.js';
+import { freeKey, REDACTED, type Redactor } from '../spine/redactor.js';
+import { parseJson } from '../spine/native-json.js';
 
 /**
  * The key of `record` holding a value named by its sibling rather than by its key, when that name
@@ -206,6 +116,33 @@ function encodedForms(value: string): string[] {
   return forms;
 }
 
+/** {@link Redactor.secretItems}. */
+function secretItems(array: readonly unknown[]): ReadonlySet<number> | null {
+  if (array.length === 2) {
+    const name = array[0];
+    if (typeof name === 'string' && isSecretLikeKey(name)) return PAIR_VALUE;
+  }
+  let found: Set<number> | null = null;
+  const p = passwordFlag(array);
+  for (let i = 0; i < array.length; i++) {
+    const item = array[i];
+    if (typeof item !== 'string' || item.charCodeAt(0) !== DASH) continue;
+    if (p === 'attached' && item.length > 2 && item.startsWith('-p') && !item.startsWith('-p-')) {
+      (found ??= new Set()).add(i);
+      continue;
+    }
+    const next = array[i + 1];
+    if (typeof next !== 'string' || next.charCodeAt(0) === DASH) continue;
+    if ((p === 'next' && item === '-p') || (SECRET_OPTION.test(item) && isSecretLikeKey(item.replace(/^-+/, '')))) (found ??= new Set()).add(i + 1);
+  }
+  return found;
+}
+
+/** {@link Redactor.keepsValue}. */
+function keepsValue(value: unknown): boolean {
+  return value === null || typeof value === 'boolean' || fieldSchema(value);
+}
+
 const PAIR_VALUE: ReadonlySet<number> = new Set([1]);
 
 /**
@@ -254,28 +191,11 @@ export class SessionRedactor implements Redactor {
   }
 
   secretItems(array: readonly unknown[]): ReadonlySet<number> | null {
-    if (array.length === 2) {
-      const name = array[0];
-      if (typeof name === 'string' && isSecretLikeKey(name)) return PAIR_VALUE;
-    }
-    let found: Set<number> | null = null;
-    const p = passwordFlag(array);
-    for (let i = 0; i < array.length; i++) {
-      const item = array[i];
-      if (typeof item !== 'string' || item.charCodeAt(0) !== DASH) continue;
-      if (p === 'attached' && item.length > 2 && item.startsWith('-p') && !item.startsWith('-p-')) {
-        (found ??= new Set()).add(i);
-        continue;
-      }
-      const next = array[i + 1];
-      if (typeof next !== 'string' || next.charCodeAt(0) === DASH) continue;
-      if ((p === 'next' && item === '-p') || (SECRET_OPTION.test(item) && isSecretLikeKey(item.replace(/^-+/, '')))) (found ??= new Set()).add(i + 1);
-    }
-    return found;
+    return secretItems(array);
   }
 
   keepsValue(value: unknown): boolean {
-    return value === null || typeof value === 'boolean' || fieldSchema(value);
+    return keepsValue(value);
   }
 
   /**
@@ -435,6 +355,9 @@ const ASSIGNED_VALUE = String.raw`(?:${DQ_VALUE}|${SQ_VALUE}|${'`'}(?<bq>[^${'`'
 // A declared type (`str`, `Optional[str]`, `string | undefined`, `Secret<string>`) between a name and the ` =` giving it its value (`sid=…` after a colon is a header's value).
 const TYPE_NAME = String.raw`(?:&(?:'[A-Za-z_]\w*[ \t]+)?)?[A-Za-z_$][\w$.]*(?:<[^<>=\r\n]{0,64}>|\[[^\[\]=\r\n]{0,64}\])?`;
 const TYPE = String.raw`${TYPE_NAME}(?:[ \t]*\|[ \t]*${TYPE_NAME}){0,4}`;
+
+/** A shell assignment whose value is on the next line, after a backslash that continues the line. */
+const CONTINUED_VALUE = new RegExp(String.raw`(?<![\w.-])${SECRET_NAME}[ \t]*=[ \t]*\\\r?\n[ \t]*(?:${DQ_VALUE}|${SQ_VALUE}|(?<bare>[^\s"'\\]+))`, 'gi');
 
 /**
  * A value given to a name: `DB_PASSWORD=…` (an env file, a shell), `"api_key": "…"` (JSON as
@@ -776,12 +699,13 @@ const SQL_USER_PASSWORD = new RegExp(
  * output (`$(vault read …)`), a template's `{{ form.password }}` or `${{ secrets.X }}` (a bare
  * value ends before a `}`: `${TOKEN` is one too); not `${DB_PASSWORD:-…}` nor
  * `$crypt->decrypt('…')`, which hold one; OpenSSL's `env:PW`, `file:…`, `fd:3`, `stdin`. One
- * already masked (`***`), a block scalar's header (`|`: its lines hold the value), or none at all,
+ * already masked (`***`), a block scalar's header (`|`: its lines hold the value), a backslash that
+ * continues the line (the value is on the next one), or none at all,
  * once trimmed. Its spaces are trimmed, not matched: a
  * `\s*` after `\$.*` was tried from each place of a run of spaces before a line break (an XML
  * element's text can hold one), time growing with the square of the run's length.
  */
-const NOT_A_SECRET = /^(?:\$(?:\{\{[^\r\n]*|\{[A-Za-z_][\w.]*\}?|\([^()\r\n]*\)|env:[A-Za-z_]\w*|[A-Za-z_]\w*(?:(?:->|::|\.)[A-Za-z_]\w*|\[[^\]\r\n]*\])*)(?:[ \t]+#[^\r\n]*)?|\{\{[^\r\n]*\}\}|(?:env|file|fd):[^\s]*|stdin|\*+|true|false|null|none|undefined|[|>][1-9+-]{0,2}(?:[ \t]+#[^\r\n]*)?)?$/i;
+const NOT_A_SECRET = /^(?:\$(?:\{\{[^\r\n]*|\{[A-Za-z_][\w.]*\}?|\([^()\r\n]*\)|env:[A-Za-z_]\w*|[A-Za-z_]\w*(?:(?:->|::|\.)[A-Za-z_]\w*|\[[^\]\r\n]*\])*)(?:[ \t]+#[^\r\n]*)?|\{\{[^\r\n]*\}\}|(?:env|file|fd):[^\s]*|stdin|\*+|\\|true|false|null|none|undefined|[|>][1-9+-]{0,2}(?:[ \t]+#[^\r\n]*)?)?$/i;
 
 // A line of a block scalar: its indent, and its text.
 const BLOCK_LINE = /^([ \t]*)(\S[^\r\n]*)$/gm;
@@ -794,6 +718,10 @@ const BLOCK_LINE = /^([ \t]*)(\S[^\r\n]*)$/gm;
  */
 const CREDENTIAL_GATE = new RegExp(String.raw`sk-|[sr]k_|gh[pousr]_|github_pat_|akia|xox|xapp-|aiza|npm_|hf_|sg\.|whsec_|do[opr]_v1_|shp(?:at|ca|pa|ss)_|glpat-|ya29\.|age-secret-key-|hvs\.|hooks\.slack|discord|-signature=|sig=|eyj|-----begin|bearer|basic|:\/\/|-u\s|--user|identified|mysql|mariadb|login|sshpass|mongo|redis|ldap|smb|rpcclient|config|openssl|machine|securestring|sqlcmd|bcp|osql|isql|ssh-keygen|net\s+user|chpasswd|@tcp\(|@unix\(|sqlplus|rman|expdp|impdp|sqlldr|dgmgrl|conn|${SECRET_WORDS}`, 'i');
 
+// What only JSON text's values can hold a secret by: a cookie list, Terraform's `sensitive`, base64 (the gate above
+// for anything else). Asked only of a text that starts as JSON does.
+const JSON_VALUE_GATE = /httponly|samesite|sensitive|base64/i;
+
 // The shortest credential in text: `pwd=x`.
 const MIN_CREDENTIAL_TEXT = 5;
 
@@ -804,16 +732,26 @@ const MIN_CREDENTIAL_TEXT = 5;
  * (`DB_PASSWORD=[redacted]`, `"api_key": "[redacted]"`, `password: [redacted]` to the line's end
  * or a block scalar's lines, `- name: DB_PASSWORD` on the line above `value: [redacted]`), the text
  * of a secret-like XML element or of the element after one naming a secret, and SQL's password
- * literals.
+ * literals; the cells of a table's secret column and a Kubernetes Secret's data (layout-secrets.ts);
+ * in JSON text, what the rules for a payload's values find; in base64 of text, the text's own.
  */
 export function redactCredentials(text: string): string {
-  if (text.length < MIN_CREDENTIAL_TEXT || !CREDENTIAL_GATE.test(text)) return text;
+  if (base64Shaped(text)) return base64Redacted(text);
+  if (text.length < MIN_CREDENTIAL_TEXT) return text;
+  const first = text.charCodeAt(0);
+  if (!CREDENTIAL_GATE.test(text) && !((first === 0x7b || first === 0x5b) && JSON_VALUE_GATE.test(text))) return text;
+  return jsonTextRedacted(redactLayouts(textRedacted(text)));
+}
+
+/** {@link redactCredentials}' patterns, over the text as it reads. */
+function textRedacted(text: string): string {
   let out = replacePii(text, API_KEYS, () => REDACTED);
   for (const shape of CREDENTIAL_SHAPES) out = out.replace(shape.pattern, shape.kept);
   for (const pattern of COMMAND_PASSWORDS) out = out.replace(pattern, argumentPassword);
   for (const pattern of FILLED_FIELDS) out = out.replace(pattern, filledField);
   out = out.replace(HEADER_VALUE, assignedValue);
   return out
+    .replace(CONTINUED_VALUE, assignedValue)
     .replace(CONFIG_SET, assignedValue)
     .replace(NAME_AND_VALUE_OPTIONS, assignedValue)
     .replace(VALUE_AND_NAME_OPTIONS, assignedValue)
@@ -838,6 +776,129 @@ export function redactCredentials(text: string): string {
     .replace(NAMED_ELEMENT, elementText)
     .replace(SQL_USER_PASSWORD, sqlPassword)
     .replace(SQL_PASSWORD, sqlPassword);
+}
+
+// What a file's content looks like when a tool hands it over as base64 (GitHub's `get_file_contents`,
+// a Secret's value, a mail part): lines of base64 characters, then its padding. A hex id is not one.
+const MIN_BASE64_TEXT = 24;
+const BASE64_CHARS = new Uint8Array(128).map((_, code) => Number(/[A-Za-z0-9+/\r\n]/.test(String.fromCharCode(code))));
+const PADDING = /^={0,2}\s*$/;
+
+/**
+ * True for base64 text that ends as a tool gives a file's (its padding, or a line break: GitHub
+ * wraps its lines, as the `base64` command does). Every recorded string is asked: its last
+ * character is looked at first, and only a candidate's others (a loop over each string's
+ * characters cost the emit bench 4-5% of its rate, on its paths).
+ */
+function base64Shaped(text: string): boolean {
+  const length = text.length;
+  const last = text.charCodeAt(length - 1);
+  if (length < MIN_BASE64_TEXT || (last !== 0x3d && last !== 0x0a)) return false;
+  let i = 0;
+  while (i < text.length && BASE64_CHARS[text.charCodeAt(i)] === 1) i++;
+  const next = text.charCodeAt(i);
+  return i >= MIN_BASE64_TEXT && (i === text.length || ((next === 0x3d || next === 0x20 || next === 0x09) && PADDING.test(text.slice(i))));
+}
+const HEX_TEXT = /^[0-9a-fA-F]+$/;
+// What text holds: no control character but a tab and line ends.
+// eslint-disable-next-line no-control-regex -- control characters are what it finds
+const CONTROL = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/;
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Base64 whose bytes are text, with the credentials of that text replaced, encoded again (its
+ * lines as long as they were): the file a tool read stays readable, without what it held. Base64
+ * of other bytes (an image) is kept whole.
+ */
+function base64Redacted(text: string): string {
+  if (HEX_TEXT.test(text)) return text;
+  let decoded: string;
+  try {
+    decoded = UTF8.decode(Buffer.from(text, 'base64'));
+  } catch {
+    return text;
+  }
+  if (CONTROL.test(decoded)) return text;
+  const redacted = redactCredentials(decoded);
+  if (redacted === decoded) return text;
+  const encoded = Buffer.from(redacted, 'utf8').toString('base64');
+  const width = text.search(/\r?\n/);
+  if (width <= 0) return encoded;
+  const end = text.match(/\r?\n$/)?.[0] ?? '';
+  const newline = text.includes('\r\n') ? '\r\n' : '\n';
+  return (encoded.match(new RegExp(`.{1,${width}}`, 'g')) ?? []).join(newline) + end;
+}
+
+// JSON text a tool gave as a string: an object or an array, whole.
+const JSON_TEXT = /^\s*(?:\{[\s\S]*\}|\[[\s\S]*\])\s*$/;
+
+/**
+ * JSON text read as the value it holds, with the redactor's rules for values applied: what a
+ * secret-like key, a `{name, value}` pair, a cookie, a `sensitive` value, a Kubernetes Secret's
+ * `data` or an argument after `--password` holds, and base64 text with a credential in it. Each
+ * such string is replaced where the text has it, so the text keeps its layout; JSON whose strings
+ * are escaped otherwise than `JSON.stringify` writes them is written again whole.
+ */
+function jsonTextRedacted(text: string): string {
+  if (!JSON_TEXT.test(text)) return text;
+  let value: unknown;
+  try {
+    value = parseJson(text);
+  } catch {
+    return text;
+  }
+  const replaced: Replaced = { strings: new Map(), whole: false };
+  const copy = valueRedacted(value, false, replaced);
+  const rewritten = (): string => JSON.stringify(copy, null, text.includes('\n') ? 2 : undefined);
+  if (replaced.whole) return rewritten();
+  let out = text;
+  for (const [from, to] of replaced.strings) {
+    const quoted = JSON.stringify(from);
+    if (!out.includes(quoted)) return rewritten();
+    out = out.split(quoted).join(JSON.stringify(to));
+  }
+  return out;
+}
+
+/** The strings {@link valueRedacted} replaced, and whether something else was (a number: the text is written again). */
+interface Replaced {
+  readonly strings: Map<string, string>;
+  whole: boolean;
+}
+
+/**
+ * A parsed JSON value with its secrets replaced (`secret`: all of it), noting what was in
+ * `replaced`; the value itself when nothing in it was.
+ */
+function valueRedacted(value: unknown, secret: boolean, replaced: Replaced): unknown {
+  if (typeof value === 'string') {
+    const out = secret ? REDACTED : base64Shaped(value) ? base64Redacted(value) : value;
+    if (out !== value) replaced.strings.set(value, out);
+    return out;
+  }
+  if (typeof value === 'number' && secret) {
+    replaced.whole = true;
+    return REDACTED;
+  }
+  if (Array.isArray(value)) {
+    const items = secret ? null : secretItems(value);
+    const out = value.map((item, i) => valueRedacted(item, secret || (items?.has(i) === true && !keepsValue(item)), replaced));
+    return out.some((item, i) => item !== value[i]) ? out : value;
+  }
+  if (value === null || typeof value !== 'object') return value;
+  const record = value as Record<string, unknown>;
+  const keys = Object.keys(record);
+  const named = secret ? null : namedSecretKey(record, keys);
+  let out: Record<string, unknown> | null = null;
+  for (const key of keys) {
+    const child = record[key];
+    const kept = valueRedacted(child, secret || ((key === named || isSecretLikeKey(key)) && !keepsValue(child)), replaced);
+    if (kept === child && out === null) continue;
+    // Copied as JSON.parse made it: a key `__proto__` stays a key.
+    out ??= Object.fromEntries(keys.slice(0, keys.indexOf(key)).map((before) => [before, record[before]]));
+    Object.defineProperty(out, key, { value: kept, enumerable: true, writable: true, configurable: true });
+  }
+  return out ?? value;
 }
 
 /**
@@ -976,14 +1037,4 @@ export function credentialShape(text: string): string | null {
   // `search` starts at the text's start whatever the global pattern's lastIndex.
   for (const shape of CREDENTIAL_SHAPES) if (text.search(shape.pattern) >= 0) return shape.name;
   return null;
-}
-
-/**
- * `name`, or `name~2`, `name~3`, …: the first that is not `taken`. Keys rewritten alike (two
- * masked e-mails, two keys holding a secret) stay apart, so no entry is lost.
- */
-export function freeKey(name: string, taken: (candidate: string) => boolean): string {
-  let candidate = name;
-  for (let n = 2; taken(candidate); n++) candidate = `${name}~${n}`;
-  return candidate;
 }

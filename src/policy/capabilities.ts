@@ -6,7 +6,7 @@
  */
 
 import { objectOf } from '../spine/json-shape.js';
-import { isSecretLikeKey } from '../middleware/redact.js';
+import { isSecretLikeKey } from '../middleware/secret-names.js';
 import { profileError, type KeyPath, type ProfileSource } from './profile-source.js';
 import type { PolicyInput, RuleResult } from './rules.js';
 import { ENV_SCHEME, secretRefProblem } from './secrets.js';

@@ -6,7 +6,7 @@
  */
 
 import { InvalidOptionError, SecretNotFoundError } from '../errors.js';
-import { isSecretLikeKey } from '../middleware/redact.js';
+import { isSecretLikeKey } from '../middleware/secret-names.js';
 import { setPath, type Capability } from '../policy/capabilities.js';
 import { brokerSchemes, EnvSecretBroker, refScheme, type SecretBroker } from '../policy/secrets.js';
 

@@ -13,7 +13,7 @@
  */
 
 import { NonJsonValueError, type NonJsonValueData } from '../errors.js';
-import { freeKey, REDACTED, type Redactor } from '../middleware/redact.js';
+import { freeKey, REDACTED, type Redactor } from './redactor.js';
 import { PythonNumber, pythonFloatRepr } from './python-number.js';
 
 /** Python's own encoder and decoder stop near 1000 levels; we refuse well before that. */

@@ -7,7 +7,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isSecretLikeKey, redactCredentials } from '../../src/middleware/redact.js';
+import { redactCredentials } from '../../src/middleware/redact.js';
+import { isSecretLikeKey } from '../../src/middleware/secret-names.js';
 import { agent } from '../../src/session/agent.js';
 import type { SessionResult } from '../../src/session/session.js';
 import { aura } from '../helpers/cli.js';
@@ -514,6 +515,76 @@ describe('credentials in text', () => {
     ], ['Esc-Pw']);
   });
 
+  it('in a table under a column a secret names (psql, MySQL, Markdown, CSV, TSV, psql expanded records) are [redacted], the table kept', async () => {
+    await expectRecordedAs([
+      [' id | username | password\n----+----------+------------------\n  1 | alice    | Tbl-Pw-01\n  2 | bob      | Tbl-Pw-02\n  3 | carol    | \n(3 rows)\n', ' id | username | password\n----+----------+------------------\n  1 | alice    | [redacted]\n  2 | bob      | [redacted]\n  3 | carol    | \n(3 rows)\n'],
+      ['+----+-------+-----------+---------+\n| id | user  | api_token | note    |\n+----+-------+-----------+---------+\n|  1 | alice | Tbl-Pw-03 | kept a  |\n|  2 | bob   | NULL      | kept b  |\n+----+-------+-----------+---------+', '+----+-------+-----------+---------+\n| id | user  | api_token | note    |\n+----+-------+-----------+---------+\n|  1 | alice | [redacted] | kept a  |\n|  2 | bob   | NULL      | kept b  |\n+----+-------+-----------+---------+'],
+      ['| Name | Secret Key |\n|------|:----------:|\n| prod | Tbl-Pw-04 |\n\nAfter | the table', '| Name | Secret Key |\n|------|:----------:|\n| prod | [redacted] |\n\nAfter | the table'],
+      ['user,email,password,role\nalice,a@x.com,Tbl-Pw-05,admin\nbob,"b, c",  "Tbl-Pw-06 ""q""",user\n', 'user,email,password,role\nalice,a@x.com,[redacted],admin\nbob,"b, c",  "[redacted]",user\n'],
+      ['name\tDB_PASSWORD\nweb\tTbl-Pw-07\r\n', 'name\tDB_PASSWORD\nweb\t[redacted]\r\n'],
+      ['-[ RECORD 1 ]-----------\nid       | 1\npassword | Tbl-Pw-08\n-[ RECORD 2 ]-----------\nid       | 2\npassword | Tbl-Pw-09\n', '-[ RECORD 1 ]-----------\nid       | 1\npassword | [redacted]\n-[ RECORD 2 ]-----------\nid       | 2\npassword | [redacted]\n'],
+      // Tables with no secret's column, prose with commas and bars: as they were.
+      [' id | tokens_used\n----+------------\n  1 | 120\n', ' id | tokens_used\n----+------------\n  1 | 120\n'],
+      ['The key, as I said, is in the vault.\nAlice, Bob and Carol have it.', 'The key, as I said, is in the vault.\nAlice, Bob and Carol have it.'],
+    ], ['Tbl-Pw']);
+  });
+
+  it("of a Kubernetes Secret, as YAML or JSON prints it, are [redacted] whatever their keys are called; a ConfigMap's are kept", async () => {
+    const single = 'apiVersion: v1\ndata:\n  api-url: aHR0cHM6Ly9LOHMtUHctMDE=\n  db.conn: "K8s-Pw-02"\nkind: Secret\nmetadata:\n  name: app\n  namespace: prod\ntype: Opaque\n';
+    const list = 'apiVersion: v1\nitems:\n- apiVersion: v1\n  data:\n    ca.crt: K8s-Pw-03\n  stringData:\n    config.yaml: |\n      url: K8s-Pw-04\n      mode: K8s-Pw-05\n  kind: Secret\n  metadata:\n    name: x\nkind: List\n';
+    const json = JSON.stringify({ apiVersion: 'v1', data: { 'db-conn': 'K8s-Pw-06' }, kind: 'Secret', metadata: { name: 'app' } }, null, 2);
+    const configMap = 'apiVersion: v1\ndata:\n  log-level: debug\nkind: ConfigMap\n';
+    await expectRecordedAs([
+      [single, 'apiVersion: v1\ndata:\n  api-url: [redacted]\n  db.conn: [redacted]\nkind: Secret\nmetadata:\n  name: app\n  namespace: prod\ntype: Opaque\n'],
+      [list, 'apiVersion: v1\nitems:\n- apiVersion: v1\n  data:\n    ca.crt: [redacted]\n  stringData:\n    config.yaml: |\n      url: [redacted]\n      mode: [redacted]\n  kind: Secret\n  metadata:\n    name: x\nkind: List\n'],
+      [json, json.replace('K8s-Pw-06', '[redacted]')],
+      [configMap, configMap],
+    ], ['K8s-Pw', 'aHR0cHM6Ly9LOHMtUHctMDE=']);
+  });
+
+  it('in JSON text, by the rules for values (a cookie, a sensitive value, an argument after --requirepass), are [redacted], the text kept as written', async () => {
+    const cookies = '[{"name": "sessionid", "value": "Obj-Pw-01", "domain": ".x.com", "httpOnly": true, "sameSite": "Lax"}]';
+    const terraform = '{\n  "outputs": {\n    "db_conn": {\n      "sensitive": true,\n      "value": "Obj-Pw-02"\n    }\n  }\n}';
+    const args = '{"command": ["redis-server", "--requirepass", "Obj-Pw-03"], "ok": 1}';
+    // Escaped otherwise than JSON.stringify writes it: the text is written again, without the secret.
+    const escaped = '{"name":"sid","value":"Obj-Pw-04\\u00e9","httpOnly":true}';
+    const plain = '{ "tokens" :  12, "key_count": 3 }';
+    await expectRecordedAs([
+      [cookies, cookies.replace('Obj-Pw-01', '[redacted]')],
+      [terraform, terraform.replace('Obj-Pw-02', '[redacted]')],
+      [args, args.replace('Obj-Pw-03', '[redacted]')],
+      [escaped, '{"name":"sid","value":"[redacted]","httpOnly":true}'],
+      [plain, plain],
+    ], ['Obj-Pw']);
+  });
+
+  it('in base64 of a text a tool read (a file, as GitHub gives one) are [redacted] in the text, encoded again with its lines; other base64 and hex are kept', async () => {
+    const file = 'DB_HOST=db.internal\nDB_PASSWORD=B64-Pw-01\nAPI_KEY=B64-Pw-02-abcdefgh\nDEBUG=true\n';
+    const wrapped = (text: string): string => `${(Buffer.from(text).toString('base64').match(/.{1,60}/g) ?? []).join('\n')}\n`;
+    const redacted = 'DB_HOST=db.internal\nDB_PASSWORD=[redacted]\nAPI_KEY=[redacted]\nDEBUG=true\n';
+    const binary = Buffer.from(Array.from({ length: 90 }, (_, i) => (i * 37 + 11) % 256)).toString('base64');
+    const contents = JSON.stringify({ name: '.env', encoding: 'base64', content: wrapped(file) });
+    // Where the base64 of the file starts to differ from the redacted one's: the secret's own.
+    const secretPart = (given: string, kept: string): string => {
+      const from = [...given].findIndex((char, i) => char !== kept[i]);
+      return given.slice(from, from + 12);
+    };
+    await expectRecordedAs([
+      [wrapped(file), wrapped(redacted)],
+      [Buffer.from(file).toString('base64'), Buffer.from(redacted).toString('base64')],
+      [contents, JSON.stringify({ name: '.env', encoding: 'base64', content: wrapped(redacted) })],
+      [binary, binary],
+      ['9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08', '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08'],
+    ], ['B64-Pw', secretPart(wrapped(file), wrapped(redacted))]);
+  });
+
+  it('given on the line after a backslash that continues it are [redacted], the backslash kept', async () => {
+    await expectRecordedAs([
+      ['export API_TOKEN=\\\n  Cont-Pw-01\nnext', 'export API_TOKEN=\\\n  [redacted]\nnext'],
+      ['DB_PASSWORD= \\\r\n"Cont Pw 02" ./run', 'DB_PASSWORD= \\\r\n"[redacted]" ./run'],
+    ], ['Cont-Pw', 'Cont Pw']);
+  });
+
   it('set as a password by SQL are [redacted] in their quotes, or unquoted as Oracle takes them', async () => {
     await expectRecordedAs([
       ['CREATE USER scott IDENTIFIED BY Tgr1tiger;\nalter user "Scott" identified by Tgr2pw replace Tgr3old account unlock', 'CREATE USER scott IDENTIFIED BY [redacted];\nalter user "Scott" identified by [redacted] replace [redacted] account unlock'],
@@ -557,6 +628,12 @@ describe('credentials in text', () => {
     ['property list values left open', '<key>password</key><string>'.repeat(4_000)],
     ['an env value of spaces', `A_TOKEN=${' '.repeat(100_000)}\n`],
     ['export, then spaces', `export${' '.repeat(100_000)}DB_PASSWORD`],
+    ['base64 characters, then one that is not', `${'a'.repeat(100_000)}!`],
+    ['rows of a secret column', `password | x\n${'password | x\n'.repeat(8_000)}`],
+    ['expanded records', `-[ RECORD 1 ]-\n${'password | x\n'.repeat(8_000)}`],
+    ['a Secret with many keys', `kind: Secret\ndata:\n${'  k: v\n'.repeat(16_000)}`],
+    ['bars without a table', `password ${'| '.repeat(50_000)}`],
+    ['JSON text of many cookies', JSON.stringify(Array.from({ length: 2_000 }, () => ({ name: 'sid', value: 'x', httpOnly: true })))],
     ['an env value of names left without values', `A_TOKEN=x${'&a'.repeat(50_000)}`],
     ['users created without a password', `${'CREATE USER '.repeat(8_000)}identified`],
     ['a user, then spaces', `CREATE USER x${' '.repeat(100_000)}IDENTIFIED`],
