@@ -155,7 +155,8 @@ async function findingsWhilePushing(findUrl: string, pushHome: string): Promise<
   };
   try {
     for (let i = 0; i < 3; i++) await call();
-    const pusher = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), path.join(ROOT, 'bench', 'utils', 'push-child.ts'), findUrl, pushHome, 'bench-pusher'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    // `aura push` as a host runs it (at its default niceness), into the store being read.
+    const pusher = spawn(process.execPath, [path.join(ROOT, 'dist', 'cli', 'bin.cjs'), '--home', pushHome, 'push', '--all', '--host', 'bench-pusher', '--store', findUrl, '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
     const ended = new Promise<void>((resolve) => pusher.on('close', () => resolve()));
     let running = true;
     void ended.then(() => (running = false));

@@ -142,6 +142,7 @@ function registerCommands(kit: ProgramKit): void {
     .option('--follow', 'keep pushing: open sessions as they grow, closed ones when they close (until Ctrl-C or SIGTERM)')
     .option('--interval <ms>', 'with --follow: time between rounds (default 1000)')
     .option('--host <name>', 'name this host in the store (default: the machine name)')
+    .option('--nice <n>', "the push's CPU niceness, 0 (as the shell's) to 19 (yields the most; default 10): a bulk push yields to the host's agents")
     .addOption(json)
     .action((ids: string[], flags: JsonFlag & PushFlags & StoreOptions) => run(flags, async () => (await import('./push.js')).pushCommand(ids, { ...flags, ...storeFlag(flags) }, configFor(global()))));
 

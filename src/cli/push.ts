@@ -14,7 +14,11 @@ export interface PushFlags {
   readonly follow?: boolean;
   readonly interval?: string;
   readonly host?: string;
+  readonly nice?: string;
 }
+
+/** How much a push yields the CPU by default: checking a million lines is minutes of every core, which the host's agents need more. */
+const DEFAULT_NICE = 10;
 
 /**
  * Pushes; exit 0 when nothing was refused, 1 when a session was refused (the store keeps what it
@@ -30,6 +34,9 @@ export async function pushCommand(ids: readonly string[], flags: PushFlags & Sto
   if (!/^\d+$/.test(flags.interval ?? '1000') || interval < 10) throw new InvalidOptionError('--interval', flags.interval, 'milliseconds between rounds, at least 10');
   const host = flags.host ?? os.hostname();
   if (host === '' || host.length > 200) throw new InvalidOptionError('--host', host, 'a host name of 1 to 200 characters');
+  const nice = flags.nice === undefined ? DEFAULT_NICE : Number(flags.nice);
+  if (!/^\d+$/.test(flags.nice ?? '0') || nice > 19) throw new InvalidOptionError('--nice', flags.nice, 'a niceness from 0 to 19');
+  yieldCpu(nice);
   const { openStore } = await import('../store/postgres/connection.js');
   const { pushSessions, followSessions } = await import('../store/push.js');
   const store = openStore(url, { applicationName: 'aura push' });
@@ -58,6 +65,18 @@ export async function pushCommand(ids: readonly string[], flags: PushFlags & Sto
     await store.sql.end({ timeout: 5 });
   }
   return { exitCode: report.ok ? EXIT.ok : EXIT.checkFailed, json: report, human: describe(report) };
+}
+
+/**
+ * Lowers this thread's priority to `nice` (never raises it: a shell's nice stays), before the
+ * checking workers start, so they start with it. Where the platform refuses, the push runs as it is.
+ */
+function yieldCpu(nice: number): void {
+  try {
+    if (os.getPriority() < nice) os.setPriority(nice);
+  } catch {
+    // A platform without priorities for a process: nothing to yield.
+  }
 }
 
 function describe(report: PushReport): string {

@@ -160,6 +160,11 @@ describe('aura --json errors', () => {
       expect(run.status).toBe(2);
       expect(run.stderr).toContain('invalid --tokens "tokens.yaml": expected only with --http');
     }
+    for (const nice of ['20', '-1', 'low']) {
+      const run = aura(['push', '--all', '--store', 'postgres://127.0.0.1:1/none', '--nice', nice], { home });
+      expect(run.status, nice).toBe(2);
+      expect(run.stderr).toContain(`invalid --nice "${nice}": expected a niceness from 0 to 19`);
+    }
   });
 
   it('prints usage errors as JSON too', () => {

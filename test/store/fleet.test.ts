@@ -244,6 +244,12 @@ describe('aura push --follow', () => {
     await until(async () => (await stored()) >= 3);
     const [open] = await sql<{ status: string; closed: boolean }[]>`SELECT status, closed FROM aura.checks WHERE session_id = ${session.id} ORDER BY id DESC LIMIT 1`;
     expect(open).toEqual({ status: 'open', closed: false });
+    if (process.platform === 'linux') {
+      // The push yields the CPU (niceness 10 by default), and so does the worker thread that checked the session.
+      const niceness = fs.readdirSync(`/proc/${follower.pid}/task`).map((tid) => Number(fs.readFileSync(`/proc/${follower.pid}/task/${tid}/stat`, 'utf8').split(') ')[1]?.split(' ')[16]));
+      expect(niceness.filter((n) => n === 10).length, JSON.stringify(niceness)).toBeGreaterThanOrEqual(2);
+      expect(Number(fs.readFileSync(`/proc/${follower.pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[16])).toBe(10);
+    }
     for (let i = 2; i <= 5; i++) session.emit('tool.call', { tool: 'step', n: i });
     await until(async () => (await stored()) >= 7);
     await session.close();
