@@ -1,9 +1,10 @@
 /**
  * Secrets that a text lays out rather than assigns, so no `name = value` pattern sees them: the
  * cells of a table's column whose header names a secret (what `psql`, `mysql`, a Markdown table,
- * a CSV or TSV file print for `SELECT * FROM users`), a `psql` expanded record's `password | …`
- * row, and a Kubernetes Secret's `data` as `kubectl get secret -o yaml` prints it, whatever its
- * keys are called. The layout around each value is kept: a reader still sees the table.
+ * a CSV or TSV file print for `SELECT * FROM users`), the value beside a secret's name in a
+ * two-column table or a `psql` expanded record, and a Kubernetes Secret's `data` as `kubectl get
+ * secret -o yaml` prints it, whatever its keys are called. The layout around each value is kept:
+ * a reader still sees the table.
  */
 
 import { REDACTED } from '../spine/redactor.js';
@@ -18,21 +19,33 @@ interface Cell {
   readonly end: number;
 }
 
-// A header line must hold one of these for its table to be read at all (isSecretLikeKey decides).
+/** What a table's header says of its rows. */
+interface Header {
+  readonly separator: Separator;
+  /** Its lines start and end with a bar (MySQL, Markdown), which are borders, not cells. */
+  readonly bordered: boolean;
+  readonly count: number;
+  /** The columns a secret's name heads; none for a two-column table of names and values. */
+  readonly secret: readonly number[];
+}
+
+// A line must hold one of these to be read as a header or a name's row (isSecretLikeKey decides).
 const SECRET_WORD = /pass|pwd|pw|psk|secret|token|key|auth|cookie|credential|dsn|jwt|otp|pin|cv[cv]/i;
 // A column's name: words, at most 64 characters.
 const COLUMN_NAME = /^[A-Za-z_][\w .#-]{0,63}$/;
 // A table's rule line: `----+----`, `+----+`, `|---|:--:|`.
-const RULE_LINE = /^[ \t]*[|+]?[ \t]*:?-{2,}[-+|: \t]*$/;
-// What a cell holds when there is no secret in it.
-const EMPTY_CELL = /^(?:|NULL|null|\(null\)|None|-|\*+|\[redacted\])$/;
+const RULE_LINE = /^[ \t]*[|+]?[ \t]*:?-{2,}[-+|: \t]*\r?$/;
+// What a cell holds when there is no secret in it: nothing, a NULL, a mask, a name in backticks
+// as docs write one; in a bar table (docs' Markdown as well as a database's), also a short word
+// (`Yes`, `YYYY`, `3.3V`) or words.
+const NO_SECRET_CELL = /^(?:|NULL|null|\(null\)|None|\*+|\[redacted\]|`[^`]*`)$/;
+const NO_SECRET_BAR_CELL = /^(?:.{0,4}|.*\s.*)$/;
 // psql's expanded display (`\x`): `-[ RECORD 1 ]-----`, then `name | value` lines.
 const EXPANDED_RECORD = /^-\[ RECORD \d+ \]-*[+-]*\s*$/;
 // A Kubernetes Secret as YAML prints it.
-const SECRET_KIND = /^[ \t]*(?:- )?kind:[ \t]*["']?Secret["']?[ \t]*$/m;
-const DATA_KEY = /^([ \t]*(?:- )?)(?:data|stringData):[ \t]*$/;
-const MAPPING_ENTRY = /^([ \t]+)("[^"\r\n]*"|'[^'\r\n]*'|[^\s:#][^:\r\n]*?):(?:[ \t]+(.*?))?[ \t]*$/;
-
+const SECRET_KIND = /^[ \t]*(?:- )?kind:[ \t]*["']?Secret["']?[ \t]*\r?$/m;
+const DATA_KEY = /^[ \t]*(?:- )?(?:data|stringData):[ \t]*\r?$/;
+const MAPPING_ENTRY = /^([ \t]+)("[^"\r\n]*"|'[^'\r\n]*'|[^\s:#][^:\r\n]*?):(?:[ \t]+(.*?))?[ \t]*\r?$/;
 
 /** The text with the secret cells of its tables, and a Kubernetes Secret's data values, replaced. */
 export function redactLayouts(text: string): string {
@@ -44,35 +57,44 @@ export function redactLayouts(text: string): string {
       i = expandedRecord(lines, i + 1) - 1;
       continue;
     }
-    const header = SECRET_WORD.test(line) ? tableHeader(line) : null;
-    if (header !== null) i = tableRows(lines, i + 1, header) - 1;
+    const header = tableHeader(lines, i);
+    if (header !== null) i = tableRows(lines, i + (header.separator === '|' ? 2 : 1), header) - 1;
   }
   const tables = lines.join('\n');
   return SECRET_KIND.test(tables) ? secretData(tables) : tables;
 }
 
-/** The header a table starts with: its separator, how many cells, and which of them name a secret. */
-function tableHeader(line: string): { readonly separator: Separator; readonly count: number; readonly secret: readonly number[] } | null {
+/**
+ * The header a table starts with at line `i`, when its rows can hold a secret: a bar table's is
+ * followed by its rule line (a row of another table, a pipeline, a log line are not), a CSV's or
+ * TSV's starts the text or follows a blank line and names its columns in single words.
+ */
+function tableHeader(lines: readonly string[], i: number): Header | null {
+  const line = lines[i] as string;
   const separator: Separator | null = line.includes('|') ? '|' : line.includes('\t') ? '\t' : line.includes(',') ? ',' : null;
   if (separator === null) return null;
-  const cells = cellsOf(line, separator);
+  if (separator === '|' ? !RULE_LINE.test(lines[i + 1] ?? '') : i > 0 && (lines[i - 1] as string).trim() !== '') return null;
+  const bordered = separator === '|' && line.trimStart().startsWith('|');
+  const cells = cellsOf(line, separator, bordered);
   if (cells === null || cells.length < 2) return null;
   const names = cells.map((cell) => line.slice(cell.start, cell.end));
-  // A CSV's or TSV's header names its columns in single words: prose with commas is not one.
   if (!names.every((name) => COLUMN_NAME.test(name) && (separator === '|' || !/\s/.test(name)))) return null;
-  const secret = names.flatMap((name, i) => (isSecretLikeKey(name) ? [i] : []));
-  return secret.length === 0 ? null : { separator, count: cells.length, secret };
+  const secret = SECRET_WORD.test(line) ? names.flatMap((name, n) => (isSecretLikeKey(name) ? [n] : [])) : [];
+  if (secret.length === 0 && !(separator === '|' && cells.length === 2)) return null;
+  return { separator, bordered, count: cells.length, secret };
 }
 
 /** Replaces the secret cells of the rows from `from` on; returns the index of the first line after the table. */
-function tableRows(lines: string[], from: number, header: NonNullable<ReturnType<typeof tableHeader>>): number {
+function tableRows(lines: string[], from: number, header: Header): number {
   let i = from;
   for (; i < lines.length; i++) {
     const line = lines[i] as string;
-    if (header.separator !== ',' && RULE_LINE.test(line)) continue;
-    const cells = line.trim() === '' ? null : cellsOf(line, header.separator);
+    if (header.separator === '|' && RULE_LINE.test(line)) continue;
+    const cells = line.trim() === '' ? null : cellsOf(line, header.separator, header.bordered);
     if (cells === null || cells.length !== header.count) break;
-    lines[i] = cellsRedacted(line, header.secret.map((index) => cells[index] as Cell));
+    const bars = header.separator === '|';
+    if (header.secret.length > 0) lines[i] = cellsRedacted(line, header.secret.map((n) => cells[n] as Cell), bars);
+    else if (SECRET_WORD.test(line) && isSecretLikeKey(line.slice((cells[0] as Cell).start, (cells[0] as Cell).end))) lines[i] = cellsRedacted(line, [cells[1] as Cell], bars);
   }
   return i;
 }
@@ -86,37 +108,41 @@ function expandedRecord(lines: string[], from: number): number {
     const bar = line.indexOf(' | ');
     if (bar < 0) break;
     const name = line.slice(0, bar).trim();
-    if (isSecretLikeKey(name)) lines[i] = cellsRedacted(line, [{ start: bar + 3, end: line.trimEnd().length }]);
+    if (isSecretLikeKey(name)) lines[i] = cellsRedacted(line, [{ start: bar + 3, end: line.trimEnd().length }], false);
   }
   return i;
 }
 
-/** The line with the text of each cell replaced, where it holds any. */
-function cellsRedacted(line: string, cells: readonly Cell[]): string {
-  let out = line;
-  for (const cell of [...cells].sort((a, b) => b.start - a.start)) {
-    if (EMPTY_CELL.test(out.slice(cell.start, cell.end))) continue;
-    out = out.slice(0, cell.start) + REDACTED + out.slice(cell.end);
+/** The line with the text of each cell (in order) replaced, where it can hold a secret (`bars`: a bar table's cell). */
+function cellsRedacted(line: string, cells: readonly Cell[], bars: boolean): string {
+  let out = '';
+  let copied = 0;
+  for (const cell of cells) {
+    const text = line.slice(cell.start, cell.end);
+    if (NO_SECRET_CELL.test(text) || (bars && NO_SECRET_BAR_CELL.test(text))) continue;
+    out += line.slice(copied, cell.start) + REDACTED;
+    copied = cell.end;
   }
-  return out;
+  return out + line.slice(copied);
 }
 
 /**
- * The cells of a line split at `separator`: a pipe table's outer bars are borders, not cells;
- * a CSV cell may be quoted (`"a, b"`, a quote doubled inside). Null for a line a table row cannot be
+ * The cells of a line split at `separator`: a bordered table's outer bars are not cells; a CSV
+ * cell may be quoted (`"a, b"`, a quote doubled inside). Null for a line a table row cannot be
  * (a quote left open).
  */
-function cellsOf(line: string, separator: Separator): Cell[] | null {
+function cellsOf(line: string, separator: Separator, bordered: boolean): Cell[] | null {
   const text = line.endsWith('\r') ? line.slice(0, -1) : line;
   const cells: Cell[] = [];
   let start = 0;
-  if (separator === '|') {
+  if (bordered) {
     const first = text.search(/\S/);
-    if (first >= 0 && text[first] === '|') start = first + 1;
+    if (first < 0 || text[first] !== '|') return null;
+    start = first + 1;
   }
   for (;;) {
     let at = start;
-    while (at < text.length && (text[at] === ' ' || text[at] === '\t') && text[at] !== separator) at++;
+    while (at < text.length && (text[at] === ' ' || (text[at] === '\t' && separator !== '\t'))) at++;
     if (separator === ',' && text[at] === '"') {
       let close = at + 1;
       for (;;) {
@@ -136,8 +162,8 @@ function cellsOf(line: string, separator: Separator): Cell[] | null {
     let end = stop;
     while (end > at && (text[end - 1] === ' ' || text[end - 1] === '\t')) end--;
     if (next < 0) {
-      // A closing border is not a cell.
-      if (separator !== '|' || at < stop) cells.push({ start: at, end });
+      // A bordered table's closing bar ends its last cell: nothing after it is one.
+      if (!bordered || at < stop) cells.push({ start: at, end });
       return cells;
     }
     cells.push({ start: at, end });
@@ -145,13 +171,39 @@ function cellsOf(line: string, separator: Separator): Cell[] | null {
   }
 }
 
-/** Every entry under a `data:` or `stringData:` key of a text that prints a Kubernetes Secret, its value replaced. */
+/** How far in a YAML line's key stands: its indent, and a list item's `- `. */
+function keyIndent(line: string): number {
+  const indent = line.length - line.trimStart().length;
+  return line.startsWith('- ', indent) ? indent + 2 : indent;
+}
+
+/** True when the mapping the key at line `at` belongs to has `kind: Secret` among its keys. */
+function inSecret(lines: readonly string[], at: number): boolean {
+  const indent = keyIndent(lines[at] as string);
+  const sibling = (line: string): boolean => keyIndent(line) === indent && SECRET_KIND.test(line);
+  // Up to the mapping's first key (a list item's `- `, or a line less indented), and down to its last.
+  for (let i = at; i >= 0; i--) {
+    const line = lines[i] as string;
+    if (line.trim() === '') continue;
+    if (keyIndent(line) < indent || line.trimStart() === '---') break;
+    if (sibling(line)) return true;
+    if (keyIndent(line) === indent && line.trimStart().startsWith('- ')) break;
+  }
+  for (let i = at + 1; i < lines.length; i++) {
+    const line = lines[i] as string;
+    if (line.trim() === '') continue;
+    if (keyIndent(line) < indent || line.trimStart() === '---' || (keyIndent(line) === indent && line.trimStart().startsWith('- '))) break;
+    if (sibling(line)) return true;
+  }
+  return false;
+}
+
+/** Every entry under a `data:` or `stringData:` key of a Kubernetes Secret, its value replaced. */
 function secretData(text: string): string {
   const lines = text.split('\n');
   for (let i = 0; i < lines.length; i++) {
-    const key = DATA_KEY.exec(lines[i] as string);
-    if (key === null) continue;
-    const indent = (key[1] as string).length;
+    if (!DATA_KEY.test(lines[i] as string) || !inSecret(lines, i)) continue;
+    const indent = keyIndent(lines[i] as string);
     for (i++; i < lines.length; i++) {
       const line = lines[i] as string;
       if (line.trim() === '') continue;
@@ -163,8 +215,9 @@ function secretData(text: string): string {
       // An entry's value, or a line of a block scalar's text (`config.yaml: |`) taken whole.
       const entry = MAPPING_ENTRY.exec(line);
       const value = entry === null ? line.trim() : entry[3];
-      if (value === undefined || EMPTY_CELL.test(value) || /^[|>][-+0-9]*$/.test(value)) continue;
-      lines[i] = entry === null ? line.slice(0, lineIndent) + REDACTED : `${entry[1]}${entry[2]}: ${REDACTED}`;
+      if (value === undefined || value === '' || /^[|>][-+0-9]*$/.test(value)) continue;
+      const end = line.endsWith('\r') ? '\r' : '';
+      lines[i] = (entry === null ? line.slice(0, lineIndent) + REDACTED : `${entry[1]}${entry[2]}: ${REDACTED}`) + end;
     }
   }
   return lines.join('\n');

@@ -736,11 +736,16 @@ const MIN_CREDENTIAL_TEXT = 5;
  * in JSON text, what the rules for a payload's values find; in base64 of text, the text's own.
  */
 export function redactCredentials(text: string): string {
-  if (base64Shaped(text)) return base64Redacted(text);
+  if (base64Shaped(text)) {
+    const encoded = base64Redacted(text);
+    // Base64 that held no credential is still read as text: a key pair printed on two lines looks like base64.
+    if (encoded !== text) return encoded;
+  }
   if (text.length < MIN_CREDENTIAL_TEXT) return text;
   const first = text.charCodeAt(0);
   if (!CREDENTIAL_GATE.test(text) && !((first === 0x7b || first === 0x5b) && JSON_VALUE_GATE.test(text))) return text;
-  return jsonTextRedacted(redactLayouts(textRedacted(text)));
+  // JSON text first, while it is JSON: the patterns may leave a bare `[redacted]` where a number was.
+  return redactLayouts(textRedacted(jsonTextRedacted(text)));
 }
 
 /** {@link redactCredentials}' patterns, over the text as it reads. */
@@ -831,13 +836,15 @@ function base64Redacted(text: string): string {
 
 // JSON text a tool gave as a string: an object or an array, whole.
 const JSON_TEXT = /^\s*(?:\{[\s\S]*\}|\[[\s\S]*\])\s*$/;
+// How deep the rules for values read JSON text: a value deeper than this is left to the patterns.
+const MAX_JSON_TEXT_DEPTH = 64;
 
 /**
  * JSON text read as the value it holds, with the redactor's rules for values applied: what a
  * secret-like key, a `{name, value}` pair, a cookie, a `sensitive` value, a Kubernetes Secret's
- * `data` or an argument after `--password` holds, and base64 text with a credential in it. Each
- * such string is replaced where the text has it, so the text keeps its layout; JSON whose strings
- * are escaped otherwise than `JSON.stringify` writes them is written again whole.
+ * `data` or an argument after `--password` holds, and in any string, base64 of text with a
+ * credential in it or a table's secret column. Each value is replaced where it stands in the
+ * text, which keeps its layout, and nothing else is touched.
  */
 function jsonTextRedacted(text: string): string {
   if (!JSON_TEXT.test(text)) return text;
@@ -847,58 +854,105 @@ function jsonTextRedacted(text: string): string {
   } catch {
     return text;
   }
-  const replaced: Replaced = { strings: new Map(), whole: false };
-  const copy = valueRedacted(value, false, replaced);
-  const rewritten = (): string => JSON.stringify(copy, null, text.includes('\n') ? 2 : undefined);
-  if (replaced.whole) return rewritten();
-  let out = text;
-  for (const [from, to] of replaced.strings) {
-    const quoted = JSON.stringify(from);
-    if (!out.includes(quoted)) return rewritten();
-    out = out.split(quoted).join(JSON.stringify(to));
-  }
-  return out;
+  const replacements = new Map<string, string>();
+  secretValues(value, '', false, replacements, 0);
+  return replacements.size === 0 ? text : replacedAt(text, replacements);
 }
 
-/** The strings {@link valueRedacted} replaced, and whether something else was (a number: the text is written again). */
-interface Replaced {
-  readonly strings: Map<string, string>;
-  whole: boolean;
+/** Notes in `out`, by its place (see {@link replacedAt}), the JSON text each value of `value` that must change is to be written as (`secret`: all of it). */
+function secretValues(value: unknown, place: string, secret: boolean, out: Map<string, string>, depth: number): void {
+  if (depth > MAX_JSON_TEXT_DEPTH) return;
+  if (typeof value === 'string') {
+    const kept = secret ? REDACTED : stringRedacted(value);
+    if (kept !== value) out.set(place, JSON.stringify(kept));
+  } else if (typeof value === 'number') {
+    if (secret) out.set(place, JSON.stringify(REDACTED));
+  } else if (Array.isArray(value)) {
+    const items = secret ? null : secretItems(value);
+    value.forEach((item, i) => secretValues(item, `${place}[${i}]`, secret || (items?.has(i) === true && !keepsValue(item)), out, depth + 1));
+  } else if (value !== null && typeof value === 'object') {
+    const record = value as Record<string, unknown>;
+    const keys = Object.keys(record);
+    const named = secret ? null : namedSecretKey(record, keys);
+    for (const key of keys) {
+      const child = record[key];
+      secretValues(child, `${place}.${JSON.stringify(key)}`, secret || ((key === named || isSecretLikeKey(key)) && !keepsValue(child)), out, depth + 1);
+    }
+  }
+}
+
+/** A string of JSON text with what the patterns cannot see through its escapes replaced: base64 of text, a table's lines. */
+function stringRedacted(value: string): string {
+  const decoded = base64Shaped(value) ? base64Redacted(value) : value;
+  return decoded === value && value.includes('\n') ? redactLayouts(value) : decoded;
+}
+
+/** One open object or array of the JSON text being read: its place, and where in it the reader is. */
+interface OpenValue {
+  readonly place: string;
+  readonly array: boolean;
+  index: number;
+  key: string;
 }
 
 /**
- * A parsed JSON value with its secrets replaced (`secret`: all of it), noting what was in
- * `replaced`; the value itself when nothing in it was.
+ * `text` (valid JSON) with each value whose place `replacements` names written as given: a value's
+ * place is its keys (as JSON strings) and indexes from the root, `."a"[2]`. One pass, no recursion.
  */
-function valueRedacted(value: unknown, secret: boolean, replaced: Replaced): unknown {
-  if (typeof value === 'string') {
-    const out = secret ? REDACTED : base64Shaped(value) ? base64Redacted(value) : value;
-    if (out !== value) replaced.strings.set(value, out);
-    return out;
+function replacedAt(text: string, replacements: ReadonlyMap<string, string>): string {
+  const open: OpenValue[] = [];
+  let key = false;
+  let out = '';
+  let copied = 0;
+  const here = (): string => {
+    const top = open.at(-1);
+    return top === undefined ? '' : top.array ? `${top.place}[${top.index}]` : `${top.place}.${top.key}`;
+  };
+  const value = (start: number, end: number): void => {
+    const replacement = replacements.get(here());
+    if (replacement === undefined) return;
+    out += text.slice(copied, start) + replacement;
+    copied = end;
+  };
+  for (let i = 0; i < text.length; ) {
+    const char = text[i] as string;
+    if (char === '{' || char === '[') {
+      open.push({ place: here(), array: char === '[', index: 0, key: '' });
+      key = char === '{';
+      i++;
+    } else if (char === '}' || char === ']') {
+      open.pop();
+      i++;
+    } else if (char === ',') {
+      const top = open.at(-1);
+      if (top?.array === true) top.index++;
+      else key = true;
+      i++;
+    } else if (char === '"') {
+      let end = text.indexOf('"', i + 1);
+      while (end > 0 && backslashesBefore(text, end) % 2 === 1) end = text.indexOf('"', end + 1);
+      end += 1;
+      const top = open.at(-1);
+      if (key && top !== undefined) {
+        // The key as the reader's value spells it: JSON text of its decoded form.
+        top.key = JSON.stringify(parseJson(text.slice(i, end)));
+        key = false;
+      } else value(i, end);
+      i = end;
+    } else if (char === '-' || (char >= '0' && char <= '9') || char === 't' || char === 'f' || char === 'n') {
+      let end = i + 1;
+      while (end < text.length && /[\w.+-]/.test(text[end] as string)) end++;
+      value(i, end);
+      i = end;
+    } else i++;
   }
-  if (typeof value === 'number' && secret) {
-    replaced.whole = true;
-    return REDACTED;
-  }
-  if (Array.isArray(value)) {
-    const items = secret ? null : secretItems(value);
-    const out = value.map((item, i) => valueRedacted(item, secret || (items?.has(i) === true && !keepsValue(item)), replaced));
-    return out.some((item, i) => item !== value[i]) ? out : value;
-  }
-  if (value === null || typeof value !== 'object') return value;
-  const record = value as Record<string, unknown>;
-  const keys = Object.keys(record);
-  const named = secret ? null : namedSecretKey(record, keys);
-  let out: Record<string, unknown> | null = null;
-  for (const key of keys) {
-    const child = record[key];
-    const kept = valueRedacted(child, secret || ((key === named || isSecretLikeKey(key)) && !keepsValue(child)), replaced);
-    if (kept === child && out === null) continue;
-    // Copied as JSON.parse made it: a key `__proto__` stays a key.
-    out ??= Object.fromEntries(keys.slice(0, keys.indexOf(key)).map((before) => [before, record[before]]));
-    Object.defineProperty(out, key, { value: kept, enumerable: true, writable: true, configurable: true });
-  }
-  return out ?? value;
+  return out + text.slice(copied);
+}
+
+function backslashesBefore(text: string, at: number): number {
+  let count = 0;
+  while (text.charCodeAt(at - 1 - count) === 0x5c) count++;
+  return count;
 }
 
 /**

@@ -523,8 +523,17 @@ describe('credentials in text', () => {
       ['user,email,password,role\nalice,a@x.com,Tbl-Pw-05,admin\nbob,"b, c",  "Tbl-Pw-06 ""q""",user\n', 'user,email,password,role\nalice,a@x.com,[redacted],admin\nbob,"b, c",  "[redacted]",user\n'],
       ['name\tDB_PASSWORD\nweb\tTbl-Pw-07\r\n', 'name\tDB_PASSWORD\nweb\t[redacted]\r\n'],
       ['-[ RECORD 1 ]-----------\nid       | 1\npassword | Tbl-Pw-08\n-[ RECORD 2 ]-----------\nid       | 2\npassword | Tbl-Pw-09\n', '-[ RECORD 1 ]-----------\nid       | 1\npassword | [redacted]\n-[ RECORD 2 ]-----------\nid       | 2\npassword | [redacted]\n'],
-      // Tables with no secret's column, prose with commas and bars: as they were.
+      // A NULL in the first or last column (psql prints nothing there), a table of names and values, a table over CRLF lines.
+      [' id |  email  | api_token \n----+---------+-----------\n  1 | a@x.com | \n    | b@x.com | Tbl-Pw-10\n', ' id |  email  | api_token \n----+---------+-----------\n  1 | a@x.com | \n    | b@x.com | [redacted]\n'],
+      ['   option_name   |  option_value\n-----------------+---------------\n mailserver_pass | Tbl-Pw-11\n siteurl         | https://x.com\n', '   option_name   |  option_value\n-----------------+---------------\n mailserver_pass | [redacted]\n siteurl         | https://x.com\n'],
+      ['+----+-----------+\r\n| id | password  |\r\n+----+-----------+\r\n|  1 | Tbl-Pw-12 |\r\n+----+-----------+\r\n', '+----+-----------+\r\n| id | password  |\r\n+----+-----------+\r\n|  1 | [redacted] |\r\n+----+-----------+\r\n'],
+      // Tables with no secret's column, docs' tables, rows of another table, pipelines, prose with commas and bars: as they were.
       [' id | tokens_used\n----+------------\n  1 | 120\n', ' id | tokens_used\n----+------------\n  1 | 120\n'],
+      ['| Pin | Function |\n|-----|----------|\n| 1   | 3.3V     |\n| 2   | GPIO2 SDA |', '| Pin | Function |\n|-----|----------|\n| 1   | 3.3V     |\n| 2   | GPIO2 SDA |'],
+      ['| Secret | Required |\n|---|---|\n| `AWS_ACCESS_KEY_ID` | Yes |', '| Secret | Required |\n|---|---|\n| `AWS_ACCESS_KEY_ID` | Yes |'],
+      ['| password | string | Database password |\n| port | number | Database port |', '| password | string | Database password |\n| port | number | Database port |'],
+      ['kubectl get secrets | grep token\nkubectl get pods | grep web\nps aux | grep node', 'kubectl get secrets | grep token\nkubectl get pods | grep web\nps aux | grep node'],
+      ['fields:\npassword,string,true\nemail,string,false', 'fields:\npassword,string,true\nemail,string,false'],
       ['The key, as I said, is in the vault.\nAlice, Bob and Carol have it.', 'The key, as I said, is in the vault.\nAlice, Bob and Carol have it.'],
     ], ['Tbl-Pw']);
   });
@@ -534,11 +543,14 @@ describe('credentials in text', () => {
     const list = 'apiVersion: v1\nitems:\n- apiVersion: v1\n  data:\n    ca.crt: K8s-Pw-03\n  stringData:\n    config.yaml: |\n      url: K8s-Pw-04\n      mode: K8s-Pw-05\n  kind: Secret\n  metadata:\n    name: x\nkind: List\n';
     const json = JSON.stringify({ apiVersion: 'v1', data: { 'db-conn': 'K8s-Pw-06' }, kind: 'Secret', metadata: { name: 'app' } }, null, 2);
     const configMap = 'apiVersion: v1\ndata:\n  log-level: debug\nkind: ConfigMap\n';
+    // A chart's manifest: a ConfigMap's data beside a Secret's is kept.
+    const manifest = `${configMap}---\napiVersion: v1\nkind: Secret\nstringData:\n  db-url: K8s-Pw-07\n`;
     await expectRecordedAs([
       [single, 'apiVersion: v1\ndata:\n  api-url: [redacted]\n  db.conn: [redacted]\nkind: Secret\nmetadata:\n  name: app\n  namespace: prod\ntype: Opaque\n'],
       [list, 'apiVersion: v1\nitems:\n- apiVersion: v1\n  data:\n    ca.crt: [redacted]\n  stringData:\n    config.yaml: |\n      url: [redacted]\n      mode: [redacted]\n  kind: Secret\n  metadata:\n    name: x\nkind: List\n'],
       [json, json.replace('K8s-Pw-06', '[redacted]')],
       [configMap, configMap],
+      [manifest, `${configMap}---\napiVersion: v1\nkind: Secret\nstringData:\n  db-url: [redacted]\n`],
     ], ['K8s-Pw', 'aHR0cHM6Ly9LOHMtUHctMDE=']);
   });
 
@@ -549,12 +561,23 @@ describe('credentials in text', () => {
     // Escaped otherwise than JSON.stringify writes it: the text is written again, without the secret.
     const escaped = '{"name":"sid","value":"Obj-Pw-04\\u00e9","httpOnly":true}';
     const plain = '{ "tokens" :  12, "key_count": 3 }';
+    // Only the value at the secret's place: the same word elsewhere, as a key or a list's item, is kept.
+    const placed = '{"keywords": ["web", "dark"], "theme": "dark", "dark": 1, "cookies": [{"name": "sid", "value": "dark", "httpOnly": true}]}';
+    // A number a secret-like key holds, beside a sensitive value: both, and the text stays JSON.
+    const numbered = '{"db_url": {"sensitive": true, "value": "Obj-Pw-05"}, "admin_pw": 123456}';
+    // A table a command printed, in its JSON answer.
+    const printed = JSON.stringify({ stdout: ' id | password\n----+----------\n  1 | Obj-Pw-06\n(1 row)\n', exit_code: 0 });
+    const deep = `${'['.repeat(2_000)}"token"${']'.repeat(2_000)}`;
     await expectRecordedAs([
       [cookies, cookies.replace('Obj-Pw-01', '[redacted]')],
       [terraform, terraform.replace('Obj-Pw-02', '[redacted]')],
       [args, args.replace('Obj-Pw-03', '[redacted]')],
       [escaped, '{"name":"sid","value":"[redacted]","httpOnly":true}'],
       [plain, plain],
+      [placed, placed.replace('"value": "dark"', '"value": "[redacted]"')],
+      [numbered, '{"db_url": {"sensitive": true, "value": "[redacted]"}, "admin_pw": "[redacted]"}'],
+      [printed, printed.replace('Obj-Pw-06', '[redacted]')],
+      [deep, deep],
     ], ['Obj-Pw']);
   });
 
@@ -574,6 +597,8 @@ describe('credentials in text', () => {
       [Buffer.from(file).toString('base64'), Buffer.from(redacted).toString('base64')],
       [contents, JSON.stringify({ name: '.env', encoding: 'base64', content: wrapped(redacted) })],
       [binary, binary],
+      // Looks like base64 and is not: the patterns still read it.
+      ['AKIAIOSFODNN7EXAMPLE\nwJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY\n', '[redacted]\nwJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY\n'],
       ['9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08', '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08'],
     ], ['B64-Pw', secretPart(wrapped(file), wrapped(redacted))]);
   });
@@ -633,7 +658,9 @@ describe('credentials in text', () => {
     ['expanded records', `-[ RECORD 1 ]-\n${'password | x\n'.repeat(8_000)}`],
     ['a Secret with many keys', `kind: Secret\ndata:\n${'  k: v\n'.repeat(16_000)}`],
     ['bars without a table', `password ${'| '.repeat(50_000)}`],
-    ['JSON text of many cookies', JSON.stringify(Array.from({ length: 2_000 }, () => ({ name: 'sid', value: 'x', httpOnly: true })))],
+    ['a CSV with a secret in every column', `${'pw,'.repeat(20_000)}pw\n${'x,'.repeat(20_000)}x`],
+    ['JSON text of many pairs', JSON.stringify(Array.from({ length: 10_000 }, (_, i) => ['pin', `p${i}`]))],
+    ['JSON text of many cookies', JSON.stringify(Array.from({ length: 4_000 }, (_, i) => ({ name: `c${i}`, value: `v${i}`, httpOnly: true })))],
     ['an env value of names left without values', `A_TOKEN=x${'&a'.repeat(50_000)}`],
     ['users created without a password', `${'CREATE USER '.repeat(8_000)}identified`],
     ['a user, then spaces', `CREATE USER x${' '.repeat(100_000)}IDENTIFIED`],
