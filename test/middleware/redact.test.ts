@@ -558,7 +558,7 @@ describe('credentials in text', () => {
     const cookies = '[{"name": "sessionid", "value": "Obj-Pw-01", "domain": ".x.com", "httpOnly": true, "sameSite": "Lax"}]';
     const terraform = '{\n  "outputs": {\n    "db_conn": {\n      "sensitive": true,\n      "value": "Obj-Pw-02"\n    }\n  }\n}';
     const args = '{"command": ["redis-server", "--requirepass", "Obj-Pw-03"], "ok": 1}';
-    // Escaped otherwise than JSON.stringify writes it: the text is written again, without the secret.
+    // A value written with an escape is replaced whole, where it stands.
     const escaped = '{"name":"sid","value":"Obj-Pw-04\\u00e9","httpOnly":true}';
     const plain = '{ "tokens" :  12, "key_count": 3 }';
     // Only the value at the secret's place: the same word elsewhere, as a key or a list's item, is kept.
