@@ -795,10 +795,10 @@ const PADDING = /^={0,2}\s*$/;
  * character is looked at first, and only a candidate's others (a loop over each string's
  * characters cost the emit bench 4-5% of its rate, on its paths).
  */
-function base64Shaped(text: string): boolean {
+function base64Shaped(text: string, declared = false): boolean {
   const length = text.length;
   const last = text.charCodeAt(length - 1);
-  if (length < MIN_BASE64_TEXT || (last !== 0x3d && last !== 0x0a)) return false;
+  if (length < MIN_BASE64_TEXT || (!declared && last !== 0x3d && last !== 0x0a)) return false;
   let i = 0;
   while (i < text.length && BASE64_CHARS[text.charCodeAt(i)] === 1) i++;
   const next = text.charCodeAt(i);
@@ -860,10 +860,10 @@ function jsonTextRedacted(text: string): string {
 }
 
 /** Notes in `out`, by its place (see {@link replacedAt}), the JSON text each value of `value` that must change is to be written as (`secret`: all of it). */
-function secretValues(value: unknown, place: string, secret: boolean, out: Map<string, string>, depth: number): void {
+function secretValues(value: unknown, place: string, secret: boolean, out: Map<string, string>, depth: number, base64 = false): void {
   if (depth > MAX_JSON_TEXT_DEPTH) return;
   if (typeof value === 'string') {
-    const kept = secret ? REDACTED : stringRedacted(value);
+    const kept = secret ? REDACTED : stringRedacted(value, base64);
     if (kept !== value) out.set(place, JSON.stringify(kept));
   } else if (typeof value === 'number') {
     if (secret) out.set(place, JSON.stringify(REDACTED));
@@ -874,16 +874,17 @@ function secretValues(value: unknown, place: string, secret: boolean, out: Map<s
     const record = value as Record<string, unknown>;
     const keys = Object.keys(record);
     const named = secret ? null : namedSecretKey(record, keys);
+    const encoded = record['encoding'] === 'base64';
     for (const key of keys) {
       const child = record[key];
-      secretValues(child, `${place}.${JSON.stringify(key)}`, secret || ((key === named || isSecretLikeKey(key)) && !keepsValue(child)), out, depth + 1);
+      secretValues(child, `${place}.${JSON.stringify(key)}`, secret || ((key === named || isSecretLikeKey(key)) && !keepsValue(child)), out, depth + 1, encoded && key === 'content');
     }
   }
 }
 
-/** A string of JSON text with what the patterns cannot see through its escapes replaced: base64 of text, a table's lines. */
-function stringRedacted(value: string): string {
-  const decoded = base64Shaped(value) ? base64Redacted(value) : value;
+/** A string of JSON text with what the patterns cannot see through its escapes replaced: base64 of text (`base64`: its object says it is, as GitHub's and GitLab's file contents do), a table's lines. */
+function stringRedacted(value: string, base64: boolean): string {
+  const decoded = base64Shaped(value, base64) ? base64Redacted(value) : value;
   return decoded === value && value.includes('\n') ? redactLayouts(value) : decoded;
 }
 

@@ -587,6 +587,10 @@ describe('credentials in text', () => {
     const redacted = 'DB_HOST=db.internal\nDB_PASSWORD=[redacted]\nAPI_KEY=[redacted]\nDEBUG=true\n';
     const binary = Buffer.from(Array.from({ length: 90 }, (_, i) => (i * 37 + 11) % 256)).toString('base64');
     const contents = JSON.stringify({ name: '.env', encoding: 'base64', content: wrapped(file) });
+    // GitLab's files API: one line, no padding when the file's length is a multiple of three; its object says it is base64.
+    const unpadded = `${file}###\n`;
+    const gitlab = JSON.stringify({ file_name: '.env', encoding: 'base64', content: Buffer.from(unpadded).toString('base64') });
+    expect(Buffer.from(unpadded).toString('base64')).not.toMatch(/=$/);
     // Where the base64 of the file starts to differ from the redacted one's: the secret's own.
     const secretPart = (given: string, kept: string): string => {
       const from = [...given].findIndex((char, i) => char !== kept[i]);
@@ -597,6 +601,7 @@ describe('credentials in text', () => {
       [Buffer.from(file).toString('base64'), Buffer.from(redacted).toString('base64')],
       [contents, JSON.stringify({ name: '.env', encoding: 'base64', content: wrapped(redacted) })],
       [binary, binary],
+      [gitlab, JSON.stringify({ file_name: '.env', encoding: 'base64', content: Buffer.from(`${redacted}###\n`).toString('base64') })],
       // Looks like base64 and is not: the patterns still read it.
       ['AKIAIOSFODNN7EXAMPLE\nwJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY\n', '[redacted]\nwJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY\n'],
       ['9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08', '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08'],
