@@ -3,6 +3,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { AuraConfig } from '../config/config.js';
+import { realFolder } from '../config/home.js';
 import { NotFoundError, ReadError } from '../errors.js';
 import { summarySeal } from '../store/summary-seal.js';
 import type { KeyRing } from '../spine/signing.js';
@@ -67,14 +68,7 @@ function passes(status: SessionStatus, inStore: boolean): boolean {
 }
 
 function sameFolder(a: string, b: string): boolean {
-  const real = (p: string): string => {
-    try {
-      return fs.realpathSync(p);
-    } catch {
-      return path.resolve(p);
-    }
-  };
-  return real(a) === real(b);
+  return realFolder(a) === realFolder(b);
 }
 
 /** The session id the trail's first line names, or null. */

@@ -12,7 +12,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ConfigError, describeCause, InvalidOptionError, OtlpConfigError } from '../errors.js';
 import { parseFsyncPolicy, type FsyncPolicy } from '../spine/writer.js';
-import { auraHome } from './home.js';
+import { auraHome, realFolder } from './home.js';
 import { parseOtelSettings, type OtelSettings } from './otel.js';
 import { parseYamlSource, type KeyPath } from './yaml-source.js';
 
@@ -211,15 +211,6 @@ export function withConfigOrigin<T>(config: Pick<AuraConfig, 'origins'>, read: (
  */
 function anchorLogName(home: string, base: string): string {
   return base === home ? 'seals.jsonl' : `seals-${createHash('sha256').update(realFolder(base)).digest('hex').slice(0, 12)}.jsonl`;
-}
-
-/** The folder's path with its links resolved, however it was given (`proj`, `./proj/`, a symlink to it): one folder, one name. */
-function realFolder(folder: string): string {
-  try {
-    return fs.realpathSync(folder);
-  } catch {
-    return path.resolve(folder);
-  }
 }
 
 function isConfigKey(key: string): boolean {

@@ -3,6 +3,7 @@
  * loads anything else.
  */
 
+import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
@@ -10,4 +11,13 @@ import * as path from 'node:path';
 export function auraHome(explicit: string | undefined, env: Readonly<Record<string, string | undefined>> = process.env): string {
   const fromEnv = env['AURA_HOME'];
   return path.resolve(explicit ?? (fromEnv === undefined || fromEnv === '' ? path.join(os.homedir(), '.aura') : fromEnv));
+}
+
+/** A folder's path with its links resolved, however it was given (`proj`, `./proj/`, a symlink to it); resolved as written when it does not exist. */
+export function realFolder(folder: string): string {
+  try {
+    return fs.realpathSync(folder);
+  } catch {
+    return path.resolve(folder);
+  }
 }

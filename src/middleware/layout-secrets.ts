@@ -8,7 +8,7 @@
  */
 
 import { REDACTED } from '../spine/redactor.js';
-import { isSecretLikeKey } from './secret-names.js';
+import { isSecretLikeKey, SECRET_WORDS } from './secret-names.js';
 
 /** The cells' separator of a table's header line. */
 type Separator = '|' | ',' | '\t';
@@ -30,7 +30,7 @@ interface Header {
 }
 
 // A line must hold one of these to be read as a header or a name's row (isSecretLikeKey decides).
-const SECRET_WORD = /pass|pwd|pw|psk|secret|token|key|auth|cookie|credential|dsn|jwt|otp|pin|cv[cv]/i;
+const SECRET_WORD = new RegExp(SECRET_WORDS, 'i');
 // A column's name: words, at most 64 characters.
 const COLUMN_NAME = /^[A-Za-z_][\w .#-]{0,63}$/;
 // A table's rule line: `----+----`, `+----+`, `|---|:--:|`.
@@ -87,12 +87,12 @@ function tableHeader(lines: readonly string[], i: number): Header | null {
 /** Replaces the secret cells of the rows from `from` on; returns the index of the first line after the table. */
 function tableRows(lines: string[], from: number, header: Header): number {
   let i = from;
+  const bars = header.separator === '|';
   for (; i < lines.length; i++) {
     const line = lines[i] as string;
-    if (header.separator === '|' && RULE_LINE.test(line)) continue;
+    if (bars && RULE_LINE.test(line)) continue;
     const cells = line.trim() === '' ? null : cellsOf(line, header.separator, header.bordered);
     if (cells === null || cells.length !== header.count) break;
-    const bars = header.separator === '|';
     if (header.secret.length > 0) lines[i] = cellsRedacted(line, header.secret.map((n) => cells[n] as Cell), bars);
     else if (SECRET_WORD.test(line) && isSecretLikeKey(line.slice((cells[0] as Cell).start, (cells[0] as Cell).end))) lines[i] = cellsRedacted(line, [cells[1] as Cell], bars);
   }

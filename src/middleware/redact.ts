@@ -11,7 +11,7 @@
 
 import { findPii, replacePii, type PiiEntity } from './pii-detectors.js';
 import { redactLayouts } from './layout-secrets.js';
-import { isSecretLikeKey } from './secret-names.js';
+import { isSecretLikeKey, SECRET_WORDS } from './secret-names.js';
 import { freeKey, REDACTED, type Redactor } from '../spine/redactor.js';
 import { parseJson } from '../spine/native-json.js';
 
@@ -297,9 +297,6 @@ const CREDENTIAL_SHAPES: readonly { readonly name: string; readonly pattern: Reg
  */
 const HEADER_VALUE = /(?<![\w-])(?<name>(?:proxy-)?authorization|cookie)[ \t]*:[ \t]*(?<bare>[^\s"'](?:[^"'\r\n]*[^\s"'])?)/gi;
 
-// The words a secret's name holds one of (`db_password`, `api_token`, `X-Auth`): which names are
-// secrets' is then isSecretLikeKey's answer.
-const SECRET_WORDS = 'pass|pwd|pw|psk|secret|token|key|auth|cookie|credential|dsn|jwt|otp|pin|pan|cv[cv]';
 
 /**
  * A name with a secret's word among its first 64 characters, in group `name`, taken whole: read
@@ -885,7 +882,7 @@ function secretValues(value: unknown, place: string, secret: boolean, out: Map<s
 /** A string of JSON text with what the patterns cannot see through its escapes replaced: base64 of text (`base64`: its object says it is, as GitHub's and GitLab's file contents do), a table's lines. */
 function stringRedacted(value: string, base64: boolean): string {
   const decoded = base64Shaped(value, base64) ? base64Redacted(value) : value;
-  return decoded === value && value.includes('\n') ? redactLayouts(value) : decoded;
+  return decoded === value ? redactLayouts(value) : decoded;
 }
 
 /** One open object or array of the JSON text being read: its place, and where in it the reader is. */

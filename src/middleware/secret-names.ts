@@ -74,3 +74,7 @@ function secretWords(key: string): boolean {
   if (last === 'key' || last === 'keys') return before.some((word) => KEY_QUALIFIERS.has(word)) || (before.length > 0 && /^[A-Z0-9_]+$/.test(key));
   return last === 'id' && before.at(-1) === 'secret';
 }
+
+// The words a secret's name holds one of (`db_password`, `api_token`, `X-Auth`): which names are
+// secrets' is then isSecretLikeKey's answer.
+export const SECRET_WORDS = 'pass|pwd|pw|psk|secret|token|key|auth|cookie|credential|dsn|jwt|otp|pin|pan|cv[cv]';
