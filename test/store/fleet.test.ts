@@ -59,6 +59,11 @@ describe('aura store init', () => {
     await expect(sql`UPDATE aura.schema_version SET name = 'x'`).rejects.toThrow(/append-only: UPDATE/);
     await expect(sql`DELETE FROM aura.schema_version`).rejects.toThrow(/append-only: DELETE/);
     await expect(sql`TRUNCATE aura.pushes`).rejects.toThrow(/append-only: TRUNCATE/);
+    // Autovacuum comes to the tables readers scan after a hundredth of new rows, not a fifth.
+    const tuned = await sql<{ relname: string; reloptions: string[] | null }[]>`
+      SELECT c.relname, c.reloptions FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = 'aura' AND c.relkind = 'r' ORDER BY c.relname`;
+    expect(tuned.filter((t) => t.reloptions?.includes('autovacuum_vacuum_insert_scale_factor=0.01') === true).map((t) => t.relname)).toEqual(['checks', 'closes', 'findings', 'lines', 'sessions']);
   });
 
   it('migrates a version 1 store to version 4: its rows kept, still append-only, first lines indexed; a line without its session is reported by verify', async () => {
