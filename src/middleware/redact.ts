@@ -22,7 +22,7 @@ import { parseJson } from '../spine/native-json.js';
  * sibling describes (Playwright's `{element: 'Password textbox', text: …}`, Puppeteer's
  * `{selector: '#password', value: …}`); a cookie's value (`{name, value, httpOnly, sameSite}`, as
  * a browser's cookie list gives it); a value Terraform marks `sensitive: true`; and a Kubernetes
- * Secret's `data` (or `stringData`). This runs on every recorded object: its keys are compared,
+ * Secret's `data` (or `stringData`), known by its `kind` or its `type` (`Opaque`, `kubernetes.io/tls`). This runs on every recorded object: its keys are compared,
  * not looked up in a set, which cost twice as much (measured).
  */
 function namedSecretKey(record: Readonly<Record<string, unknown>>, keys: readonly string[]): string | null {
@@ -46,8 +46,14 @@ function namedSecretKey(record: Readonly<Record<string, unknown>>, keys: readonl
         named ||= record[key] === true;
         break;
       case 'kind':
-        secretKind = record[key] === 'Secret';
+        secretKind ||= record[key] === 'Secret';
         break;
+      case 'type': {
+        // A list's items as the API server gives them carry no `kind`; a Secret's type names it.
+        const type = record[key];
+        secretKind ||= type === 'Opaque' || (typeof type === 'string' && type.includes('kubernetes.io/'));
+        break;
+      }
       case 'data':
       case 'stringData':
         dataKey ??= key;
@@ -715,9 +721,9 @@ const BLOCK_LINE = /^([ \t]*)(\S[^\r\n]*)$/gm;
  */
 const CREDENTIAL_GATE = new RegExp(String.raw`sk-|[sr]k_|gh[pousr]_|github_pat_|akia|xox|xapp-|aiza|npm_|hf_|sg\.|whsec_|do[opr]_v1_|shp(?:at|ca|pa|ss)_|glpat-|ya29\.|age-secret-key-|hvs\.|hooks\.slack|discord|-signature=|sig=|eyj|-----begin|bearer|basic|:\/\/|-u\s|--user|identified|mysql|mariadb|login|sshpass|mongo|redis|ldap|smb|rpcclient|config|openssl|machine|securestring|sqlcmd|bcp|osql|isql|ssh-keygen|net\s+user|chpasswd|@tcp\(|@unix\(|sqlplus|rman|expdp|impdp|sqlldr|dgmgrl|conn|${SECRET_WORDS}`, 'i');
 
-// What only JSON text's values can hold a secret by: a cookie list, Terraform's `sensitive`, base64 (the gate above
-// for anything else). Asked only of a text that starts as JSON does.
-const JSON_VALUE_GATE = /httponly|samesite|sensitive|base64/i;
+// What only JSON text's values can hold a secret by: a cookie list, Terraform's `sensitive`, base64, a Secret known
+// by its type (the gate above for anything else). Asked only of a text that starts as JSON does.
+const JSON_VALUE_GATE = /httponly|samesite|sensitive|base64|opaque|kubernetes\.io\//i;
 
 // The shortest credential in text: `pwd=x`.
 const MIN_CREDENTIAL_TEXT = 5;
@@ -831,7 +837,7 @@ function base64Redacted(text: string): string {
   return (encoded.match(new RegExp(`.{1,${width}}`, 'g')) ?? []).join(newline) + end;
 }
 
-// JSON text a tool gave as a string: an object or an array, whole.
+// JSON text a tool gave as a string: an object or an array, whole, or one a line (JSON Lines).
 const JSON_TEXT = /^\s*(?:\{[\s\S]*\}|\[[\s\S]*\])\s*$/;
 // How deep the rules for values read JSON text: a value deeper than this is left to the patterns.
 const MAX_JSON_TEXT_DEPTH = 64;
@@ -845,11 +851,22 @@ const MAX_JSON_TEXT_DEPTH = 64;
  */
 function jsonTextRedacted(text: string): string {
   if (!JSON_TEXT.test(text)) return text;
+  const whole = jsonValueRedacted(text);
+  if (whole !== null || !text.includes('\n')) return whole ?? text;
+  // JSON Lines (a log, an export, `kubectl get -o json` of several objects): a value a line.
+  return text
+    .split('\n')
+    .map((line) => (JSON_TEXT.test(line) ? (jsonValueRedacted(line) ?? line) : line))
+    .join('\n');
+}
+
+/** One JSON value's text with its secret values replaced, or null when it is not one. */
+function jsonValueRedacted(text: string): string | null {
   let value: unknown;
   try {
     value = parseJson(text);
   } catch {
-    return text;
+    return null;
   }
   const replacements = new Map<string, string>();
   secretValues(value, '', false, replacements, 0);

@@ -538,6 +538,30 @@ describe('credentials in text', () => {
     ], ['Tbl-Pw']);
   });
 
+  it('in a box-drawn or fixed-width table under a column a secret names (DuckDB, sqlite3 -box and -column, rich, tabulate, sqlcmd, PowerShell) are [redacted], the table kept', async () => {
+    const duckdb = '┌───────┬──────────┬────────────┐\n│  id   │ username │  password  │\n│ int32 │ varchar  │  varchar   │\n├───────┼──────────┼────────────┤\n│     1 │ alice    │ Box-Pw-01  │\n│     2 │ bob      │ NULL       │\n└───────┴──────────┴────────────┘';
+    const rich = '┏━━━━┳━━━━━━━━━━━┓\n┃ id ┃ api_token ┃\n┡━━━━╇━━━━━━━━━━━┩\n│ 1  │ Box-Pw-02 │\n└────┴───────────┘';
+    const tabulate = '╒══════╤═══════════╕\n│ user │ secret    │\n╞══════╪═══════════╡\n│ a    │ Box-Pw-03 │\n├──────┼───────────┤\n│ b    │ Box-Pw-04 │\n╘══════╧═══════════╛';
+    const sqlite = 'id  username  password\n--  --------  ---------\n1   alice     Box-Pw-05\n2   bob       Box-Pw-06\n';
+    const sqlcmd = 'id          api_key\n----------- ----------\n          1 Box-Pw-07\n\n(1 rows affected)\n';
+    const powershell = 'Name                           Value\n----                           -----\nDB_PASSWORD                    Box-Pw-08\nPATH                           C:\\Windows\n';
+    // A file tree, a table with no secret's column, columns whose gaps a line crosses: as they were.
+    const tree = 'src\n├── password.ts\n│   └── token.ts\n└── index.ts';
+    const plain = '┌────┬────────┐\n│ id │ tokens │\n├────┼────────┤\n│ 1  │ 120    │\n└────┴────────┘';
+    const prose = 'name  password\n----  --------\nThe next line of prose is not a row of it';
+    await expectRecordedAs([
+      [duckdb, duckdb.replace('Box-Pw-01', '[redacted]')],
+      [rich, rich.replace('Box-Pw-02', '[redacted]')],
+      [tabulate, tabulate.replace('Box-Pw-03', '[redacted]').replace('Box-Pw-04', '[redacted]')],
+      [sqlite, sqlite.replace('Box-Pw-05', '[redacted]').replace('Box-Pw-06', '[redacted]')],
+      [sqlcmd, sqlcmd.replace('Box-Pw-07', '[redacted]')],
+      [powershell, powershell.replace('Box-Pw-08', '[redacted]')],
+      [tree, tree],
+      [plain, plain],
+      [prose, prose],
+    ], ['Box-Pw']);
+  });
+
   it("of a Kubernetes Secret, as YAML or JSON prints it, are [redacted] whatever their keys are called; a ConfigMap's are kept", async () => {
     const single = 'apiVersion: v1\ndata:\n  api-url: aHR0cHM6Ly9LOHMtUHctMDE=\n  db.conn: "K8s-Pw-02"\nkind: Secret\nmetadata:\n  name: app\n  namespace: prod\ntype: Opaque\n';
     const list = 'apiVersion: v1\nitems:\n- apiVersion: v1\n  data:\n    ca.crt: K8s-Pw-03\n  stringData:\n    config.yaml: |\n      url: K8s-Pw-04\n      mode: K8s-Pw-05\n  kind: Secret\n  metadata:\n    name: x\nkind: List\n';
@@ -545,12 +569,15 @@ describe('credentials in text', () => {
     const configMap = 'apiVersion: v1\ndata:\n  log-level: debug\nkind: ConfigMap\n';
     // A chart's manifest: a ConfigMap's data beside a Secret's is kept.
     const manifest = `${configMap}---\napiVersion: v1\nkind: Secret\nstringData:\n  db-url: K8s-Pw-07\n`;
+    const raw = JSON.stringify({ kind: 'SecretList', items: [{ metadata: { name: 'a' }, data: { 'db-conn': 'K8s-Pw-08' }, type: 'Opaque' }, { metadata: { name: 'b' }, data: { 'tls.key': 'K8s-Pw-09' }, type: 'kubernetes.io/tls' }] });
     await expectRecordedAs([
       [single, 'apiVersion: v1\ndata:\n  api-url: [redacted]\n  db.conn: [redacted]\nkind: Secret\nmetadata:\n  name: app\n  namespace: prod\ntype: Opaque\n'],
       [list, 'apiVersion: v1\nitems:\n- apiVersion: v1\n  data:\n    ca.crt: [redacted]\n  stringData:\n    config.yaml: |\n      url: [redacted]\n      mode: [redacted]\n  kind: Secret\n  metadata:\n    name: x\nkind: List\n'],
       [json, json.replace('K8s-Pw-06', '[redacted]')],
       [configMap, configMap],
       [manifest, `${configMap}---\napiVersion: v1\nkind: Secret\nstringData:\n  db-url: [redacted]\n`],
+      // The API server's list: its items carry no kind, their type names them.
+      [raw, raw.replace('K8s-Pw-08', '[redacted]').replace('K8s-Pw-09', '[redacted]')],
     ], ['K8s-Pw', 'aHR0cHM6Ly9LOHMtUHctMDE=']);
   });
 
@@ -568,6 +595,8 @@ describe('credentials in text', () => {
     // A table a command printed, in its JSON answer.
     const printed = JSON.stringify({ stdout: ' id | password\n----+----------\n  1 | Obj-Pw-06\n(1 row)\n', exit_code: 0 });
     const deep = `${'['.repeat(2_000)}"token"${']'.repeat(2_000)}`;
+    // JSON Lines: a value a line.
+    const lines = '{"name":"sid","value":"Obj-Pw-07","httpOnly":true}\n{"name":"theme","value":"dark"}\n{"sensitive":true,"value":"Obj-Pw-08"}';
     await expectRecordedAs([
       [cookies, cookies.replace('Obj-Pw-01', '[redacted]')],
       [terraform, terraform.replace('Obj-Pw-02', '[redacted]')],
@@ -578,6 +607,7 @@ describe('credentials in text', () => {
       [numbered, '{"db_url": {"sensitive": true, "value": "[redacted]"}, "admin_pw": "[redacted]"}'],
       [printed, printed.replace('Obj-Pw-06', '[redacted]')],
       [deep, deep],
+      [lines, lines.replace('Obj-Pw-07', '[redacted]').replace('Obj-Pw-08', '[redacted]')],
     ], ['Obj-Pw']);
   });
 
@@ -728,6 +758,11 @@ describe('credentials in text', () => {
     ['an environment lookup, then letters', `token = process.env.${'a'.repeat(100_000)}`],
     ['a quoted name, then spaces before its colon and quote', `"password${' '.repeat(100_000)}:"`],
     ['quoted names and colons, again and again', `"${'password:'.repeat(10_000)}"`],
+    ['a box-drawn table of many rows', `┌──┬──┐\n│ id │ password │\n├──┼──┤\n${'│ 1 │ x │\n'.repeat(8_000)}`],
+    ['box-drawn headers, each with no rule after', '│ id │ password │\n'.repeat(8_000)],
+    ['a fixed-width table of many columns', `${'pw '.repeat(20_000)}\n${'-- '.repeat(20_000)}\n${'xx '.repeat(20_000)}`],
+    ['fixed-width rules, one after another', 'password token\n-------- -----\n'.repeat(6_000)],
+    ['JSON lines that are not JSON', '{"password": [}\n'.repeat(8_000)],
   ];
 
   it('are found in time linear in the length of the text, pathological texts included', () => {
