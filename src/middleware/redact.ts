@@ -295,6 +295,16 @@ const CREDENTIAL_SHAPES: readonly { readonly name: string; readonly pattern: Reg
   { name: 'a webhook URL', pattern: /(hooks\.slack\.com\/(?:services|workflows|triggers)\/)[A-Za-z0-9_/-]+|(discord(?:app)?\.com\/api\/webhooks\/\d+\/)[A-Za-z0-9_-]+/gi, kept: `$1$2${REDACTED}` },
   // A signed URL's signature (S3, GCS, an Azure SAS): whoever holds the URL holds the access.
   { name: 'a signed URL', pattern: /([?&](?:X-Amz-Signature|X-Goog-Signature|sig)=)[^&\s"'#]+/gi, kept: `$1${REDACTED}` },
+  // A password's hash as /etc/shadow, .htpasswd, a users table or a directory keep it, cracked
+  // offline as easily as it is copied: crypt's md5, sha256 and sha512 (`$6$salt$hash`), bcrypt,
+  // yescrypt, scrypt, Argon2, passlib's and Django's PBKDF2, LDAP's `{SSHA}`. Each by its whole
+  // layout, so a shell's `"$1$2$3"` is not one.
+  {
+    name: 'a password hash',
+    pattern:
+      /(?<![\w$])(?:\$(?:1|5|6|apr1)\$(?:rounds=\d+\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{22,}|\$2[abxy]?\$\d\d\$[./A-Za-z0-9]{53}|\$(?:y|gy|7)\$(?:[./A-Za-z0-9]+\$){1,2}[./A-Za-z0-9]{22,}|\$argon2(?:id|i|d)\$(?:v=\d+\$)?m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]{16,}|\$pbkdf2(?:-sha\d+)?\$\d+\$[./A-Za-z0-9]+\$[./A-Za-z0-9]{16,}|pbkdf2_sha(?:1|256)\$\d+\$[A-Za-z0-9]+\$[A-Za-z0-9+/=]{16,}|\{(?:SSHA|SHA|SMD5|MD5)(?:256|384|512)?\}[A-Za-z0-9+/=]{12,})/g,
+    kept: REDACTED,
+  },
 ];
 
 /**
@@ -444,6 +454,12 @@ const NAMED_VALUE = new RegExp(
   String.raw`^[ \t]*(?:-[ \t]+)?(?<keyQuote>["']?)(?:name|key)\k<keyQuote>[ \t]*:[ \t]*(?<nameQuote>["']?)${SECRET_NAME}\k<nameQuote>[ \t]*(?:,[ \t]*)?\r?\n(?:[ \t]*(?:#[^\r\n]*)?\r?\n){0,3}(?<lead>[ \t]*)(?<valueQuote>["']?)value\k<valueQuote>[ \t]*:[ \t]*(?:${DQ_VALUE}|${YAML_SQ_VALUE}|${BLOCK_SCALAR}|(?<bare>[^\s"'][^\r\n]*))`,
   'gim',
 );
+
+/**
+ * A name and its value as `redis-cli` numbers a reply's items (`CONFIG GET requirepass`,
+ * `HGETALL user:1`): `1) "requirepass"`, then `2) "…"` on the next line.
+ */
+const REPLY_PAIR = new RegExp(String.raw`^[ \t]*\d+\)[ \t]+"${SECRET_NAME}"\r?\n[ \t]*\d+\)[ \t]+${DQ_VALUE}`, 'gm');
 
 /**
  * {@link NAMED_VALUE} the other way round: `- value: …` then `name: DB_PASSWORD` on the next line.
@@ -719,7 +735,7 @@ const BLOCK_LINE = /^([ \t]*)(\S[^\r\n]*)$/gm;
  * is SQL's `IDENTIFIED BY '…'`, which names no secret; the commands' names are those of
  * {@link COMMAND_PASSWORDS}.
  */
-const CREDENTIAL_GATE = new RegExp(String.raw`sk-|[sr]k_|gh[pousr]_|github_pat_|akia|xox|xapp-|aiza|npm_|hf_|sg\.|whsec_|do[opr]_v1_|shp(?:at|ca|pa|ss)_|glpat-|ya29\.|age-secret-key-|hvs\.|hooks\.slack|discord|-signature=|sig=|eyj|-----begin|bearer|basic|:\/\/|-u\s|--user|identified|mysql|mariadb|login|sshpass|mongo|redis|ldap|smb|rpcclient|config|openssl|machine|securestring|sqlcmd|bcp|osql|isql|ssh-keygen|net\s+user|chpasswd|@tcp\(|@unix\(|sqlplus|rman|expdp|impdp|sqlldr|dgmgrl|conn|${SECRET_WORDS}`, 'i');
+const CREDENTIAL_GATE = new RegExp(String.raw`sk-|[sr]k_|gh[pousr]_|github_pat_|akia|xox|xapp-|aiza|npm_|hf_|sg\.|whsec_|do[opr]_v1_|shp(?:at|ca|pa|ss)_|glpat-|ya29\.|age-secret-key-|hvs\.|hooks\.slack|discord|-signature=|sig=|eyj|-----begin|bearer|basic|:\/\/|-u\s|--user|identified|mysql|mariadb|login|sshpass|mongo|redis|ldap|smb|rpcclient|config|openssl|machine|securestring|sqlcmd|bcp|osql|isql|ssh-keygen|net\s+user|chpasswd|@tcp\(|@unix\(|sqlplus|rman|expdp|impdp|sqlldr|dgmgrl|conn|\$(?:2[abxy]?\$|[1567]\$|apr1\$|g?y\$|argon2|pbkdf2)|pbkdf2_|\{s?(?:sha|md5)|${SECRET_WORDS}`, 'i');
 
 // What only JSON text's values can hold a secret by: a cookie list, Terraform's `sensitive`, base64, a Secret known
 // by its type (the gate above for anything else). Asked only of a text that starts as JSON does.
@@ -770,6 +786,7 @@ function textRedacted(text: string): string {
     .replace(LABEL_VALUE, labelValue)
     .replace(NAMED_VALUE, assignedValue)
     .replace(VALUE_NAMED, assignedValue)
+    .replace(REPLY_PAIR, assignedValue)
     .replace(NESTED_VALUE, assignedValue)
     .replace(PAIR_IN_LINE, assignedValue)
     .replace(PAIR_IN_LINE_VALUE_FIRST, assignedValue)
@@ -885,15 +902,44 @@ function secretValues(value: unknown, place: string, secret: boolean, out: Map<s
     const items = secret ? null : secretItems(value);
     value.forEach((item, i) => secretValues(item, `${place}[${i}]`, secret || (items?.has(i) === true && !keepsValue(item)), out, depth + 1));
   } else if (value !== null && typeof value === 'object') {
-    const record = value as Record<string, unknown>;
-    const keys = Object.keys(record);
-    const named = secret ? null : namedSecretKey(record, keys);
-    const encoded = record['encoding'] === 'base64';
-    for (const key of keys) {
-      const child = record[key];
-      secretValues(child, `${place}.${JSON.stringify(key)}`, secret || ((key === named || isSecretLikeKey(key)) && !keepsValue(child)), out, depth + 1, encoded && key === 'content');
+    secretFields(value as Record<string, unknown>, place, secret, out, depth, null);
+  }
+}
+
+/** {@link secretValues} of an object's fields; those `hidden` names are secret whatever they are called. */
+function secretFields(record: Readonly<Record<string, unknown>>, place: string, secret: boolean, out: Map<string, string>, depth: number, hidden: ReadonlySet<string> | null): void {
+  const keys = Object.keys(record);
+  const named = secret ? null : namedSecretKey(record, keys);
+  const encoded = record['encoding'] === 'base64';
+  // Terraform's state says which of a resource's attributes are sensitive beside them, not on them.
+  const sensitive = secret ? null : sensitiveAttributes(record['sensitive_attributes']);
+  for (const key of keys) {
+    const child = record[key];
+    const at = `${place}.${JSON.stringify(key)}`;
+    if (sensitive !== null && key === 'attributes' && child !== null && typeof child === 'object' && !Array.isArray(child)) {
+      if (depth < MAX_JSON_TEXT_DEPTH) secretFields(child as Record<string, unknown>, at, false, out, depth + 1, sensitive);
+      continue;
+    }
+    const hiddenKey = hidden?.has(key) === true && child !== null;
+    secretValues(child, at, secret || hiddenKey || ((key === named || isSecretLikeKey(key)) && !keepsValue(child)), out, depth + 1, encoded && key === 'content');
+  }
+}
+
+/**
+ * The attributes a Terraform state's `sensitive_attributes` names (the first step of each path:
+ * `[[{"type": "get_attr", "value": "password"}]]`, or a path's steps alone), or null for none.
+ */
+function sensitiveAttributes(paths: unknown): ReadonlySet<string> | null {
+  if (!Array.isArray(paths) || paths.length === 0) return null;
+  const names = new Set<string>();
+  for (const path of paths) {
+    const step: unknown = Array.isArray(path) ? path[0] : path;
+    if (step !== null && typeof step === 'object' && (step as Record<string, unknown>)['type'] === 'get_attr') {
+      const name = (step as Record<string, unknown>)['value'];
+      if (typeof name === 'string') names.add(name);
     }
   }
+  return names.size === 0 ? null : names;
 }
 
 /** A string of JSON text with what the patterns cannot see through its escapes replaced: base64 of text (`base64`: its object says it is, as GitHub's and GitLab's file contents do), a table's lines. */

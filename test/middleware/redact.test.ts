@@ -410,7 +410,27 @@ describe('credentials in text', () => {
         '<dict>\n\t<key>password</key>\n\t<string>[redacted]</string>\n\t<key>user</key>\n\t<string>bob</string>\n</dict>',
       ],
       ['<property>\n  <name>fs.s3a.secret.key</name>\n  <value>Pair-Pw-08</value>\n</property>', '<property>\n  <name>fs.s3a.secret.key</name>\n  <value>[redacted]</value>\n</property>'],
+      // redis-cli's numbered reply items: a name, then its value.
+      ['1) "dbfilename"\n2) "dump.rdb"\n3) "requirepass"\n4) "Pair-Pw-09"\n', '1) "dbfilename"\n2) "dump.rdb"\n3) "requirepass"\n4) "[redacted]"\n'],
     ], ['Pair-Pw', 'Pair Pw']);
+  });
+
+  it("that are a password's hash (/etc/shadow, .htpasswd, a users table, LDAP, Django) are [redacted]; a shell's $1$2 is kept", async () => {
+    const yescrypt = '$y$j9T$F5Jx5fExrKuPp53xLKQ..1$X3DX6M94c7o.9agCG9G317fhZg9SqC.5i5rd.RhAtQ7';
+    const sha512 = '$6$rounds=5000$usesomesillystri$D4IrlXatmP7rx3P3InaxBeoomnAihCKRVQP22JZ6EY47Wc6BkroIuUUBOov1i.S5KPgErtP/EN5mcO.ChWQW21';
+    const apr1 = '$apr1$8sH2k1xQ$Zq8vLm3Xw9Kp2Rt7abcdeF';
+    const bcrypt = '$2y$10$abcdefghijklmnopqrstuu5Q3u6VfF4Wq8GmJ3Ew0DqN3a7WoNwfq';
+    const argon2 = '$argon2id$v=19$m=65536,t=3,p=4$c29tZXNhbHQ$RdescudvJCsgt3ub+b+dWRWJTmaaJObG';
+    const django = 'pbkdf2_sha256$260000$abcdefghijklmnop$dGhpcyBpcyBhIGhhc2ggb2YgYSBwYXNzd29yZA==';
+    const ssha = '{SSHA}W6ph5Mm5Pz8GgiULbPgzG37mj9g5NDVh';
+    await expectRecordedAs([
+      [`root:${yescrypt}:19000:0:99999:7:::\nalice:${sha512}:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n`, 'root:[redacted]:19000:0:99999:7:::\nalice:[redacted]:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n'],
+      [`admin:${apr1}\n`, 'admin:[redacted]\n'],
+      [`id,email,password_hash\n1,a@x.com,${bcrypt}\n`, 'id,email,password_hash\n1,a@x.com,[redacted]\n'],
+      [`hash=${argon2} django=${django}`, 'hash=[redacted] django=[redacted]'],
+      [`userPassword: ${ssha}`, 'userPassword: [redacted]'],
+      ['echo "$1$2$3$4$5$6$7$8$9$10$11$12"; awk \'{print $1$2}\' f; it costs $5$ or $6$', 'echo "$1$2$3$4$5$6$7$8$9$10$11$12"; awk \'{print $1$2}\' f; it costs $5$ or $6$'],
+    ], [yescrypt.slice(8), sha512.slice(20), apr1.slice(6), bcrypt.slice(7), argon2.slice(30), django.slice(15), ssha.slice(6)]);
   });
 
   it('named in a field beside their value on one line (AWS parameters, JSON text), or given as a field of their own below the name (GitLab CI), are [redacted]', async () => {
@@ -595,6 +615,8 @@ describe('credentials in text', () => {
     // A table a command printed, in its JSON answer.
     const printed = JSON.stringify({ stdout: ' id | password\n----+----------\n  1 | Obj-Pw-06\n(1 row)\n', exit_code: 0 });
     const deep = `${'['.repeat(2_000)}"token"${']'.repeat(2_000)}`;
+    // Terraform's state: the attributes its sensitive_attributes names, whatever they are called.
+    const state = JSON.stringify({ resources: [{ type: 'random_string', instances: [{ attributes: { result: 'Obj-Pw-09', length: 16 }, sensitive_attributes: [[{ type: 'get_attr', value: 'result' }]] }] }] }, null, 2);
     // JSON Lines: a value a line.
     const lines = '{"name":"sid","value":"Obj-Pw-07","httpOnly":true}\n{"name":"theme","value":"dark"}\n{"sensitive":true,"value":"Obj-Pw-08"}';
     await expectRecordedAs([
@@ -608,6 +630,7 @@ describe('credentials in text', () => {
       [printed, printed.replace('Obj-Pw-06', '[redacted]')],
       [deep, deep],
       [lines, lines.replace('Obj-Pw-07', '[redacted]').replace('Obj-Pw-08', '[redacted]')],
+      [state, state.replace('Obj-Pw-09', '[redacted]')],
     ], ['Obj-Pw']);
   });
 
@@ -763,6 +786,10 @@ describe('credentials in text', () => {
     ['a fixed-width table of many columns', `${'pw '.repeat(20_000)}\n${'-- '.repeat(20_000)}\n${'xx '.repeat(20_000)}`],
     ['fixed-width rules, one after another', 'password token\n-------- -----\n'.repeat(6_000)],
     ['JSON lines that are not JSON', '{"password": [}\n'.repeat(8_000)],
+    ["a hash's scheme, then a long salt", `$6$${'a'.repeat(100_000)}`],
+    ['hash schemes again and again', '$6$a$'.repeat(20_000)],
+    ['Argon2 parameters again and again', '$argon2id$v=19$m=1,t=1,p=1$'.repeat(4_000)],
+    ['reply items naming secrets, without values', '1) "password"\n'.repeat(8_000)],
   ];
 
   it('are found in time linear in the length of the text, pathological texts included', () => {
