@@ -183,9 +183,14 @@ const MIN_SCRUB_LENGTH = 8;
 // Keys whose scrubbed form is kept, per redactor (forgotten when a secret is added).
 const KEY_CACHE_LIMIT = 10_000;
 
-/** The redactor of one session: secret-like keys, and the secret values it has injected so far. */
+/** The redactor of one session: secret-like keys, the secret values it has injected so far, and those its tools printed. */
 export class SessionRedactor implements Redactor {
+  /** Injected: kept out of the record and out of what a tool's caller gets. */
   private secrets: string[] = [];
+  /** Printed by a tool at the agent's asking: kept out of the record only. */
+  private printed: string[] = [];
+  /** Both, longest first. */
+  private scrubbed: string[] = [];
   private readonly keys = new Map<string, string>();
 
   secretKey(key: string): boolean {
@@ -210,10 +215,22 @@ export class SessionRedactor implements Redactor {
    * or a vault gave it.
    */
   addSecret(value: string): void {
-    const forms = [value, value.trim(), JSON.stringify(value).slice(1, -1), encodeURIComponent(value), ...encodedForms(value.trim())];
-    const added = forms.filter((form, i) => form.length >= MIN_SCRUB_LENGTH && forms.indexOf(form) === i && !this.secrets.includes(form));
+    const added = newForms(value, this.secrets);
     if (added.length === 0) return;
-    this.secrets = [...this.secrets, ...added].sort((a, b) => b.length - a.length);
+    this.secrets = longestFirst([...this.secrets, ...added]);
+    this.scrubbedChanged();
+  }
+
+  /** Remembers values a tool printed as a secret (printed-secrets.ts), in their forms as {@link addSecret} takes them: never recorded from now on, still given to the caller. */
+  addPrinted(values: readonly string[]): void {
+    const added = values.flatMap((value) => newForms(value, this.scrubbed));
+    if (added.length === 0) return;
+    this.printed = longestFirst([...new Set([...this.printed, ...added])]);
+    this.scrubbedChanged();
+  }
+
+  private scrubbedChanged(): void {
+    this.scrubbed = longestFirst([...this.secrets, ...this.printed]);
     this.keys.clear();
   }
 
@@ -227,7 +244,7 @@ export class SessionRedactor implements Redactor {
   }
 
   private injectedOut(value: unknown): unknown {
-    if (typeof value === 'string') return this.replaceInjected(value);
+    if (typeof value === 'string') return replaced(value, this.secrets);
     if (Array.isArray(value)) {
       const items = value.map((item) => this.injectedOut(item));
       return items.some((item, i) => item !== value[i]) ? items : value;
@@ -238,7 +255,7 @@ export class SessionRedactor implements Redactor {
     let changed = false;
     const out: Record<string, unknown> = {};
     for (const [key, item] of Object.entries(value)) {
-      const scrubbed = this.replaceInjected(key);
+      const scrubbed = replaced(key, this.secrets);
       // As in the record: keys that come out alike are kept apart.
       const name = scrubbed === key ? key : freeKey(scrubbed, (candidate) => Object.hasOwn(out, candidate) || Object.hasOwn(value, candidate));
       const kept = this.injectedOut(item);
@@ -248,11 +265,6 @@ export class SessionRedactor implements Redactor {
     return changed ? out : value;
   }
 
-  private replaceInjected(text: string): string {
-    let out = text;
-    for (const secret of this.secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
-    return out;
-  }
 
   scrubKey(key: string): string {
     let scrubbed = this.keys.get(key);
@@ -264,8 +276,25 @@ export class SessionRedactor implements Redactor {
   }
 
   scrub(text: string): string {
-    return redactCredentials(this.secrets.length === 0 ? text : this.replaceInjected(text));
+    return redactCredentials(this.scrubbed.length === 0 ? text : replaced(text, this.scrubbed));
   }
+}
+
+/** The forms of a secret's value (as given, trimmed, inside JSON text, in a URL, encoded) long enough to scrub, that `known` lacks. */
+function newForms(value: string, known: readonly string[]): string[] {
+  const forms = [value, value.trim(), JSON.stringify(value).slice(1, -1), encodeURIComponent(value), ...encodedForms(value.trim())];
+  return forms.filter((form, i) => form.length >= MIN_SCRUB_LENGTH && forms.indexOf(form) === i && !known.includes(form));
+}
+
+/** `text` with each of `secrets` (longest first) replaced. */
+function replaced(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+  return out;
+}
+
+function longestFirst(values: readonly string[]): string[] {
+  return [...values].sort((a, b) => b.length - a.length);
 }
 
 const API_KEYS: ReadonlySet<PiiEntity> = new Set(['api_key']);

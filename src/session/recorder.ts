@@ -6,6 +6,7 @@
  */
 
 import { InvalidOptionError, NonJsonValueError } from '../errors.js';
+import { withoutPrinted } from '../middleware/printed-secrets.js';
 import type { SessionRedactor } from '../middleware/redact.js';
 import { canonicalJson } from '../spine/canonical.js';
 import { EventEncoder } from '../spine/record.js';
@@ -103,7 +104,9 @@ export class Recorder {
     const redactor = this.redactor;
     const stepId = givenStep === null ? null : redactor.scrub(givenStep);
     const recordedKind = redactor.scrub(kind);
-    const payloadText = canonicalJson(payload, 'payload', { redact: redactor });
+    // A command's answer that is a secret it printed (`printenv DB_PASSWORD`) goes without its text.
+    const recordable = kind === 'tool.result' ? withoutPrinted(payload, (printed) => redactor.addPrinted(printed)) : payload;
+    const payloadText = canonicalJson(recordable, 'payload', { redact: redactor });
     const telemetryText = options.telemetry === undefined ? EMPTY_OBJECT_TEXT : canonicalJson(options.telemetry, 'telemetry', { redact: redactor });
     const micros = this.now();
     const eventId = this.ids.eventId();

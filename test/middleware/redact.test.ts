@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { redactCredentials } from '../../src/middleware/redact.js';
+import { printsSecret } from '../../src/middleware/printed-secrets.js';
 import { isSecretLikeKey } from '../../src/middleware/secret-names.js';
 import { agent } from '../../src/session/agent.js';
 import type { SessionResult } from '../../src/session/session.js';
@@ -804,6 +805,67 @@ describe('credentials in text', () => {
     const result = await recorded(KEPT_TEXTS).result;
     const call = lines(result.log_path).map((line) => JSON.parse(line) as { kind: string; payload: { args?: { commands: string[] } } }).find((e) => e.kind === 'tool.call');
     expect(call?.payload.args?.commands).toEqual(KEPT_TEXTS);
+  });
+});
+
+describe('a secret a command prints', () => {
+  it('is known by the command: a secret-printing tool, or a secret named to printenv, echo, heroku, terraform or pulumi', () => {
+    const printing = [
+      'printenv DB_PASSWORD',
+      'printenv HOME API_TOKEN',
+      'echo "$HOME" && echo ${STRIPE_SECRET_KEY}',
+      "printf '%s' \"$GITHUB_TOKEN\"",
+      'gcloud secrets versions access latest --secret=db',
+      'aws ssm get-parameter --name /prod/db --with-decryption --query Parameter.Value --output text',
+      'aws ecr get-login-password --region eu-west-1',
+      'vault kv get -field=password secret/db',
+      'op read op://vault/db/password',
+      'security find-generic-password -s github -w',
+      "kubectl get secret db -o jsonpath='{.data.password}' | base64 -d",
+      'gh auth token',
+      'heroku config:get DATABASE_PASSWORD -a app',
+      'terraform output -raw db_password',
+      'pulumi config get dbPassword',
+    ];
+    const other = ['ls -la', 'echo $HOME', 'printenv PATH', 'vault kv get secret/db', 'kubectl get secrets', 'echo password', 'terraform output -raw db_host', 'cat README.md'];
+    expect(printing.filter((command) => !printsSecret({ command }))).toEqual([]);
+    expect(other.filter((command) => printsSecret({ command }))).toEqual([]);
+    // An argument list, as a tool's exec takes one.
+    expect(printsSecret({ argv: ['gcloud', 'secrets', 'versions', 'access', 'latest'] })).toBe(true);
+    expect(printsSecret({ argv: ['ls', '-la'] })).toBe(false);
+  });
+
+  it('is looked for in time linear in the length of the command', () => {
+    const commands = ['vault read '.repeat(10_000), `echo ${'$HOME '.repeat(20_000)}`, 'security find-generic-password '.repeat(4_000), 'kubectl get secret '.repeat(6_000), `printenv ${'A_B '.repeat(30_000)}`];
+    for (const command of commands) {
+      const started = performance.now();
+      printsSecret({ command });
+      expect(performance.now() - started, command.slice(0, 20)).toBeLessThan(500);
+    }
+  });
+
+  it('is recorded without its text, given to the caller as printed, and scrubbed from every later record; other answers are kept', async () => {
+    const session = agent('acme/printed', { home: tempDir() }).session({ ids: countingIds(), clock: steppingClock() });
+    const printed = 'Printed-Pw-0001';
+    const given = await session.tool('shell', { command: 'printenv DB_PASSWORD' }, () => ({ stdout: `${printed}\n`, stderr: '', exit_code: 0 }));
+    await session.tool('gcloud', { argv: ['gcloud', 'secrets', 'versions', 'access', 'latest', '--secret=api'] }, () => ({ content: [{ type: 'text', text: 'Printed-Pw-0002' }] }));
+    await session.tool('shell', { command: 'ls' }, () => ({ stdout: 'notes.txt\n', exit_code: 0 }));
+    // As a Claude Code hook records a call and its answer: one event.
+    session.emit('tool.result', { tool: 'Bash', args: { command: 'echo $API_TOKEN' }, result: { stdout: 'Printed-Pw-0003\n', stderr: '', interrupted: false } });
+    session.emit('model.call', { messages: [{ role: 'tool', content: `the password is ${printed}; the key Printed-Pw-0002, the token Printed-Pw-0003` }] });
+    const result = await session.close();
+    expect(given).toEqual({ stdout: `${printed}\n`, stderr: '', exit_code: 0 });
+    const events = lines(result.log_path).map((line) => JSON.parse(line) as { kind: string; payload: Record<string, unknown> });
+    expect(events.filter((e) => e.kind === 'tool.result').map((e) => e.payload['result'])).toEqual([
+      { stdout: '[redacted]', stderr: '', exit_code: 0 },
+      { content: [{ type: 'text', text: '[redacted]' }] },
+      { stdout: 'notes.txt\n', exit_code: 0 },
+      { stdout: '[redacted]', stderr: '', interrupted: false },
+    ]);
+    expect(events.find((e) => e.kind === 'model.call')?.payload['messages']).toEqual([{ role: 'tool', content: 'the password is [redacted]; the key [redacted], the token [redacted]' }]);
+    for (const file of [result.log_path, result.exports.summary ?? '', result.exports.otel ?? '']) expect(fs.readFileSync(file, 'utf8'), file).not.toMatch(/Printed-Pw/);
+    expect(result.chain).toMatchObject({ hash_chain_valid: true, complete: true });
+    expect(pythonVerify(result.log_path)).toMatchObject({ valid: true, events: events.length });
   });
 });
 
