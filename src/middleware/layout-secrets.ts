@@ -1,7 +1,8 @@
 /**
  * Secrets that a text lays out rather than assigns, so no `name = value` pattern sees them: the
- * cells of a table's column whose header names a secret (what `psql`, `mysql`, DuckDB, `sqlite3`,
- * `sqlcmd`, a Markdown table, a CSV or TSV file print for `SELECT * FROM users`), the value beside a secret's name in a
+ * cells of a table's column whose header names a secret (what `psql`, `mysql`, DuckDB, Polars,
+ * `sqlite3`, `sqlcmd`, a Markdown table, a CSV or TSV file print for `SELECT * FROM users`, also
+ * as a tool that reads files numbers their lines), the value beside a secret's name in a
  * two-column table or a `psql` expanded record, and a Kubernetes Secret's `data` as `kubectl get
  * secret -o yaml` prints it, whatever its keys are called. The layout around each value is kept:
  * a reader still sees the table.
@@ -12,6 +13,13 @@ import { isSecretLikeKey, SECRET_WORDS } from './secret-names.js';
 
 /** The cells' separator of a table's header line. */
 type Separator = '|' | ',' | '\t';
+
+/**
+ * Which cells of a table are kept as holding no secret, beyond {@link NO_SECRET_CELL}'s: in docs'
+ * Markdown, a short word or words (`Yes`, `3.3V`, `The DB login`); in a fixed-width table, words
+ * (a command's help lists its options so); in a database's output, none.
+ */
+type CellReading = 'docs' | 'text' | 'data';
 
 /** A cell of a line: where its text starts and ends (without the spaces and quotes around it). */
 interface Cell {
@@ -26,6 +34,8 @@ interface Header {
   readonly skip: number;
   /** Its lines start and end with a bar (MySQL, Markdown), which are borders, not cells. */
   readonly bordered: boolean;
+  /** A Markdown table: its rule is bars and dashes, and a row followed by such a rule heads the next table. */
+  readonly markdown: boolean;
   readonly count: number;
   /** The columns a secret's name heads; none for a two-column table of names and values. */
   readonly secret: readonly number[];
@@ -33,24 +43,37 @@ interface Header {
 
 // A line must hold one of these to be read as a header or a name's row (isSecretLikeKey decides).
 const SECRET_WORD = new RegExp(SECRET_WORDS, 'i');
-// A column's name: words, at most 64 characters.
-const COLUMN_NAME = /^[A-Za-z_][\w .#-]{0,63}$/;
-// A table's rule line: `----+----`, `+----+`, `|---|:--:|`.
-const RULE_LINE = /^[ \t]*[|+]?[ \t]*:?-{2,}[-+|: \t]*\r?$/;
+// A CSV's or TSV's column name: a word, at most 64 characters. A bar table's, whose rule line marks
+// its header, may be anything of that length (`count(*)`, DuckDB's `…` for columns left out, an
+// index's empty name).
+const COLUMN_NAME = /^[A-Za-z_][\w.#-]{0,63}$/;
+const MAX_HEADER_CELL = 64;
+// A table's rule line: `----+----`, `+----+`, `|---|:--:|`, `+====+` (tabulate's grid). Each part
+// read once: two runs that could both take a space or a dash made its time the square of the run.
+const RULE_LINE = /^[ \t]*(?:[|+][ \t]*)?:?(?:--|==)[-=+|: \t]*\r?$/;
+// Markdown's: bars and dashes.
+const MARKDOWN_RULE = /^[ \t]*\|[ \t]*:?-[-:| \t]*\r?$/;
 // What a cell holds when there is no secret in it: nothing, a NULL, a mask, a name in backticks
-// as docs write one; in a bar table (docs' Markdown as well as a database's), also a short word
-// (`Yes`, `YYYY`, `3.3V`) or words.
-const NO_SECRET_CELL = /^(?:|NULL|null|\(null\)|None|\*+|\[redacted\]|`[^`]*`)$/;
-const NO_SECRET_BAR_CELL = /^(?:.{0,4}|.*\s.*)$/;
-// A box-drawn table's lines (DuckDB, `sqlite3 -box`, Python's rich and tabulate): its vertical
-// lines are read as bars, every other drawing character as a rule's dash. One UTF-16 unit each, so
-// a cell stands at the same place in the line and in its reading.
-const BOX_BAR = /[\u2502\u2503\u2551]/;
-const BOX_BARS = /[\u2502\u2503\u2551]/g;
-const BOX_RULE = /[\u2500\u2501\u2504-\u254f\u2550\u2552-\u257f]/g;
+// as docs write one, a yes or no, a version or an address (`2.23.0`, `10.0.0.1`).
+const NO_SECRET_CELL = /^(?:|NULL|null|\(null\)|None|\*+|\[redacted\]|`[^`]*`|true|false|True|False|TRUE|FALSE|v?\d+(?:\.\d+)+)$/;
+const NO_SECRET_DOCS_CELL = /^(?:.{0,4}|.*\s.*)$/;
+const NO_SECRET_TEXT_CELL = /\s/;
+// A box-drawn table's lines (DuckDB, Polars, `sqlite3 -box`, Python's rich and tabulate, psql's
+// unicode lines): its vertical lines, dashed ones too, are read as bars, every other drawing
+// character as a rule's dash, and a bar written in a cell as a character of its text. One UTF-16
+// unit each, so a cell stands at the same place in the line and in its reading.
+const BOX_BAR = /[\u2502\u2503\u2506\u2507\u250a\u250b\u254e\u254f\u2551]/;
+const BOX_BARS = /[\u2502\u2503\u2506\u2507\u250a\u250b\u254e\u254f\u2551]/g;
+const BOX_RULE = /[\u2500\u2501\u2504\u2505\u2508\u2509\u250c-\u254d\u2550\u2552-\u257f]/g;
+// A box's bottom border: its table ends there, whatever follows.
+const BOX_BOTTOM = /[\u2514-\u251b\u2558-\u255d\u256f\u2570]/;
 // The rule under a fixed-width table's header (`sqlite3 -column`, `sqlcmd`, SQL*Plus, PowerShell's
-// Format-Table): a run of dashes a column, spaces between.
+// Format-Table, `pip list`): a run of dashes a column, spaces between.
 const DASH_RULE = /^ *-{2,}(?: +-{2,})+ *\r?$/;
+// The count a database prints after its rows: `(2 rows)`, `(1 rows affected)`.
+const ROW_COUNT = /^\s*\(\d+ rows?\b/;
+// A line's number, as `cat -n` and an agent's file reader put it before each line (a tab or `→` after it).
+const LINE_NUMBER = /^ *(\d+)(?:\t|\u2192)/;
 // psql's expanded display (`\x`): `-[ RECORD 1 ]-----`, then `name | value` lines.
 const EXPANDED_RECORD = /^-\[ RECORD \d+ \]-*[+-]*\s*$/;
 // A Kubernetes Secret as YAML prints it.
@@ -62,31 +85,54 @@ const MAPPING_ENTRY = /^([ \t]+)("[^"\r\n]*"|'[^'\r\n]*'|[^\s:#][^:\r\n]*?):(?:[
 export function redactLayouts(text: string): string {
   if (!text.includes('\n')) return text;
   const lines = text.split('\n');
-  const boxed = BOX_BAR.test(text);
-  // What the table readers see: box-drawn lines as bars and dashes; the replacements go to `lines`.
-  const shapes = boxed ? lines.map((line) => line.replace(BOX_BARS, '|').replace(BOX_RULE, '-')) : lines;
+  // What the table readers see (box-drawn lines as bars and dashes, lines' numbers as spaces); the
+  // replacements go to `lines`, at the same places.
+  const shapes = shapesOf(lines, BOX_BAR.test(text));
   for (let i = 0; i < lines.length; i++) {
-    const line = lines[i] as string;
-    if (EXPANDED_RECORD.test(line)) {
-      i = expandedRecord(lines, i + 1) - 1;
+    const shape = shapes[i] as string;
+    if (EXPANDED_RECORD.test(shape)) {
+      i = expandedRecord(lines, shapes, i + 1) - 1;
       continue;
     }
-    if (DASH_RULE.test(lines[i + 1] ?? '')) {
-      i = columnTable(lines, i) - 1;
+    if (DASH_RULE.test(shapes[i + 1] ?? '')) {
+      i = columnTable(lines, shapes, i) - 1;
       continue;
     }
-    const header = tableHeader(shapes, i, boxed && BOX_BAR.test(line));
+    const header = tableHeader(shapes, i, BOX_BAR.test(lines[i] as string));
     if (header !== null) i = tableRows(lines, shapes, i + 1 + header.skip, header) - 1;
   }
   const tables = lines.join('\n');
   return SECRET_KIND.test(tables) ? secretData(tables) : tables;
 }
 
+/** The lines as the table readers see them, each as long as it is. */
+function shapesOf(lines: readonly string[], boxed: boolean): readonly string[] {
+  const numbered = numberedLines(lines);
+  if (!boxed && !numbered) return lines;
+  return lines.map((line) => {
+    let shape = line;
+    if (numbered) {
+      const number = LINE_NUMBER.exec(shape);
+      if (number !== null) shape = ' '.repeat(number[0].length) + shape.slice(number[0].length);
+    }
+    if (!boxed) return shape;
+    // A bar written in a box's cell is its text; elsewhere (a Markdown table beside a tree) a bar.
+    return (BOX_BAR.test(shape) ? shape.replaceAll('|', '\u00a6').replace(BOX_BARS, '|') : shape).replace(BOX_RULE, '-');
+  });
+}
+
+/** True when the text's first two lines are numbered one after the other, as a tool that reads a file gives them. */
+function numberedLines(lines: readonly string[]): boolean {
+  const first = LINE_NUMBER.exec(lines[0] as string);
+  const second = first === null ? null : LINE_NUMBER.exec(lines[1] ?? '');
+  return second !== null && Number(second?.[1]) === Number(first?.[1]) + 1;
+}
+
 /**
  * The header a table starts with at line `i`, when its rows can hold a secret: a bar table's is
  * followed by its rule line (a row of another table, a pipeline, a log line are not), a CSV's or
  * TSV's starts the text or follows a blank line and names its columns in single words. A box-drawn
- * table's header (`boxed`) may have a line of column types between it and its rule.
+ * table's header (`boxed`) may have a line of column types between it and its rule (DuckDB).
  */
 function tableHeader(lines: readonly string[], i: number, boxed: boolean): Header | null {
   const line = lines[i] as string;
@@ -98,93 +144,111 @@ function tableHeader(lines: readonly string[], i: number, boxed: boolean): Heade
   const cells = cellsOf(line, separator, bordered);
   if (cells === null || cells.length < 2) return null;
   const names = cells.map((cell) => line.slice(cell.start, cell.end));
-  if (!names.every((name) => COLUMN_NAME.test(name) && (separator === '|' || !/\s/.test(name)))) return null;
+  if (!names.every((name) => (separator === '|' ? name.length <= MAX_HEADER_CELL : COLUMN_NAME.test(name)))) return null;
   const secret = SECRET_WORD.test(line) ? names.flatMap((name, n) => (isSecretLikeKey(name) ? [n] : [])) : [];
   if (secret.length === 0 && !(separator === '|' && cells.length === 2)) return null;
-  return { separator, skip, bordered, count: cells.length, secret };
+  const markdown = bordered && !boxed && MARKDOWN_RULE.test(lines[i + skip] as string);
+  return { separator, skip, bordered, markdown, count: cells.length, secret };
 }
 
-/** Replaces the secret cells of the rows from `from` on, read from their `shapes`; returns the index of the first line after the table. */
+/**
+ * Replaces the secret cells of the rows from `from` on, read from their `shapes`; returns the index
+ * of the first line after the table: at a line that is no row of it, a box's bottom border, or a
+ * Markdown row with a rule under it (the header of the next table, printed with no line between).
+ */
 function tableRows(lines: string[], shapes: readonly string[], from: number, header: Header): number {
   let i = from;
   const bars = header.separator === '|';
   for (; i < lines.length; i++) {
     const shape = shapes[i] as string;
-    if (bars && RULE_LINE.test(shape)) continue;
+    if (bars && RULE_LINE.test(shape)) {
+      if (BOX_BOTTOM.test(lines[i] as string)) return i + 1;
+      continue;
+    }
+    if (header.markdown && MARKDOWN_RULE.test(shapes[i + 1] ?? '')) break;
     const cells = shape.trim() === '' ? null : cellsOf(shape, header.separator, header.bordered);
     if (cells === null || cells.length !== header.count) break;
-    lines[i] = rowRedacted(lines[i] as string, cells, header.secret, bars);
+    lines[i] = rowRedacted(lines[i] as string, cells, header.secret, header.markdown ? 'docs' : 'data');
   }
   return i;
 }
 
 /** A row with its cells under a secret's column replaced, or, in a two-column table of names and values (no such column), its value when its name is a secret's. */
-function rowRedacted(line: string, cells: readonly Cell[], secret: readonly number[], bars: boolean): string {
-  if (secret.length > 0) return cellsRedacted(line, secret.map((n) => cells[n] as Cell), bars);
-  const name = cells[0] as Cell;
-  return SECRET_WORD.test(line) && isSecretLikeKey(line.slice(name.start, name.end)) ? cellsRedacted(line, [cells[1] as Cell], bars) : line;
+function rowRedacted(line: string, cells: readonly (Cell | undefined)[], secret: readonly number[], reading: CellReading): string {
+  if (secret.length > 0) {
+    // A short row reaches only its first columns: the rest of the secret ones are not looked for.
+    const reached: Cell[] = [];
+    for (const n of secret) {
+      const cell = cells[n];
+      if (cell === undefined) break;
+      reached.push(cell);
+    }
+    return cellsRedacted(line, reached, reading);
+  }
+  const [name, value] = cells;
+  if (name === undefined || value === undefined) return line;
+  return SECRET_WORD.test(line) && isSecretLikeKey(line.slice(name.start, name.end)) ? cellsRedacted(line, [value], reading) : line;
 }
 
 /**
  * A fixed-width table whose header is line `at`, its rule under it: each column spans its run of
- * dashes and the spaces after it. Its rows run to a blank line, or to a line whose text crosses
- * a gap between columns (not a row). Returns the index of the first line after the table.
+ * dashes and the spaces after it. Its rows run to a blank line, a row count, or a line whose text
+ * crosses a gap between columns (not a row). Returns the index of the first line after the table.
  */
-function columnTable(lines: string[], at: number): number {
-  const rule = lines[at + 1] as string;
+function columnTable(lines: string[], shapes: readonly string[], at: number): number {
   const starts: number[] = [];
-  for (const run of rule.matchAll(/-+/g)) starts.push(run.index);
+  for (const run of (shapes[at + 1] as string).matchAll(/-+/g)) starts.push(run.index);
+  // The cells of a line, as far as it reaches: a short line is not read for the columns after its end.
   const spans = (line: string): Cell[] | null => {
     const text = line.endsWith('\r') ? line.slice(0, -1) : line;
     const cells: Cell[] = [];
-    for (let n = 0; n < starts.length; n++) {
+    for (let n = 0; n < starts.length && (starts[n] as number) < text.length; n++) {
       const start = starts[n] as number;
-      if (n > 0 && start <= text.length && text[start - 1] !== ' ') return null;
-      const stop = Math.min(starts[n + 1] ?? text.length, text.length);
+      if (n > 0 && text[start - 1] !== ' ') return null;
       let from = start;
-      let end = stop;
+      let end = Math.min(starts[n + 1] ?? text.length, text.length);
       while (from < end && text[from] === ' ') from++;
       while (end > from && text[end - 1] === ' ') end--;
-      cells.push({ start: from, end: Math.max(from, end) });
+      cells.push({ start: from, end });
     }
     return cells;
   };
-  const header = lines[at] as string;
+  const header = shapes[at] as string;
   const names = spans(header)?.map((cell) => header.slice(cell.start, cell.end)) ?? [];
-  if (names.length !== starts.length || !names.every((name) => COLUMN_NAME.test(name))) return at + 1;
+  if (names.length !== starts.length || !names.every((name) => name.length <= MAX_HEADER_CELL)) return at + 1;
   const secret = SECRET_WORD.test(header) ? names.flatMap((name, n) => (isSecretLikeKey(name) ? [n] : [])) : [];
   if (secret.length === 0 && names.length !== 2) return at + 2;
   let i = at + 2;
   for (; i < lines.length; i++) {
-    const line = lines[i] as string;
-    const cells = line.trim() === '' ? null : spans(line);
+    const shape = shapes[i] as string;
+    const cells = shape.trim() === '' || ROW_COUNT.test(shape) ? null : spans(shape);
     if (cells === null) break;
-    lines[i] = rowRedacted(line, cells, secret, false);
+    lines[i] = rowRedacted(lines[i] as string, cells, secret, 'text');
   }
   return i;
 }
 
 /** psql's `name | value` lines of expanded records, from `from` on: the values of secret names replaced. */
-function expandedRecord(lines: string[], from: number): number {
+function expandedRecord(lines: string[], shapes: readonly string[], from: number): number {
   let i = from;
   for (; i < lines.length; i++) {
-    const line = lines[i] as string;
-    if (EXPANDED_RECORD.test(line)) continue;
-    const bar = line.indexOf(' | ');
+    const shape = shapes[i] as string;
+    if (EXPANDED_RECORD.test(shape)) continue;
+    const bar = shape.indexOf(' | ');
     if (bar < 0) break;
-    const name = line.slice(0, bar).trim();
-    if (isSecretLikeKey(name)) lines[i] = cellsRedacted(line, [{ start: bar + 3, end: line.trimEnd().length }], false);
+    const name = shape.slice(0, bar).trim();
+    if (isSecretLikeKey(name)) lines[i] = cellsRedacted(lines[i] as string, [{ start: bar + 3, end: shape.trimEnd().length }], 'data');
   }
   return i;
 }
 
-/** The line with the text of each cell (in order) replaced, where it can hold a secret (`bars`: a bar table's cell). */
-function cellsRedacted(line: string, cells: readonly Cell[], bars: boolean): string {
+/** The line with the text of each cell (in order) replaced, where, read as `reading` says, it can hold a secret. */
+function cellsRedacted(line: string, cells: readonly Cell[], reading: CellReading): string {
   let out = '';
   let copied = 0;
   for (const cell of cells) {
     const text = line.slice(cell.start, cell.end);
-    if (NO_SECRET_CELL.test(text) || (bars && NO_SECRET_BAR_CELL.test(text))) continue;
+    if (NO_SECRET_CELL.test(text) || (reading === 'docs' && NO_SECRET_DOCS_CELL.test(text)) || (reading === 'text' && NO_SECRET_TEXT_CELL.test(text))) continue;
     out += line.slice(copied, cell.start) + REDACTED;
     copied = cell.end;
   }

@@ -746,14 +746,14 @@ const SQL_USER_PASSWORD = new RegExp(
  * (`$DB_PASSWORD`, `${TOKEN}`, `$config->password`, `$_ENV['X']`, a comment after it), a command's
  * output (`$(vault read …)`), a template's `{{ form.password }}` or `${{ secrets.X }}` (a bare
  * value ends before a `}`: `${TOKEN` is one too); not `${DB_PASSWORD:-…}` nor
- * `$crypt->decrypt('…')`, which hold one; OpenSSL's `env:PW`, `file:…`, `fd:3`, `stdin`. One
- * already masked (`***`), a block scalar's header (`|`: its lines hold the value), a backslash that
+ * `$crypt->decrypt('…')`, which hold one; OpenSSL's `env:PW`, `file:…`, `fd:3`, `stdin`. A version
+ * (`2.23.0`, as `pip list` gives `google-auth`'s). One already masked (`***`), a block scalar's header (`|`: its lines hold the value), a backslash that
  * continues the line (the value is on the next one), or none at all,
  * once trimmed. Its spaces are trimmed, not matched: a
  * `\s*` after `\$.*` was tried from each place of a run of spaces before a line break (an XML
  * element's text can hold one), time growing with the square of the run's length.
  */
-const NOT_A_SECRET = /^(?:\$(?:\{\{[^\r\n]*|\{[A-Za-z_][\w.]*\}?|\([^()\r\n]*\)|env:[A-Za-z_]\w*|[A-Za-z_]\w*(?:(?:->|::|\.)[A-Za-z_]\w*|\[[^\]\r\n]*\])*)(?:[ \t]+#[^\r\n]*)?|\{\{[^\r\n]*\}\}|(?:env|file|fd):[^\s]*|stdin|\*+|\\|true|false|null|none|undefined|[|>][1-9+-]{0,2}(?:[ \t]+#[^\r\n]*)?)?$/i;
+const NOT_A_SECRET = /^(?:\$(?:\{\{[^\r\n]*|\{[A-Za-z_][\w.]*\}?|\([^()\r\n]*\)|env:[A-Za-z_]\w*|[A-Za-z_]\w*(?:(?:->|::|\.)[A-Za-z_]\w*|\[[^\]\r\n]*\])*)(?:[ \t]+#[^\r\n]*)?|\{\{[^\r\n]*\}\}|(?:env|file|fd):[^\s]*|stdin|\*+|\\|true|false|null|none|undefined|v?\d+(?:\.\d+)+(?:[-+][\w.]+)?|[|>][1-9+-]{0,2}(?:[ \t]+#[^\r\n]*)?)?$/i;
 
 // A line of a block scalar: its indent, and its text.
 const BLOCK_LINE = /^([ \t]*)(\S[^\r\n]*)$/gm;
@@ -767,7 +767,7 @@ const BLOCK_LINE = /^([ \t]*)(\S[^\r\n]*)$/gm;
 const CREDENTIAL_GATE = new RegExp(String.raw`sk-|[sr]k_|gh[pousr]_|github_pat_|akia|xox|xapp-|aiza|npm_|hf_|sg\.|whsec_|do[opr]_v1_|shp(?:at|ca|pa|ss)_|glpat-|ya29\.|age-secret-key-|hvs\.|hooks\.slack|discord|-signature=|sig=|eyj|-----begin|bearer|basic|:\/\/|-u\s|--user|identified|mysql|mariadb|login|sshpass|mongo|redis|ldap|smb|rpcclient|config|openssl|machine|securestring|sqlcmd|bcp|osql|isql|ssh-keygen|net\s+user|chpasswd|@tcp\(|@unix\(|sqlplus|rman|expdp|impdp|sqlldr|dgmgrl|conn|\$(?:2[abxy]?\$|[1567]\$|apr1\$|g?y\$|argon2|pbkdf2)|pbkdf2_|\{s?(?:sha|md5)|${SECRET_WORDS}`, 'i');
 
 // What only JSON text's values can hold a secret by: a cookie list, Terraform's `sensitive`, base64, a Secret known
-// by its type (the gate above for anything else). Asked only of a text that starts as JSON does.
+// by its type (the gate above for anything else). Asked only of a text that starts as JSON does, or has a line that does.
 const JSON_VALUE_GATE = /httponly|samesite|sensitive|base64|opaque|kubernetes\.io\//i;
 
 // The shortest credential in text: `pwd=x`.
@@ -791,7 +791,7 @@ export function redactCredentials(text: string): string {
   }
   if (text.length < MIN_CREDENTIAL_TEXT) return text;
   const first = text.charCodeAt(0);
-  if (!CREDENTIAL_GATE.test(text) && !((first === 0x7b || first === 0x5b) && JSON_VALUE_GATE.test(text))) return text;
+  if (!CREDENTIAL_GATE.test(text) && !((first === 0x7b || first === 0x5b || text.includes('\n{')) && JSON_VALUE_GATE.test(text))) return text;
   // JSON text first, while it is JSON: the patterns may leave a bare `[redacted]` where a number was.
   return redactLayouts(textRedacted(jsonTextRedacted(text)));
 }
@@ -896,10 +896,10 @@ const MAX_JSON_TEXT_DEPTH = 64;
  * text, which keeps its layout, and nothing else is touched.
  */
 function jsonTextRedacted(text: string): string {
-  if (!JSON_TEXT.test(text)) return text;
-  const whole = jsonValueRedacted(text);
+  const whole = JSON_TEXT.test(text) ? jsonValueRedacted(text) : null;
   if (whole !== null || !text.includes('\n')) return whole ?? text;
-  // JSON Lines (a log, an export, `kubectl get -o json` of several objects): a value a line.
+  // JSON Lines (a log, an export, `kubectl get -o json` of several objects): a value a line,
+  // whatever other lines stand around them (a banner, a note that the output was cut).
   return text
     .split('\n')
     .map((line) => (JSON_TEXT.test(line) ? (jsonValueRedacted(line) ?? line) : line))

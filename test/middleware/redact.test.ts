@@ -273,7 +273,8 @@ describe('credentials in text', () => {
     '<input type="password" name="password" value="{{ form.password }}">',
     'if (token == null) return; if (password === "") fail(); assert password == expected',
     'ENV PATH /usr/local/bin\nOLDPWD=/home/bob\nthe password field of a machine learning form',
-    '{"api_key": {"id": 7}}\nsecrets:\n  DB_PASSWORD:\n    description: kept in the vault\n    value: $DB_PASSWORD',
+    // (A line that is JSON by itself goes through the rules for values: here the object is text.)
+    'settings {"api_key": {"id": 7}}\nsecrets:\n  DB_PASSWORD:\n    description: kept in the vault\n    value: $DB_PASSWORD',
     // Code that reads a secret from elsewhere, on one line and among others.
     'let password = prompt("Password:"); const token = await getToken(); api_key = os.getenv("API_KEY")',
     'interface Config { apiKey: string; token?: string }\npassword: Optional[str] = None\nPASSWORD = os.environ["DB_PASSWORD"]\ndb_password: process.env.DB_PASSWORD,\npw = getpass.getpass("Password: ")\ntoken = env(\'API_TOKEN\')',
@@ -583,6 +584,46 @@ describe('credentials in text', () => {
     ], ['Box-Pw']);
   });
 
+  it('in tables as tools really print them (columns left out or unnamed, tables back to back, Polars, a bar in a cell, grid rules, numbered lines) are [redacted]; help text, flags and versions are kept', async () => {
+    const elided = '┌───────┬───┬────────────┐\n│  id   │ … │  password  │\n│ int32 │   │  varchar   │\n├───────┼───┼────────────┤\n│     1 │ … │ Real-Pw-01 │\n└───────┴───┴────────────┘';
+    const pandas = '|    |   id | password   |\n|---:|-----:|:-----------|\n|  0 |    1 | Real-Pw-02 |';
+    const unnamed = '      id  password\n--  ----  ----------\n 0     1  Real-Pw-03\n';
+    const counted = '| count(*) | api_key    |\n|----------|------------|\n| 3        | Real-Pw-04 |';
+    const backToBack = '┌──────┬───────┐\n│ key  │ value │\n├──────┼───────┤\n│ mode │ prod  │\n└──────┴───────┘\n┌──────────┬────────────┐\n│ username │ password   │\n├──────────┼────────────┤\n│ alice    │ Real-Pw-05 │\n└──────────┴────────────┘';
+    const markdownPair = '| key | value |\n|-----|-------|\n| mode | prod |\n| username | password |\n|---|---|\n| alice | Real-Pw-06 |';
+    const polars = 'shape: (1, 2)\n┌─────┬────────────┐\n│ id  ┆ password   │\n│ --- ┆ ---        │\n│ i64 ┆ str        │\n╞═════╪════════════╡\n│ 1   ┆ Real-Pw-07 │\n└─────┴────────────┘';
+    const spaced = '┌────┬─────────────────────┬──────┐\n│ id │ card_number         │ cvv  │\n├────┼─────────────────────┼──────┤\n│ 1  │ 4111 1111 1111 1111 │ 737  │\n└────┴─────────────────────┴──────┘';
+    const barInCell = '┌────┬────────────┬───────┐\n│ id │ password   │ roles │\n├────┼────────────┼───────┤\n│ 1  │ Real-Pw-08 │ a|b   │\n│ 2  │ Real-Pw-09 │ admin │\n└────┴────────────┴───────┘';
+    const grid = '+------+-------------+\n|   id | password    |\n+======+=============+\n|    1 | Real-Pw-10  |\n+------+-------------+';
+    const expanded = '─[ RECORD 1 ]──────\nid       │ 1\npassword │ Real-Pw-11\n';
+    const numbered = '     1\t| id | password   |\n     2\t|----|------------|\n     3\t| 1  | Real-Pw-12 |';
+    const read = '     7→user,password\n     8→alice,Real-Pw-13';
+    // A fixed-width table's cell of words (a help text's, a note) is not a secret.
+    const help = 'user   password      note\n-----  ------------  ----\nalice  (not set)     new\n';
+    const flags = 'name                 setting\n-------------------  -------\nrequire_auth         true\n';
+    const footer = 'id password\n-- ---------\n 1 NULL\n(1 row)\n';
+    const pip = 'Package        Version\n-------------- -------\ngoogle-auth    2.23.0\ntiktoken       0.5.1\n';
+    await expectRecordedAs([
+      [elided, elided.replace('Real-Pw-01', '[redacted]')],
+      [pandas, pandas.replace('Real-Pw-02', '[redacted]')],
+      [unnamed, unnamed.replace('Real-Pw-03', '[redacted]')],
+      [counted, counted.replace('Real-Pw-04', '[redacted]')],
+      [backToBack, backToBack.replace('Real-Pw-05', '[redacted]')],
+      [markdownPair, markdownPair.replace('Real-Pw-06', '[redacted]')],
+      [polars, polars.replace('Real-Pw-07', '[redacted]').replace('┆ str', '┆ [redacted]')],
+      [spaced, spaced.replace('4111 1111 1111 1111', '[redacted]').replace('737', '[redacted]')],
+      [barInCell, barInCell.replace('Real-Pw-08', '[redacted]').replace('Real-Pw-09', '[redacted]')],
+      [grid, grid.replace('Real-Pw-10', '[redacted]')],
+      [expanded, expanded.replace('Real-Pw-11', '[redacted]')],
+      [numbered, numbered.replace('Real-Pw-12', '[redacted]')],
+      [read, read.replace('Real-Pw-13', '[redacted]')],
+      [help, help],
+      [flags, flags],
+      [footer, footer],
+      [pip, pip],
+    ], ['Real-Pw', '4111 1111']);
+  });
+
   it("of a Kubernetes Secret, as YAML or JSON prints it, are [redacted] whatever their keys are called; a ConfigMap's are kept", async () => {
     const single = 'apiVersion: v1\ndata:\n  api-url: aHR0cHM6Ly9LOHMtUHctMDE=\n  db.conn: "K8s-Pw-02"\nkind: Secret\nmetadata:\n  name: app\n  namespace: prod\ntype: Opaque\n';
     const list = 'apiVersion: v1\nitems:\n- apiVersion: v1\n  data:\n    ca.crt: K8s-Pw-03\n  stringData:\n    config.yaml: |\n      url: K8s-Pw-04\n      mode: K8s-Pw-05\n  kind: Secret\n  metadata:\n    name: x\nkind: List\n';
@@ -620,6 +661,8 @@ describe('credentials in text', () => {
     const state = JSON.stringify({ resources: [{ type: 'random_string', instances: [{ attributes: { result: 'Obj-Pw-09', length: 16 }, sensitive_attributes: [[{ type: 'get_attr', value: 'result' }]] }] }] }, null, 2);
     // JSON Lines: a value a line.
     const lines = '{"name":"sid","value":"Obj-Pw-07","httpOnly":true}\n{"name":"theme","value":"dark"}\n{"sensitive":true,"value":"Obj-Pw-08"}';
+    // JSON Lines with a note after them, as a tool cuts its output.
+    const cut = '{"name":"sid","value":"Obj-Pw-10","httpOnly":true}\n{"name":"sid2","value":"Obj-Pw-11","httpOnly":true}\n[output truncated]';
     await expectRecordedAs([
       [cookies, cookies.replace('Obj-Pw-01', '[redacted]')],
       [terraform, terraform.replace('Obj-Pw-02', '[redacted]')],
@@ -632,6 +675,7 @@ describe('credentials in text', () => {
       [deep, deep],
       [lines, lines.replace('Obj-Pw-07', '[redacted]').replace('Obj-Pw-08', '[redacted]')],
       [state, state.replace('Obj-Pw-09', '[redacted]')],
+      [cut, cut.replace('Obj-Pw-10', '[redacted]').replace('Obj-Pw-11', '[redacted]')],
     ], ['Obj-Pw']);
   });
 
@@ -791,6 +835,11 @@ describe('credentials in text', () => {
     ['hash schemes again and again', '$6$a$'.repeat(20_000)],
     ['Argon2 parameters again and again', '$argon2id$v=19$m=1,t=1,p=1$'.repeat(4_000)],
     ['reply items naming secrets, without values', '1) "password"\n'.repeat(8_000)],
+    ['a wide fixed-width rule, then many short rows', `${'pw '.repeat(12_000)}\n${'-- '.repeat(12_000)}\n${'x\n'.repeat(20_000)}`],
+    ['a box header, then a long line of spaces', `│ id │ password │\n${' '.repeat(100_000)}`],
+    ['a box header, a line of types, then a long line of spaces', `│ id │ password │\n│ int │ text │\n${' '.repeat(100_000)}x`],
+    ['a bar header, then spaces before a letter', `a | password\n${' '.repeat(100_000)}x`],
+    ['a long run of dashes that is no rule', `a | password\n${'-'.repeat(100_000)}x`],
   ];
 
   it('are found in time linear in the length of the text, pathological texts included', () => {
