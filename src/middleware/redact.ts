@@ -180,6 +180,9 @@ function fieldSchema(value: unknown): boolean {
 // Shorter values would scrub ordinary words out of recorded text; Aura uses the same bound.
 const MIN_SCRUB_LENGTH = 8;
 
+// Values a session's tools printed as secrets that it keeps scrubbing: the last ones.
+const MAX_PRINTED = 32;
+
 // Keys whose scrubbed form is kept, per redactor (forgotten when a secret is added).
 const KEY_CACHE_LIMIT = 10_000;
 
@@ -187,7 +190,8 @@ const KEY_CACHE_LIMIT = 10_000;
 export class SessionRedactor implements Redactor {
   /** Injected: kept out of the record and out of what a tool's caller gets. */
   private secrets: string[] = [];
-  /** Printed by a tool at the agent's asking: kept out of the record only. */
+  /** Printed by a tool at the agent's asking: kept out of the record only (the values, and their forms). */
+  private printedValues: string[] = [];
   private printed: string[] = [];
   /** Both, longest first. */
   private scrubbed: string[] = [];
@@ -221,11 +225,16 @@ export class SessionRedactor implements Redactor {
     this.scrubbedChanged();
   }
 
-  /** Remembers values a tool printed as a secret (printed-secrets.ts), in their forms as {@link addSecret} takes them: never recorded from now on, still given to the caller. */
+  /**
+   * Remembers values a tool printed as a secret (printed-secrets.ts), in their forms as
+   * {@link addSecret} takes them: never recorded from now on, still given to the caller. Every
+   * recorded string is looked through for each, so the last {@link MAX_PRINTED} values are kept.
+   */
   addPrinted(values: readonly string[]): void {
-    const added = values.flatMap((value) => newForms(value, this.scrubbed));
-    if (added.length === 0) return;
-    this.printed = longestFirst([...new Set([...this.printed, ...added])]);
+    const fresh = values.filter((value) => newForms(value, this.scrubbed).length > 0);
+    if (fresh.length === 0) return;
+    this.printedValues = [...this.printedValues.filter((value) => !fresh.includes(value)), ...fresh].slice(-MAX_PRINTED);
+    this.printed = longestFirst([...new Set(this.printedValues.flatMap((value) => newForms(value, this.secrets)))]);
     this.scrubbedChanged();
   }
 
@@ -326,12 +335,13 @@ const CREDENTIAL_SHAPES: readonly { readonly name: string; readonly pattern: Reg
   { name: 'a signed URL', pattern: /([?&](?:X-Amz-Signature|X-Goog-Signature|sig)=)[^&\s"'#]+/gi, kept: `$1${REDACTED}` },
   // A password's hash as /etc/shadow, .htpasswd, a users table or a directory keep it, cracked
   // offline as easily as it is copied: crypt's md5, sha256 and sha512 (`$6$salt$hash`), bcrypt,
-  // yescrypt, scrypt, Argon2, passlib's and Django's PBKDF2, LDAP's `{SSHA}`. Each by its whole
-  // layout, so a shell's `"$1$2$3"` is not one.
+  // yescrypt, scrypt, Argon2, passlib's, Django's and Werkzeug's PBKDF2 and scrypt, LDAP's
+  // `{SSHA}`; inside a wrapper too (Django's `bcrypt_sha256$$2b$…`). Each by its whole layout, so a
+  // shell's `"$1$2$3"` is not one.
   {
     name: 'a password hash',
     pattern:
-      /(?<![\w$])(?:\$(?:1|5|6|apr1)\$(?:rounds=\d+\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{22,}|\$2[abxy]?\$\d\d\$[./A-Za-z0-9]{53}|\$(?:y|gy|7)\$(?:[./A-Za-z0-9]+\$){1,2}[./A-Za-z0-9]{22,}|\$argon2(?:id|i|d)\$(?:v=\d+\$)?m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]{16,}|\$pbkdf2(?:-sha\d+)?\$\d+\$[./A-Za-z0-9]+\$[./A-Za-z0-9]{16,}|pbkdf2_sha(?:1|256)\$\d+\$[A-Za-z0-9]+\$[A-Za-z0-9+/=]{16,}|\{(?:SSHA|SHA|SMD5|MD5)(?:256|384|512)?\}[A-Za-z0-9+/=]{12,})/g,
+      /(?<![\w$])\$(?:1|5|6|apr1|y|gy|7)\$(?:rounds=\d+\$)?(?:[./A-Za-z0-9]+\$){1,2}[./A-Za-z0-9]{22,}|\$2[abxy]?\$\d\d\$[./A-Za-z0-9]{53}|\$argon2(?:id|i|d)\$(?:v=\d+\$)?m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]{16,}|\$pbkdf2(?:-sha\d+)?\$\d+\$[./A-Za-z0-9]+\$[./A-Za-z0-9]{16,}|(?<![\w$])(?:pbkdf2_sha(?:1|256)\$\d+|pbkdf2:sha\d+(?::\d+)?|scrypt:\d+:\d+:\d+)\$[A-Za-z0-9./+=]+\$[A-Za-z0-9+/=]{16,}|\{(?:SSHA|SHA|SMD5|MD5)(?:256|384|512)?\}[A-Za-z0-9+/=]{12,}/g,
     kept: REDACTED,
   },
 ];
@@ -764,7 +774,7 @@ const BLOCK_LINE = /^([ \t]*)(\S[^\r\n]*)$/gm;
  * is SQL's `IDENTIFIED BY '…'`, which names no secret; the commands' names are those of
  * {@link COMMAND_PASSWORDS}.
  */
-const CREDENTIAL_GATE = new RegExp(String.raw`sk-|[sr]k_|gh[pousr]_|github_pat_|akia|xox|xapp-|aiza|npm_|hf_|sg\.|whsec_|do[opr]_v1_|shp(?:at|ca|pa|ss)_|glpat-|ya29\.|age-secret-key-|hvs\.|hooks\.slack|discord|-signature=|sig=|eyj|-----begin|bearer|basic|:\/\/|-u\s|--user|identified|mysql|mariadb|login|sshpass|mongo|redis|ldap|smb|rpcclient|config|openssl|machine|securestring|sqlcmd|bcp|osql|isql|ssh-keygen|net\s+user|chpasswd|@tcp\(|@unix\(|sqlplus|rman|expdp|impdp|sqlldr|dgmgrl|conn|\$(?:2[abxy]?\$|[1567]\$|apr1\$|g?y\$|argon2|pbkdf2)|pbkdf2_|\{s?(?:sha|md5)|${SECRET_WORDS}`, 'i');
+const CREDENTIAL_GATE = new RegExp(String.raw`sk-|[sr]k_|gh[pousr]_|github_pat_|akia|xox|xapp-|aiza|npm_|hf_|sg\.|whsec_|do[opr]_v1_|shp(?:at|ca|pa|ss)_|glpat-|ya29\.|age-secret-key-|hvs\.|hooks\.slack|discord|-signature=|sig=|eyj|-----begin|bearer|basic|:\/\/|-u\s|--user|identified|mysql|mariadb|login|sshpass|mongo|redis|ldap|smb|rpcclient|config|openssl|machine|securestring|sqlcmd|bcp|osql|isql|ssh-keygen|net\s+user|chpasswd|@tcp\(|@unix\(|sqlplus|rman|expdp|impdp|sqlldr|dgmgrl|conn|\$(?:2[abxy]?\$|[1567]\$|apr1\$|g?y\$|argon2|pbkdf2)|pbkdf2[_:]|scrypt:|\{s?(?:sha|md5)|${SECRET_WORDS}`, 'i');
 
 // What only JSON text's values can hold a secret by: a cookie list, Terraform's `sensitive`, base64, a Secret known
 // by its type (the gate above for anything else). Asked only of a text that starts as JSON does, or has a line that does.

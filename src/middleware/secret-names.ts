@@ -10,14 +10,14 @@
 const SECRET_KEYS: ReadonlySet<string> = new Set([
   'apikey', 'auth', 'authorization', 'bearer', 'cardnumber', 'clientsecret', 'connectionstring', 'cookie', 'credential', 'credentials',
   'cvc', 'cvv', 'dsn', 'jwt', 'mysqlpwd', 'otp', 'pan', 'passcode', 'passphrase', 'passwd', 'password', 'pin', 'privatekey', 'pwd', 'secret', 'setcookie',
-  'sshkey', 'token', 'totp', 'secretstring', 'secretbinary', 'requirepass', 'masterauth', 'psk',
+  'sshkey', 'token', 'totp', 'secretstring', 'secretbinary', 'requirepass', 'masterauth', 'psk', 'authenticationstring',
   // Lists of them (`passwords: […]`, `api_keys`); never `tokens`, which counts.
   'apikeys', 'clientsecrets', 'passcodes', 'passphrases', 'passwords', 'privatekeys', 'secrets',
 ]);
 // `…_token`, `…Secret`, `db_password`, `aws_access_key`, `basic_auth`, …; never `…_tokens` (counters).
 const SECRET_SUFFIXES: readonly string[] = [
   'token', 'secret', 'password', 'passwd', 'passphrase', 'apikey', 'privatekey', 'secretkey', 'accesskey', 'sshkey', 'signingkey',
-  'encryptionkey', 'credential', 'credentials', 'authorization', 'auth', 'cookie',
+  'encryptionkey', 'credential', 'credentials', 'authorization', 'auth', 'cookie', 'passwordhash', 'passworddigest',
   'secrets', 'passwords', 'apikeys', 'privatekeys', 'secretkeys', 'accesskeys',
 ];
 

@@ -1,4 +1,6 @@
+import * as fs from 'node:fs';
 import type { BaseCallbackHandler } from '@langchain/core/callbacks/base';
+import { awaitAllCallbacks } from '@langchain/core/callbacks/promises';
 import { AIMessage, type BaseMessage } from '@langchain/core/messages';
 import type { ChatResult } from '@langchain/core/outputs';
 import { tool } from '@langchain/core/tools';
@@ -9,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { AuraCallbackHandler, auraTools, type AuraInterrupt } from '../../src/adapters/langchain/index.js';
 import { LoopBrokenError } from '../../src/errors.js';
-import { APPROVER, expectScenarioTrail, scenarioSession } from '../helpers/adapter-scenario.js';
+import { APPROVER, expectScenarioTrail, scenarioSession, trailEvents } from '../helpers/adapter-scenario.js';
 import { SCENARIO_SCRIPT, type ScriptStep } from '../fixtures/scenario-script.js';
 
 /** LangChain's fake chat model, answering each call with the next step of the script (a tool call or text). */
@@ -92,5 +94,18 @@ describe('aura-harness/langchain with LangGraph', () => {
 
     const result = await session.close();
     expectScenarioTrail(result, { allowed: 'call_w1', denied: 'call_d1', approved: 'call_p1', otherPay: 'call_p2' });
+  });
+
+  it("records a tool run it does not guard with its arguments, so the secret a command printed stays out of the trail", async () => {
+    const session = scenarioSession('acme/langchain-shell');
+    const shell = tool(async ({ command }: { command: string }) => (command.startsWith('printenv') ? 'Lc-Printed-0001\n' : 'ok'), { name: 'shell', description: 'runs a command', schema: z.object({ command: z.string() }) });
+    const out: unknown = await shell.invoke({ command: 'printenv DB_PASSWORD' }, { callbacks: [new AuraCallbackHandler(session)] });
+    expect(out).toBe('Lc-Printed-0001\n');
+    // LangChain runs its callbacks in the background: they are all in before the session closes.
+    await awaitAllCallbacks();
+    const result = await session.close();
+    const results = trailEvents(result).filter((e) => e.kind === 'tool.result');
+    expect(results.map((e) => e.payload)).toEqual([{ tool: 'shell', args: { command: 'printenv DB_PASSWORD' }, result: '[redacted]' }]);
+    expect(fs.readFileSync(result.log_path, 'utf8')).not.toContain('Lc-Printed-0001');
   });
 });

@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { redactCredentials } from '../../src/middleware/redact.js';
+import { NonJsonValueError } from '../../src/errors.js';
 import { printsSecret } from '../../src/middleware/printed-secrets.js';
 import { isSecretLikeKey } from '../../src/middleware/secret-names.js';
 import { agent } from '../../src/session/agent.js';
@@ -21,6 +22,7 @@ const SECRET_KEYS = [
   'PassWord', 'ToKeN', 'apIkey', 'authorizatioN', 'access_key', 'AccessKey', 'aws_secret_access_key', 'pwd', 'auth', 'jwt', 'ssh_key', 'sshKey',
   'private_key', 'client_secret', 'X-Api-Key', 'X-Auth-Token', 'session_token', 'set-cookie', 'passphrase', 'otp', 'connection_string', 'DB_PASSWORD',
   'password2', 'basic_auth', 'Credentials', 'signing_key', 'pin', 'cvv', 'passwords', 'secrets', 'api_keys', 'clientSecrets', 'passcode', 'db_passwords',
+  'password_hash', 'passwordDigest', 'authentication_string',
 ];
 const KEPT_KEYS = [
   'tokens', 'total_tokens', 'max_tokens', 'prompt_tokens', 'completion_tokens', 'input_tokens', 'output_tokens', 'token_count', 'tokenCount',
@@ -431,6 +433,10 @@ describe('credentials in text', () => {
       [`id,email,password_hash\n1,a@x.com,${bcrypt}\n`, 'id,email,password_hash\n1,a@x.com,[redacted]\n'],
       [`hash=${argon2} django=${django}`, 'hash=[redacted] django=[redacted]'],
       [`userPassword: ${ssha}`, 'userPassword: [redacted]'],
+      // Werkzeug's (Flask's) hashes, and Django's wrapping another scheme's.
+      ['pbkdf2:sha256:600000$abcdEFGH$0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef', '[redacted]'],
+      ['scrypt:32768:8:1$abcdEFGHijkl$0123456789abcdef0123456789abcdef0123456789abcdef', '[redacted]'],
+      [`bcrypt_sha256$${bcrypt}`, 'bcrypt_sha256$[redacted]'],
       ['echo "$1$2$3$4$5$6$7$8$9$10$11$12"; awk \'{print $1$2}\' f; it costs $5$ or $6$', 'echo "$1$2$3$4$5$6$7$8$9$10$11$12"; awk \'{print $1$2}\' f; it costs $5$ or $6$'],
     ], [yescrypt.slice(8), sha512.slice(20), apr1.slice(6), bcrypt.slice(7), argon2.slice(30), django.slice(15), ssha.slice(6)]);
   });
@@ -875,6 +881,14 @@ describe('a secret a command prints', () => {
       'heroku config:get DATABASE_PASSWORD -a app',
       'terraform output -raw db_password',
       'pulumi config get dbPassword',
+      'Write-Output $env:DB_PASSWORD',
+      'echo %DB_PASSWORD%',
+      `python3 -c "import os; print(os.environ['DB_PASSWORD'])"`,
+      'node -e "console.log(process.env.API_TOKEN)"',
+      'cat /run/secrets/db_password',
+      'kubectl get secret db -o json | jq -r .data.password | base64 -d',
+      'security find-generic-password -ws github',
+      'redis-cli -h cache CONFIG GET requirepass',
     ];
     const other = ['ls -la', 'echo $HOME', 'printenv PATH', 'vault kv get secret/db', 'kubectl get secrets', 'echo password', 'terraform output -raw db_host', 'cat README.md'];
     expect(printing.filter((command) => !printsSecret({ command }))).toEqual([]);
@@ -882,10 +896,13 @@ describe('a secret a command prints', () => {
     // An argument list, as a tool's exec takes one.
     expect(printsSecret({ argv: ['gcloud', 'secrets', 'versions', 'access', 'latest'] })).toBe(true);
     expect(printsSecret({ argv: ['ls', '-la'] })).toBe(false);
+    // Only the fields that hold a command: a file's content or a search's query may quote one.
+    expect(printsSecret({ path: 'login.sh', content: 'echo "$REGISTRY_TOKEN" | docker login' })).toBe(false);
+    expect(printsSecret({ query: 'gh auth token' })).toBe(false);
   });
 
   it('is looked for in time linear in the length of the command', () => {
-    const commands = ['vault read '.repeat(10_000), `echo ${'$HOME '.repeat(20_000)}`, 'security find-generic-password '.repeat(4_000), 'kubectl get secret '.repeat(6_000), `printenv ${'A_B '.repeat(30_000)}`];
+    const commands = ['vault read '.repeat(10_000), `echo ${'$HOME '.repeat(20_000)}`, 'security find-generic-password '.repeat(4_000), 'kubectl get secret '.repeat(6_000), `printenv ${'A_B '.repeat(30_000)}`, 'node '.repeat(20_000), 'kubectl get secret | '.repeat(5_000), 'cat '.repeat(25_000)];
     for (const command of commands) {
       const started = performance.now();
       printsSecret({ command });
@@ -901,7 +918,15 @@ describe('a secret a command prints', () => {
     await session.tool('shell', { command: 'ls' }, () => ({ stdout: 'notes.txt\n', exit_code: 0 }));
     // As a Claude Code hook records a call and its answer: one event.
     session.emit('tool.result', { tool: 'Bash', args: { command: 'echo $API_TOKEN' }, result: { stdout: 'Printed-Pw-0003\n', stderr: '', interrupted: false } });
-    session.emit('model.call', { messages: [{ role: 'tool', content: `the password is ${printed}; the key Printed-Pw-0002, the token Printed-Pw-0003` }] });
+    // Printed in quotes, the value is learnt without them; a long answer (a listing after it) teaches no value.
+    await session.tool('shell', { command: 'terraform output db_password' }, () => '"Printed-Pw-0004"\n');
+    await session.tool('shell', { command: 'printenv DB_PASSWORD; ls' }, () => 'Printed-Pw-0005\nnotes-one.txt\nnotes-two.txt\nnotes-three.txt\nnotes-four.txt\n');
+    session.emit('model.call', { messages: [{ role: 'tool', content: `the password is ${printed}; the key Printed-Pw-0002, the token Printed-Pw-0003, the output Printed-Pw-0004; see notes-one.txt` }] });
+    // A cycle in a printed answer is refused as any payload's is, at once; the session goes on.
+    const cycle: Record<string, unknown> = {};
+    cycle['a'] = cycle;
+    cycle['b'] = cycle;
+    expect(() => session.emit('tool.result', { tool: 'Bash', args: { command: 'printenv DB_PASSWORD' }, result: cycle })).toThrow(NonJsonValueError);
     const result = await session.close();
     expect(given).toEqual({ stdout: `${printed}\n`, stderr: '', exit_code: 0 });
     const events = lines(result.log_path).map((line) => JSON.parse(line) as { kind: string; payload: Record<string, unknown> });
@@ -910,8 +935,10 @@ describe('a secret a command prints', () => {
       { content: [{ type: 'text', text: '[redacted]' }] },
       { stdout: 'notes.txt\n', exit_code: 0 },
       { stdout: '[redacted]', stderr: '', interrupted: false },
+      '[redacted]',
+      '[redacted]',
     ]);
-    expect(events.find((e) => e.kind === 'model.call')?.payload['messages']).toEqual([{ role: 'tool', content: 'the password is [redacted]; the key [redacted], the token [redacted]' }]);
+    expect(events.find((e) => e.kind === 'model.call')?.payload['messages']).toEqual([{ role: 'tool', content: 'the password is [redacted]; the key [redacted], the token [redacted], the output [redacted]; see notes-one.txt' }]);
     for (const file of [result.log_path, result.exports.summary ?? '', result.exports.otel ?? '']) expect(fs.readFileSync(file, 'utf8'), file).not.toMatch(/Printed-Pw/);
     expect(result.chain).toMatchObject({ hash_chain_valid: true, complete: true });
     expect(pythonVerify(result.log_path)).toMatchObject({ valid: true, events: events.length });

@@ -150,8 +150,9 @@ export class AuraCallbackHandler extends BaseCallbackHandler {
   private readonly tools = new Map<string, { readonly tool: string; readonly args: Readonly<Record<string, unknown>>; readonly callId: string | null; readonly started: number }>();
 
   constructor(readonly session: Session) {
-    // Chains, agents and retrievers are not recorded: skipping them keeps a graph's every node from waiting on this handler.
-    super({ raiseError: true, _awaitHandler: true, ignoreChain: true, ignoreAgent: true, ignoreRetriever: true, ignoreCustomEvent: true });
+    // Chains and retrievers are not recorded: skipping them keeps a graph's every node from waiting on
+    // this handler. Agents are not ignored: LangChain sends tool runs only to handlers that take agents'.
+    super({ raiseError: true, _awaitHandler: true, ignoreChain: true, ignoreRetriever: true, ignoreCustomEvent: true });
   }
 
   override handleChatModelStart(llm: Serialized, messages: readonly (readonly unknown[])[], runId: string, _parentRunId?: string, _extraParams?: Record<string, unknown>, _tags?: string[], metadata?: Record<string, unknown>): void {
@@ -194,7 +195,8 @@ export class AuraCallbackHandler extends BaseCallbackHandler {
     if (run === undefined) return;
     this.tools.delete(runId);
     const content = (output as { content?: unknown } | null)?.content ?? output;
-    this.session.emit('tool.result', { tool: run.tool, ...(run.callId === null ? {} : { tool_call_id: run.callId }), result: typeof content === 'string' ? content : parseJson(JSON.stringify(content ?? null)) }, { telemetry: { latency_ms: elapsed(run.started) } });
+    // With its arguments, as the guarded path records a result: what they ran tells whether it printed a secret.
+    this.session.emit('tool.result', { tool: run.tool, args: run.args, ...(run.callId === null ? {} : { tool_call_id: run.callId }), result: typeof content === 'string' ? content : parseJson(JSON.stringify(content ?? null)) }, { telemetry: { latency_ms: elapsed(run.started) } });
   }
 
   override handleToolError(error: Error, runId: string): void {
