@@ -74,12 +74,15 @@ const DASH_RULE = /^ *-{2,}(?: +-{2,})+ *\r?$/;
 const ROW_COUNT = /^\s*\(\d+ rows?\b/;
 // A line's number, as `cat -n` and an agent's file reader put it before each line (a tab or `→` after it).
 const LINE_NUMBER = /^ *(\d+)(?:\t|\u2192)/;
-// psql's expanded display (`\x`): `-[ RECORD 1 ]-----`, then `name | value` lines.
-const EXPANDED_RECORD = /^-\[ RECORD \d+ \]-*[+-]*\s*$/;
+// psql's expanded display (`\x`): `-[ RECORD 1 ]-----`, then `name | value` lines. One run after
+// the bracket: two that could both take a dash made a long one take the square of its length.
+const EXPANDED_RECORD = /^-\[ RECORD \d+ \][-+]*\s*$/;
 // A Kubernetes Secret as YAML prints it.
 const SECRET_KIND = /^[ \t]*(?:- )?kind:[ \t]*["']?Secret["']?[ \t]*\r?$/m;
 const DATA_KEY = /^[ \t]*(?:- )?(?:data|stringData):[ \t]*\r?$/;
-const MAPPING_ENTRY = /^([ \t]+)("[^"\r\n]*"|'[^'\r\n]*'|[^\s:#][^:\r\n]*?):(?:[ \t]+(.*?))?[ \t]*\r?$/;
+// An entry's value runs to its last non-space, read greedily: read lazily, each space of a run
+// inside it was read again to the run's end.
+const MAPPING_ENTRY = /^([ \t]+)("[^"\r\n]*"|'[^'\r\n]*'|[^\s:#][^:\r\n]*?):(?:[ \t]+(.*\S))?[ \t]*\r?$/;
 
 /** The text with the secret cells of its tables, and a Kubernetes Secret's data values, replaced. */
 export function redactLayouts(text: string): string {

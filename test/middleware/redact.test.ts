@@ -846,6 +846,8 @@ describe('credentials in text', () => {
     ['a box header, a line of types, then a long line of spaces', `│ id │ password │\n│ int │ text │\n${' '.repeat(100_000)}x`],
     ['a bar header, then spaces before a letter', `a | password\n${' '.repeat(100_000)}x`],
     ['a long run of dashes that is no rule', `a | password\n${'-'.repeat(100_000)}x`],
+    ["a psql record's header, then a long run of dashes", `-[ RECORD 1 ]${'-'.repeat(100_000)}x\npassword | x`],
+    ["a Secret's entry whose value holds a long run of spaces", `kind: Secret\ndata:\n  k: a${' '.repeat(100_000)}b`],
   ];
 
   it('are found in time linear in the length of the text, pathological texts included', () => {
