@@ -408,6 +408,9 @@ const ASSIGNED_VALUE = String.raw`(?:${DQ_VALUE}|${SQ_VALUE}|${'`'}(?<bq>[^${'`'
 const TYPE_NAME = String.raw`(?:&(?:'[A-Za-z_]\w*[ \t]+)?)?[A-Za-z_$][\w$.]*(?:<[^<>=\r\n]{0,64}>|\[[^\[\]=\r\n]{0,64}\])?`;
 const TYPE = String.raw`${TYPE_NAME}(?:[ \t]*\|[ \t]*${TYPE_NAME}){0,4}`;
 
+/** An LDIF attribute given as base64 (`userPassword:: e1NTSEF9…`, its options after a `;`): the second colon is no value. */
+const LDIF_BASE64_VALUE = /^(?<name>[A-Za-z][\w-]{0,63})(?:;[\w-]+)*::[ \t]*(?<bare>[A-Za-z0-9+/]+=*)[ \t]*\r?$/gm;
+
 /** A shell assignment whose value is on the next line, after a backslash that continues the line. */
 const CONTINUED_VALUE = new RegExp(String.raw`(?<![\w.-])${SECRET_NAME}[ \t]*=[ \t]*\\\r?\n[ \t]*(?:${DQ_VALUE}|${SQ_VALUE}|(?<bare>[^\s"'\\]+))`, 'gi');
 
@@ -757,13 +760,13 @@ const SQL_USER_PASSWORD = new RegExp(
  * output (`$(vault read …)`), a template's `{{ form.password }}` or `${{ secrets.X }}` (a bare
  * value ends before a `}`: `${TOKEN` is one too); not `${DB_PASSWORD:-…}` nor
  * `$crypt->decrypt('…')`, which hold one; OpenSSL's `env:PW`, `file:…`, `fd:3`, `stdin`. A version
- * (`2.23.0`, as `pip list` gives `google-auth`'s). One already masked (`***`), a block scalar's header (`|`: its lines hold the value), a backslash that
+ * (`2.23.0`, as `pip list` gives `google-auth`'s), an LDIF's second colon. One already masked (`***`), a block scalar's header (`|`: its lines hold the value), a backslash that
  * continues the line (the value is on the next one), or none at all,
  * once trimmed. Its spaces are trimmed, not matched: a
  * `\s*` after `\$.*` was tried from each place of a run of spaces before a line break (an XML
  * element's text can hold one), time growing with the square of the run's length.
  */
-const NOT_A_SECRET = /^(?:\$(?:\{\{[^\r\n]*|\{[A-Za-z_][\w.]*\}?|\([^()\r\n]*\)|env:[A-Za-z_]\w*|[A-Za-z_]\w*(?:(?:->|::|\.)[A-Za-z_]\w*|\[[^\]\r\n]*\])*)(?:[ \t]+#[^\r\n]*)?|\{\{[^\r\n]*\}\}|(?:env|file|fd):[^\s]*|stdin|\*+|\\|true|false|null|none|undefined|v?\d+(?:\.\d+)+(?:[-+][\w.]+)?|[|>][1-9+-]{0,2}(?:[ \t]+#[^\r\n]*)?)?$/i;
+const NOT_A_SECRET = /^(?:\$(?:\{\{[^\r\n]*|\{[A-Za-z_][\w.]*\}?|\([^()\r\n]*\)|env:[A-Za-z_]\w*|[A-Za-z_]\w*(?:(?:->|::|\.)[A-Za-z_]\w*|\[[^\]\r\n]*\])*)(?:[ \t]+#[^\r\n]*)?|\{\{[^\r\n]*\}\}|(?:env|file|fd):[^\s]*|stdin|\*+|\\|:|true|false|null|none|undefined|v?\d+(?:\.\d+)+(?:[-+][\w.]+)?|[|>][1-9+-]{0,2}(?:[ \t]+#[^\r\n]*)?)?$/i;
 
 // A line of a block scalar: its indent, and its text.
 const BLOCK_LINE = /^([ \t]*)(\S[^\r\n]*)$/gm;
@@ -824,6 +827,7 @@ function textRedacted(text: string): string {
   for (const pattern of FILLED_FIELDS) out = out.replace(pattern, filledField);
   out = out.replace(HEADER_VALUE, assignedValue);
   return out
+    .replace(LDIF_BASE64_VALUE, assignedValue)
     .replace(CONTINUED_VALUE, assignedValue)
     .replace(CONFIG_SET, assignedValue)
     .replace(NAME_AND_VALUE_OPTIONS, assignedValue)
@@ -960,18 +964,29 @@ function secretFields(record: Readonly<Record<string, unknown>>, place: string, 
   const keys = Object.keys(record);
   const named = secret ? null : namedSecretKey(record, keys);
   const encoded = record['encoding'] === 'base64';
-  // Terraform's state says which of a resource's attributes are sensitive beside them, not on them.
-  const sensitive = secret ? null : sensitiveAttributes(record['sensitive_attributes']);
+  // Terraform says which of a resource's attributes are sensitive beside them, not on them: its
+  // state's `sensitive_attributes` (of `attributes`), `terraform show -json`'s `sensitive_values` (of `values`).
+  const ofAttributes = secret ? null : sensitiveAttributes(record['sensitive_attributes']);
+  const ofValues = secret || ofAttributes !== null ? null : sensitiveValues(record['sensitive_values']);
+  const sensitive = ofAttributes ?? ofValues;
+  const described = ofAttributes !== null ? 'attributes' : ofValues !== null ? 'values' : null;
   for (const key of keys) {
     const child = record[key];
     const at = `${place}.${JSON.stringify(key)}`;
-    if (sensitive !== null && key === 'attributes' && child !== null && typeof child === 'object' && !Array.isArray(child)) {
+    if (key === described && child !== null && typeof child === 'object' && !Array.isArray(child)) {
       if (depth < MAX_JSON_TEXT_DEPTH) secretFields(child as Record<string, unknown>, at, false, out, depth + 1, sensitive);
       continue;
     }
     const hiddenKey = hidden?.has(key) === true && child !== null;
     secretValues(child, at, secret || hiddenKey || ((key === named || isSecretLikeKey(key)) && !keepsValue(child)), out, depth + 1, encoded && key === 'content');
   }
+}
+
+/** The values `terraform show -json`'s `sensitive_values` marks (`{"result": true}`; an object or a list marks parts of one, so all of it), or null for none. */
+function sensitiveValues(marks: unknown): ReadonlySet<string> | null {
+  if (marks === null || typeof marks !== 'object' || Array.isArray(marks)) return null;
+  const names = Object.entries(marks).flatMap(([name, mark]) => (mark === true || (mark !== null && typeof mark === 'object' && Object.keys(mark).length > 0) ? [name] : []));
+  return names.length === 0 ? null : new Set(names);
 }
 
 /**

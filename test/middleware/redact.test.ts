@@ -433,6 +433,8 @@ describe('credentials in text', () => {
       [`id,email,password_hash\n1,a@x.com,${bcrypt}\n`, 'id,email,password_hash\n1,a@x.com,[redacted]\n'],
       [`hash=${argon2} django=${django}`, 'hash=[redacted] django=[redacted]'],
       [`userPassword: ${ssha}`, 'userPassword: [redacted]'],
+      // LDIF gives a value holding other than plain text as base64, after two colons.
+      [`dn: uid=alice,dc=x\nuserPassword:: ${Buffer.from(ssha).toString('base64')}\nmail: a@x.com`, 'dn: uid=alice,dc=x\nuserPassword:: [redacted]\nmail: a@x.com'],
       // Werkzeug's (Flask's) hashes, and Django's wrapping another scheme's.
       ['pbkdf2:sha256:600000$abcdEFGH$0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef', '[redacted]'],
       ['scrypt:32768:8:1$abcdEFGHijkl$0123456789abcdef0123456789abcdef0123456789abcdef', '[redacted]'],
@@ -665,6 +667,8 @@ describe('credentials in text', () => {
     const deep = `${'['.repeat(2_000)}"token"${']'.repeat(2_000)}`;
     // Terraform's state: the attributes its sensitive_attributes names, whatever they are called.
     const state = JSON.stringify({ resources: [{ type: 'random_string', instances: [{ attributes: { result: 'Obj-Pw-09', length: 16 }, sensitive_attributes: [[{ type: 'get_attr', value: 'result' }]] }] }] }, null, 2);
+    // `terraform show -json`: the values its sensitive_values marks.
+    const shown = JSON.stringify({ values: { root_module: { resources: [{ type: 'random_password', values: { result: 'Obj-Pw-12', length: 16 }, sensitive_values: { result: true } }] } } }, null, 2);
     // JSON Lines: a value a line.
     const lines = '{"name":"sid","value":"Obj-Pw-07","httpOnly":true}\n{"name":"theme","value":"dark"}\n{"sensitive":true,"value":"Obj-Pw-08"}';
     // JSON Lines with a note after them, as a tool cuts its output.
@@ -681,6 +685,7 @@ describe('credentials in text', () => {
       [deep, deep],
       [lines, lines.replace('Obj-Pw-07', '[redacted]').replace('Obj-Pw-08', '[redacted]')],
       [state, state.replace('Obj-Pw-09', '[redacted]')],
+      [shown, shown.replace('Obj-Pw-12', '[redacted]')],
       [cut, cut.replace('Obj-Pw-10', '[redacted]').replace('Obj-Pw-11', '[redacted]')],
     ], ['Obj-Pw']);
   });
@@ -848,6 +853,8 @@ describe('credentials in text', () => {
     ['a long run of dashes that is no rule', `a | password\n${'-'.repeat(100_000)}x`],
     ["a psql record's header, then a long run of dashes", `-[ RECORD 1 ]${'-'.repeat(100_000)}x\npassword | x`],
     ["a Secret's entry whose value holds a long run of spaces", `kind: Secret\ndata:\n  k: a${' '.repeat(100_000)}b`],
+    ['an LDIF base64 value that does not end as one', `userPassword:: ${'A'.repeat(100_000)}!`],
+    ['LDIF names with options, again and again', `password${';x'.repeat(50_000)}::`],
   ];
 
   it('are found in time linear in the length of the text, pathological texts included', () => {
