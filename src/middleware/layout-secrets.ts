@@ -148,10 +148,15 @@ function tableHeader(lines: readonly string[], i: number, boxed: boolean): Heade
   if (cells === null || cells.length < 2) return null;
   const names = cells.map((cell) => line.slice(cell.start, cell.end));
   if (!names.every((name) => (separator === '|' ? name.length <= MAX_HEADER_CELL : COLUMN_NAME.test(name)))) return null;
-  const secret = SECRET_WORD.test(line) ? names.flatMap((name, n) => (isSecretLikeKey(name) ? [n] : [])) : [];
+  const secret = secretColumns(line, names);
   if (secret.length === 0 && !(separator === '|' && cells.length === 2)) return null;
   const markdown = bordered && !boxed && MARKDOWN_RULE.test(lines[i + skip] as string);
   return { separator, skip, bordered, markdown, count: cells.length, secret };
+}
+
+/** The columns of a header line whose names are a secret's, in order. */
+function secretColumns(header: string, names: readonly string[]): number[] {
+  return SECRET_WORD.test(header) ? names.flatMap((name, n) => (isSecretLikeKey(name) ? [n] : [])) : [];
 }
 
 /**
@@ -177,7 +182,7 @@ function tableRows(lines: string[], shapes: readonly string[], from: number, hea
 }
 
 /** A row with its cells under a secret's column replaced, or, in a two-column table of names and values (no such column), its value when its name is a secret's. */
-function rowRedacted(line: string, cells: readonly (Cell | undefined)[], secret: readonly number[], reading: CellReading): string {
+function rowRedacted(line: string, cells: readonly Cell[], secret: readonly number[], reading: CellReading): string {
   if (secret.length > 0) {
     // A short row reaches only its first columns: the rest of the secret ones are not looked for.
     const reached: Cell[] = [];
@@ -219,7 +224,7 @@ function columnTable(lines: string[], shapes: readonly string[], at: number): nu
   const header = shapes[at] as string;
   const names = spans(header)?.map((cell) => header.slice(cell.start, cell.end)) ?? [];
   if (names.length !== starts.length || !names.every((name) => name.length <= MAX_HEADER_CELL)) return at + 1;
-  const secret = SECRET_WORD.test(header) ? names.flatMap((name, n) => (isSecretLikeKey(name) ? [n] : [])) : [];
+  const secret = secretColumns(header, names);
   if (secret.length === 0 && names.length !== 2) return at + 2;
   let i = at + 2;
   for (; i < lines.length; i++) {

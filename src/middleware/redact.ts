@@ -190,10 +190,9 @@ const KEY_CACHE_LIMIT = 10_000;
 export class SessionRedactor implements Redactor {
   /** Injected: kept out of the record and out of what a tool's caller gets. */
   private secrets: string[] = [];
-  /** Printed by a tool at the agent's asking: kept out of the record only (the values, and their forms). */
-  private printedValues: string[] = [];
+  /** Printed by a tool at the agent's asking: kept out of the record only. */
   private printed: string[] = [];
-  /** Both, longest first. */
+  /** The injected ones and the printed ones' forms, longest first. */
   private scrubbed: string[] = [];
   private readonly keys = new Map<string, string>();
 
@@ -233,13 +232,13 @@ export class SessionRedactor implements Redactor {
   addPrinted(values: readonly string[]): void {
     const fresh = values.filter((value) => newForms(value, this.scrubbed).length > 0);
     if (fresh.length === 0) return;
-    this.printedValues = [...this.printedValues.filter((value) => !fresh.includes(value)), ...fresh].slice(-MAX_PRINTED);
-    this.printed = longestFirst([...new Set(this.printedValues.flatMap((value) => newForms(value, this.secrets)))]);
+    this.printed = [...this.printed.filter((value) => !fresh.includes(value)), ...fresh].slice(-MAX_PRINTED);
     this.scrubbedChanged();
   }
 
   private scrubbedChanged(): void {
-    this.scrubbed = longestFirst([...this.secrets, ...this.printed]);
+    const printed = this.printed.flatMap((value) => newForms(value, this.secrets));
+    this.scrubbed = longestFirst([...new Set([...this.secrets, ...printed])]);
     this.keys.clear();
   }
 
@@ -964,22 +963,29 @@ function secretFields(record: Readonly<Record<string, unknown>>, place: string, 
   const keys = Object.keys(record);
   const named = secret ? null : namedSecretKey(record, keys);
   const encoded = record['encoding'] === 'base64';
-  // Terraform says which of a resource's attributes are sensitive beside them, not on them: its
-  // state's `sensitive_attributes` (of `attributes`), `terraform show -json`'s `sensitive_values` (of `values`).
-  const ofAttributes = secret ? null : sensitiveAttributes(record['sensitive_attributes']);
-  const ofValues = secret || ofAttributes !== null ? null : sensitiveValues(record['sensitive_values']);
-  const sensitive = ofAttributes ?? ofValues;
-  const described = ofAttributes !== null ? 'attributes' : ofValues !== null ? 'values' : null;
+  const marked = secret ? null : terraformMarks(record);
   for (const key of keys) {
     const child = record[key];
     const at = `${place}.${JSON.stringify(key)}`;
-    if (key === described && child !== null && typeof child === 'object' && !Array.isArray(child)) {
-      if (depth < MAX_JSON_TEXT_DEPTH) secretFields(child as Record<string, unknown>, at, false, out, depth + 1, sensitive);
+    if (key === marked?.field && child !== null && typeof child === 'object' && !Array.isArray(child)) {
+      if (depth < MAX_JSON_TEXT_DEPTH) secretFields(child as Record<string, unknown>, at, false, out, depth + 1, marked.names);
       continue;
     }
     const hiddenKey = hidden?.has(key) === true && child !== null;
     secretValues(child, at, secret || hiddenKey || ((key === named || isSecretLikeKey(key)) && !keepsValue(child)), out, depth + 1, encoded && key === 'content');
   }
+}
+
+/**
+ * Terraform says which of a resource's attributes are sensitive beside them, not on them: its
+ * state's `sensitive_attributes` marks some of `attributes`, `terraform show -json`'s
+ * `sensitive_values` some of `values`. The field and the names marked, or null.
+ */
+function terraformMarks(record: Readonly<Record<string, unknown>>): { readonly field: string; readonly names: ReadonlySet<string> } | null {
+  const attributes = sensitiveAttributes(record['sensitive_attributes']);
+  if (attributes !== null) return { field: 'attributes', names: attributes };
+  const values = sensitiveValues(record['sensitive_values']);
+  return values === null ? null : { field: 'values', names: values };
 }
 
 /** The values `terraform show -json`'s `sensitive_values` marks (`{"result": true}`; an object or a list marks parts of one, so all of it), or null for none. */
