@@ -11,8 +11,8 @@
 import { REDACTED } from '../spine/redactor.js';
 import { isSecretLikeKey, SECRET_WORDS } from './secret-names.js';
 
-/** The cells' separator of a table's header line. */
-type Separator = '|' | ',' | '\t';
+/** The cells' separator of a table's header line (`;`: a CSV as Excel writes it where a comma is the decimal point). */
+type Separator = '|' | ',' | ';' | '\t';
 
 /**
  * Which cells of a table are kept as holding no secret, beyond {@link NO_SECRET_CELL}'s: in docs'
@@ -67,9 +67,18 @@ const BOX_BARS = /[\u2502\u2503\u2506\u2507\u250a\u250b\u254e\u254f\u2551]/g;
 const BOX_RULE = /[\u2500\u2501\u2504\u2505\u2508\u2509\u250c-\u254d\u2550\u2552-\u257f]/g;
 // A box's bottom border: its table ends there, whatever follows.
 const BOX_BOTTOM = /[\u2514-\u251b\u2558-\u255d\u256f\u2570]/;
+// A box's top border that names its columns (ClickHouse's default `┌─name─┬─password─┐`): read as
+// a header line, its corners and joints as bars and its rule as spaces.
+const NAMED_BORDER = /^[ \t]*[\u250c\u250f\u256d\u2554][\u2500\u2501\u2550]*[^\s\u2500-\u257f][^\r\n]*[\u2510\u2513\u256e\u2557][ \t]*\r?$/;
+const BORDER_JOINTS = /[\u250c\u250f\u256d\u2554\u252c\u2533\u2566\u2510\u2513\u256e\u2557]/g;
+const BORDER_RULE = /[\u2500\u2501\u2550]/g;
 // The rule under a fixed-width table's header (`sqlite3 -column`, `sqlcmd`, SQL*Plus, PowerShell's
 // Format-Table, `pip list`): a run of dashes a column, spaces between.
 const DASH_RULE = /^ *-{2,}(?: +-{2,})+ *\r?$/;
+// One rule across the whole table (Python rich's bar-less styles, `━━━`): its columns are where the
+// header's names start, two spaces or more apart.
+const FULL_RULE = /^[ \t]*(?:-{3,}|={3,}|[\u2500\u2501\u2550]{3,})[ \t]*\r?$/;
+const HEADER_NAMES = /\S+(?: \S+)*/g;
 // The count a database prints after its rows: `(2 rows)`, `(1 rows affected)`.
 const ROW_COUNT = /^\s*\(\d+ rows?\b/;
 // A line's number, as `cat -n` and an agent's file reader put it before each line (a tab or `→` after it).
@@ -97,11 +106,17 @@ export function redactLayouts(text: string): string {
       i = expandedRecord(lines, shapes, i + 1) - 1;
       continue;
     }
-    if (DASH_RULE.test(shapes[i + 1] ?? '')) {
-      i = columnTable(lines, shapes, i) - 1;
+    const next = shapes[i + 1] ?? '';
+    if (DASH_RULE.test(next)) {
+      i = columnTable(lines, shapes, i, [...next.matchAll(/-+/g)]) - 1;
       continue;
     }
-    const header = tableHeader(shapes, i, BOX_BAR.test(lines[i] as string));
+    if (FULL_RULE.test(next) && !shape.includes('|') && !FULL_RULE.test(shape)) {
+      i = columnTable(lines, shapes, i, [...shape.matchAll(HEADER_NAMES)]) - 1;
+      continue;
+    }
+    const line = lines[i] as string;
+    const header = tableHeader(shapes, i, BOX_BAR.test(line), NAMED_BORDER.test(line));
     if (header !== null) i = tableRows(lines, shapes, i + 1 + header.skip, header) - 1;
   }
   const tables = lines.join('\n');
@@ -119,6 +134,7 @@ function shapesOf(lines: readonly string[], boxed: boolean): readonly string[] {
       if (number !== null) shape = ' '.repeat(number[0].length) + shape.slice(number[0].length);
     }
     if (!boxed) return shape;
+    if (NAMED_BORDER.test(shape)) return shape.replace(BORDER_JOINTS, '|').replace(BORDER_RULE, ' ');
     // A bar written in a box's cell is its text; elsewhere (a Markdown table beside a tree) a bar.
     return (BOX_BAR.test(shape) ? shape.replaceAll('|', '\u00a6').replace(BOX_BARS, '|') : shape).replace(BOX_RULE, '-');
   });
@@ -134,22 +150,27 @@ function numberedLines(lines: readonly string[]): boolean {
 /**
  * The header a table starts with at line `i`, when its rows can hold a secret: a bar table's is
  * followed by its rule line (a row of another table, a pipeline, a log line are not), a CSV's or
- * TSV's starts the text or follows a blank line and names its columns in single words. A box-drawn
- * table's header (`boxed`) may have a line of column types between it and its rule (DuckDB).
+ * TSV's starts the text or follows a blank line and names its columns in single words, as does a
+ * bar table printed without a rule (`psql -A`), whose rows are read only under a secret's name. A
+ * box-drawn table's header (`boxed`) may have a line of column types between it and its rule
+ * (DuckDB); one in a box's top border (`named`) has its rows right under it.
  */
-function tableHeader(lines: readonly string[], i: number, boxed: boolean): Header | null {
+function tableHeader(lines: readonly string[], i: number, boxed: boolean, named: boolean): Header | null {
   const line = lines[i] as string;
-  const separator: Separator | null = line.includes('|') ? '|' : line.includes('\t') ? '\t' : line.includes(',') ? ',' : null;
+  const separator: Separator | null = line.includes('|') ? '|' : line.includes('\t') ? '\t' : line.includes(',') ? ',' : line.includes(';') ? ';' : null;
   if (separator === null) return null;
-  const skip = separator !== '|' ? 0 : RULE_LINE.test(lines[i + 1] ?? '') ? 1 : boxed && RULE_LINE.test(lines[i + 2] ?? '') ? 2 : -1;
-  if (skip < 0 || (separator !== '|' && i > 0 && (lines[i - 1] as string).trim() !== '')) return null;
   const bordered = separator === '|' && line.trimStart().startsWith('|');
+  const ruled = separator !== '|' || named ? 0 : RULE_LINE.test(lines[i + 1] ?? '') ? 1 : boxed && RULE_LINE.test(lines[i + 2] ?? '') ? 2 : -1;
+  // Words for names, at the text's start or after a blank line: a CSV's, a TSV's, `psql -A`'s.
+  const delimited = separator !== '|' || (ruled < 0 && !bordered && !boxed);
+  if ((ruled < 0 && !delimited) || (delimited && i > 0 && (lines[i - 1] as string).trim() !== '')) return null;
   const cells = cellsOf(line, separator, bordered);
   if (cells === null || cells.length < 2) return null;
   const names = cells.map((cell) => line.slice(cell.start, cell.end));
-  if (!names.every((name) => (separator === '|' ? name.length <= MAX_HEADER_CELL : COLUMN_NAME.test(name)))) return null;
+  if (!names.every((name) => (delimited ? COLUMN_NAME.test(name) : name.length <= MAX_HEADER_CELL))) return null;
   const secret = secretColumns(line, names);
-  if (secret.length === 0 && !(separator === '|' && cells.length === 2)) return null;
+  if (secret.length === 0 && !(separator === '|' && ruled >= 0 && cells.length === 2)) return null;
+  const skip = Math.max(ruled, 0);
   const markdown = bordered && !boxed && MARKDOWN_RULE.test(lines[i + skip] as string);
   return { separator, skip, bordered, markdown, count: cells.length, secret };
 }
@@ -199,13 +220,15 @@ function rowRedacted(line: string, cells: readonly Cell[], secret: readonly numb
 }
 
 /**
- * A fixed-width table whose header is line `at`, its rule under it: each column spans its run of
- * dashes and the spaces after it. Its rows run to a blank line, a row count, or a line whose text
- * crosses a gap between columns (not a row). Returns the index of the first line after the table.
+ * A fixed-width table whose header is line `at`, its rule under it: each column starts at its
+ * `runs` (the rule's runs of dashes, or the header's names) and spans the spaces after it. Its rows
+ * run to a blank line, a row count, or a line whose text crosses a gap between columns (not a
+ * row). A table whose rule is as wide as its names (`sqlcmd -W`) has its cells trimmed, its columns
+ * out of line: a row of as many words as it has columns is read word by word. Returns the index of
+ * the first line after the table.
  */
-function columnTable(lines: string[], shapes: readonly string[], at: number): number {
-  const starts: number[] = [];
-  for (const run of (shapes[at + 1] as string).matchAll(/-+/g)) starts.push(run.index);
+function columnTable(lines: string[], shapes: readonly string[], at: number, runs: readonly RegExpMatchArray[]): number {
+  const starts = runs.map((run) => run.index as number);
   // The cells of a line, as far as it reaches: a short line is not read for the columns after its end.
   const spans = (line: string): Cell[] | null => {
     const text = line.endsWith('\r') ? line.slice(0, -1) : line;
@@ -223,13 +246,18 @@ function columnTable(lines: string[], shapes: readonly string[], at: number): nu
   };
   const header = shapes[at] as string;
   const names = spans(header)?.map((cell) => header.slice(cell.start, cell.end)) ?? [];
-  if (names.length !== starts.length || !names.every((name) => name.length <= MAX_HEADER_CELL)) return at + 1;
+  if (starts.length < 2 || names.length !== starts.length || !names.every((name) => name.length <= MAX_HEADER_CELL)) return at + 1;
   const secret = secretColumns(header, names);
   if (secret.length === 0 && names.length !== 2) return at + 2;
+  const trimmed = names.every((name, n) => name.length === (runs[n] as RegExpMatchArray)[0].length);
+  const words = (line: string): Cell[] | null => {
+    const cells = [...line.matchAll(/\S+/g)].map((word) => ({ start: word.index, end: word.index + word[0].length }));
+    return cells.length === starts.length ? cells : null;
+  };
   let i = at + 2;
   for (; i < lines.length; i++) {
     const shape = shapes[i] as string;
-    const cells = shape.trim() === '' || ROW_COUNT.test(shape) ? null : spans(shape);
+    const cells = shape.trim() === '' || ROW_COUNT.test(shape) ? null : (spans(shape) ?? (trimmed ? words(shape) : null));
     if (cells === null) break;
     lines[i] = rowRedacted(lines[i] as string, cells, secret, 'text');
   }
@@ -280,7 +308,7 @@ function cellsOf(line: string, separator: Separator, bordered: boolean): Cell[] 
   for (;;) {
     let at = start;
     while (at < text.length && (text[at] === ' ' || (text[at] === '\t' && separator !== '\t'))) at++;
-    if (separator === ',' && text[at] === '"') {
+    if ((separator === ',' || separator === ';') && text[at] === '"') {
       let close = at + 1;
       for (;;) {
         close = text.indexOf('"', close);
@@ -289,7 +317,7 @@ function cellsOf(line: string, separator: Separator, bordered: boolean): Cell[] 
         close += 2;
       }
       cells.push({ start: at + 1, end: close });
-      const next = text.indexOf(',', close);
+      const next = text.indexOf(separator, close);
       if (next < 0) return cells;
       start = next + 1;
       continue;

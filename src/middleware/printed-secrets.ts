@@ -37,8 +37,8 @@ const SECRET_COMMANDS = new RegExp(
     String.raw`\bbw\s+get\s+(?:password|totp)\b`,
     String.raw`\bheroku\s+auth:token\b`,
     String.raw`\bpulumi\s+stack\s+output\b${OPTIONS}--show-secrets\b`,
-    // Docker's and Kubernetes' secrets as files.
-    String.raw`\b(?:cat|head|tail|less|more|type|Get-Content)\s+(?:-\S+\s+)*['"]?/(?:var/)?run/secrets/`,
+    // Files that hold secrets and nothing else: Docker's and Kubernetes' secrets, PostgreSQL's password file.
+    String.raw`\b(?:cat|head|tail|less|more|bat|type|Get-Content)\s+(?:-\S+\s+(?:\d+\s+)?)*['"]?(?:/(?:var/)?run/secrets/|[^\s'"|;&]*(?:\.pgpass|pgpass\.conf)(?![\w.-]))`,
   ].join('|'),
   'i',
 );
@@ -61,11 +61,16 @@ const NAMED_PRINTS: readonly { readonly part: RegExp; readonly names: RegExp }[]
 ];
 
 // Looked for before the patterns above: one of these words is in every such command.
-const GATE = /printenv|echo|printf|write-|print|secret|token|vault|\bop\s|pass\s|security|doppler|heroku|terraform|pulumi|password|decryption|environ|getenv|process\.env|ENV\[|redis-cli/i;
+const GATE = /printenv|echo|printf|write-|print|secret|token|vault|\bop\s|pass\s|pgpass|security|doppler|heroku|terraform|pulumi|password|decryption|environ|getenv|process\.env|ENV\[|redis-cli/i;
 
 // The arguments that hold a command: a shell tool's, an exec's argument list. Other arguments (a
 // file's content, a search's query, a commit's message) may quote a command without running it.
 const COMMAND_KEYS = /^(?:command|commands|cmd|script|shell|command_?line|argv|args|arguments|code|input)$/i;
+
+// The arguments that name a file a tool reads (an MCP file server's `path`, an agent's `file_path`),
+// and the files whose whole content is a secret: what {@link SECRET_COMMANDS} reads with `cat`.
+const PATH_KEYS = /^(?:path|paths|file|files|file_?path|file_?name|target_?file|uri)$/i;
+const SECRET_FILE = /(?:^|[\\/])(?:\.pgpass|pgpass\.conf)$|^(?:file:\/\/)?\/(?:var\/)?run\/secrets\/./;
 
 // The fields of a tool's answer that say what it is, not what it printed (MCP's content items).
 const KEPT_FIELDS: ReadonlySet<string> = new Set(['type', 'mimeType']);
@@ -76,7 +81,7 @@ const MAX_PRINTED_VALUE = 1024;
 // A value that is a path names where a secret is (`$GOOGLE_APPLICATION_CREDENTIALS`), not one.
 const PATH_VALUE = /^(?:~?\/|\.{1,2}\/|[A-Za-z]:\\)/;
 
-/** True when the call's arguments run a command whose output is a secret: the arguments a command, its list, or the fields that hold one. */
+/** True when the call's arguments run a command whose output is a secret (the arguments a command, its list, or the fields that hold one), or name a file that is one. */
 export function printsSecret(args: unknown): boolean {
   return printsIn(args, 0, new Set());
 }
@@ -91,8 +96,16 @@ function printsIn(value: unknown, depth: number, seen: Set<object>): boolean {
     for (let i = 0; i < value.length && i in value; i++) if (printsIn(value[i], depth + 1, seen)) return true;
     return false;
   }
-  for (const [key, item] of Object.entries(value)) if (COMMAND_KEYS.test(key) && printsIn(item, depth + 1, seen)) return true;
+  for (const [key, item] of Object.entries(value)) {
+    if (COMMAND_KEYS.test(key) && printsIn(item, depth + 1, seen)) return true;
+    if (PATH_KEYS.test(key) && namesSecretFile(item)) return true;
+  }
   return false;
+}
+
+function namesSecretFile(value: unknown): boolean {
+  if (typeof value === 'string') return SECRET_FILE.test(value.trim());
+  return Array.isArray(value) && value.some((item) => typeof item === 'string' && SECRET_FILE.test(item.trim()));
 }
 
 /** An argument list's words (numbers as the shell would read them), or null for another array. */

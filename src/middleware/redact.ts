@@ -410,6 +410,13 @@ const TYPE = String.raw`${TYPE_NAME}(?:[ \t]*\|[ \t]*${TYPE_NAME}){0,4}`;
 /** An LDIF attribute given as base64 (`userPassword:: e1NTSEF9…`, its options after a `;`): the second colon is no value. */
 const LDIF_BASE64_VALUE = /^(?<name>[A-Za-z][\w-]{0,63})(?:;[\w-]+)*::[ \t]*(?<bare>[A-Za-z0-9+/]+=*)[ \t]*\r?$/gm;
 
+/**
+ * A `.pgpass` entry (`host:port:database:user:password`, `*` for any, `\:` a colon in a field),
+ * looked for only in a text that names the file: its lines name nothing else.
+ */
+const PGPASS_ENTRY = /(?<![^\s'"=])((?:[^\s:'"\\]|\\[:\\])+:(?:\d{1,5}|\*):(?:[^\s:'"\\]|\\[:\\])+:(?:[^\s:'"\\]|\\[:\\])+:)(?:[^\s'"\\]|\\.)+/g;
+const PGPASS = /pgpass/i;
+
 /** A shell assignment whose value is on the next line, after a backslash that continues the line. */
 const CONTINUED_VALUE = new RegExp(String.raw`(?<![\w.-])${SECRET_NAME}[ \t]*=[ \t]*\\\r?\n[ \t]*(?:${DQ_VALUE}|${SQ_VALUE}|(?<bare>[^\s"'\\]+))`, 'gi');
 
@@ -825,6 +832,7 @@ function textRedacted(text: string): string {
   for (const pattern of COMMAND_PASSWORDS) out = out.replace(pattern, argumentPassword);
   for (const pattern of FILLED_FIELDS) out = out.replace(pattern, filledField);
   out = out.replace(HEADER_VALUE, assignedValue);
+  if (PGPASS.test(out)) out = out.replace(PGPASS_ENTRY, `$1${REDACTED}`);
   return out
     .replace(LDIF_BASE64_VALUE, assignedValue)
     .replace(CONTINUED_VALUE, assignedValue)

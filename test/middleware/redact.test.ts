@@ -632,6 +632,39 @@ describe('credentials in text', () => {
     ], ['Real-Pw', '4111 1111']);
   });
 
+  it("in tables whose header is no line of its own or whose rows are out of line (ClickHouse's border, rich's bar-less styles, sqlcmd -W, psql -A, a CSV of semicolons) are [redacted]", async () => {
+    const clickhouse = '┌─id─┬─name──┬─password───┐\n│  1 │ alice │ Real-Pw-21 │\n│  2 │ bob   │ Real-Pw-22 │\n└────┴───────┴────────────┘';
+    const rich = '                 Users\n  id   name    password\n ━━━━━━━━━━━━━━━━━━━━━━━━━━━━\n  1    alice   Real-Pw-23\n  2    bob     Real-Pw-24\n';
+    const trimmed = 'id name password\n-- ---- --------\n1 alice Real-Pw-25\n2 bob Real-Pw-26\n\n(2 rows affected)';
+    const unaligned = 'id|name|password\n1|alice|Real-Pw-27\n(1 row)';
+    const semicolons = 'id;name;password\n1;alice;"Real-Pw-28"\n2;bob;Real-Pw-29';
+    // A heading over a line of dashes names no column: its text is kept.
+    const heading = 'Password rules\n--------------\nUse at least twelve characters.';
+    // A row of a trimmed table that is not one word a column ends it: the note after it is kept.
+    const note = 'name password\n---- --------\nalice Real-Pw-30\nrotated on Monday by ops\n';
+    await expectRecordedAs([
+      [clickhouse, clickhouse.replace('Real-Pw-21', '[redacted]').replace('Real-Pw-22', '[redacted]')],
+      [rich, rich.replace('Real-Pw-23', '[redacted]').replace('Real-Pw-24', '[redacted]')],
+      [trimmed, trimmed.replace('Real-Pw-25', '[redacted]').replace('Real-Pw-26', '[redacted]')],
+      [unaligned, unaligned.replace('Real-Pw-27', '[redacted]')],
+      [semicolons, semicolons.replace('Real-Pw-28', '[redacted]').replace('Real-Pw-29', '[redacted]')],
+      [heading, heading],
+      [note, note.replace('Real-Pw-30', '[redacted]')],
+    ], ['Real-Pw']);
+  });
+
+  it('in a .pgpass entry a command writes are [redacted], its host, port, database and user kept', async () => {
+    const echo = 'echo "db.internal:5432:*:app:Real-Pw-31" >> ~/.pgpass && chmod 600 ~/.pgpass';
+    const printf = "printf '%s\\n' '*:*:orders:svc:Real\\:Pw-32' > \"$HOME/.pgpass\"";
+    // Without the file's name, colons are no entry: a time stays as it is.
+    const clock = 'started at 10:30:45:12:00';
+    await expectRecordedAs([
+      [echo, echo.replace('Real-Pw-31', '[redacted]')],
+      [printf, printf.replace('Real\\:Pw-32', '[redacted]')],
+      [clock, clock],
+    ], ['Real-Pw', 'Real\\:Pw']);
+  });
+
   it("of a Kubernetes Secret, as YAML or JSON prints it, are [redacted] whatever their keys are called; a ConfigMap's are kept", async () => {
     const single = 'apiVersion: v1\ndata:\n  api-url: aHR0cHM6Ly9LOHMtUHctMDE=\n  db.conn: "K8s-Pw-02"\nkind: Secret\nmetadata:\n  name: app\n  namespace: prod\ntype: Opaque\n';
     const list = 'apiVersion: v1\nitems:\n- apiVersion: v1\n  data:\n    ca.crt: K8s-Pw-03\n  stringData:\n    config.yaml: |\n      url: K8s-Pw-04\n      mode: K8s-Pw-05\n  kind: Secret\n  metadata:\n    name: x\nkind: List\n';
@@ -855,6 +888,12 @@ describe('credentials in text', () => {
     ["a Secret's entry whose value holds a long run of spaces", `kind: Secret\ndata:\n  k: a${' '.repeat(100_000)}b`],
     ['an LDIF base64 value that does not end as one', `userPassword:: ${'A'.repeat(100_000)}!`],
     ['LDIF names with options, again and again', `password${';x'.repeat(50_000)}::`],
+    ['a named top border never closed', `┌─password${'─'.repeat(100_000)}x\n│ x │`],
+    ['a header of names one space apart over a whole rule', `${'password '.repeat(10_000)}\n${'━'.repeat(100)}\n${'x '.repeat(10_000)}`],
+    ['a trimmed table, then many rows of words', `id password\n-- --------\n${'1 x\n'.repeat(20_000)}`],
+    ['a .pgpass entry never ended', `pgpass ${'a:1:'.repeat(25_000)}`],
+    ['colons and escapes after a .pgpass name', `pgpass ${'\\:'.repeat(50_000)}`],
+    ['semicolon rows under a secret header', `id;password\n${'1;"x'.repeat(20_000)}`],
   ];
 
   it('are found in time linear in the length of the text, pathological texts included', () => {
@@ -951,6 +990,27 @@ describe('a secret a command prints', () => {
     for (const file of [result.log_path, result.exports.summary ?? '', result.exports.otel ?? '']) expect(fs.readFileSync(file, 'utf8'), file).not.toMatch(/Printed-Pw/);
     expect(result.chain).toMatchObject({ hash_chain_valid: true, complete: true });
     expect(pythonVerify(result.log_path)).toMatchObject({ valid: true, events: events.length });
+  });
+
+  it('is a file whose whole content is a secret (.pgpass, /run/secrets) when a command or a file tool reads it: recorded without its text', async () => {
+    const session = agent('acme/printed', { home: tempDir() }).session({ ids: countingIds(), clock: steppingClock() });
+    const entry = 'db.internal:5432:*:app:Printed-Pw-0011';
+    await session.tool('shell', { command: 'head -n 1 ~/.pgpass' }, () => ({ stdout: `${entry}\n`, exit_code: 0 }));
+    await session.tool('read_file', { path: '/home/app/.pgpass' }, () => ({ content: [{ type: 'text', text: `${entry}\n*:*:*:postgres:Printed-Pw-0012\n` }] }));
+    // As a Claude Code hook records its Read tool.
+    session.emit('tool.result', { tool: 'Read', args: { file_path: '/run/secrets/api_token' }, result: { type: 'text', file: { filePath: '/run/secrets/api_token', content: 'Printed-Pw-0013' } } });
+    await session.tool('read_file', { path: '/home/app/.pgpass.md' }, () => 'how to write a .pgpass');
+    session.emit('model.call', { messages: [{ role: 'tool', content: 'the password is Printed-Pw-0011, the token Printed-Pw-0013' }] });
+    const result = await session.close();
+    const events = lines(result.log_path).map((line) => JSON.parse(line) as { kind: string; payload: Record<string, unknown> });
+    expect(events.filter((e) => e.kind === 'tool.result').map((e) => e.payload['result'])).toEqual([
+      { stdout: '[redacted]', exit_code: 0 },
+      { content: [{ type: 'text', text: '[redacted]' }] },
+      { type: 'text', file: { filePath: '[redacted]', content: '[redacted]' } },
+      'how to write a .pgpass',
+    ]);
+    expect(events.find((e) => e.kind === 'model.call')?.payload['messages']).toEqual([{ role: 'tool', content: 'the password is [redacted], the token [redacted]' }]);
+    for (const file of [result.log_path, result.exports.summary ?? '', result.exports.otel ?? '']) expect(fs.readFileSync(file, 'utf8'), file).not.toMatch(/Printed-Pw/);
   });
 });
 
