@@ -44,7 +44,7 @@ export interface ChainStatus {
   /** The session's status (store/session-status.ts), and the label every surface shows for it. */
   readonly status: SessionStatusName;
   readonly label: string;
-  /** `verified`, `predates_signing`, `unchecked` (signed, no trusted keys given), `unsigned` or `invalid`. */
+  /** `verified`, `predates_signing`, `unchecked` (signed, no trusted keys given), `pending` (signed, no signature written yet), `unsigned` or `invalid`. */
   readonly signatures: SignatureFacet;
   readonly key_id: string | null;
   readonly checkpoints: number;

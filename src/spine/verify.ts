@@ -44,7 +44,11 @@ export interface SignatureReport {
   readonly key_id: string | null;
   /** Checkpoints found (and checked). */
   readonly checkpoints: number;
-  /** True when every signature verified against the keys given; null when no keys were given. */
+  /**
+   * True when at least one signature (a checkpoint's, the seal's) was checked and every one
+   * verified against the keys given; false when one failed, or none is there yet to check (an
+   * open session before its first checkpoint proves nothing); null when no keys were given.
+   */
   readonly verified: boolean | null;
 }
 
@@ -150,6 +154,8 @@ class ChainWalk {
   /** The signing declared in `session.open`: checkpoints must then follow its cadence. */
   signing: { readonly keyId: string; readonly every: number } | null = null;
   checkpoints = 0;
+  /** Signatures checked against the keys and found good: checkpoints', and the seal's. */
+  signaturesChecked = 0;
   sinceCheckpoint = 0;
   /** The opening (`membrane.ingress`, then `session.open`) is over. */
   opened = false;
@@ -231,6 +237,7 @@ class ChainWalk {
       if (!verifySignature(key, checkpointText(record.session_id, this.events, String(p['head_hash'])), p['signature'])) {
         fail('signature_invalid', `line ${line}: the checkpoint signature does not verify (the chain was rewritten, or the checkpoint forged)`, record.event_id, line);
       }
+      this.signaturesChecked++;
     }
     this.checkpoints++;
     this.sinceCheckpoint = 0;
@@ -251,6 +258,10 @@ class ChainWalk {
     const every = signing?.checkpoint_every;
     if (typeof signing?.key_id !== 'string' || typeof every !== 'number' || !Number.isInteger(every) || every < 1) {
       fail('signature_invalid', `line ${line}: session.open declares signing with a key_id that is not a string or a checkpoint_every that is not a positive integer`, eventId, line);
+    }
+    // With trusted keys, a session that declares another key is no session of theirs, signed or not.
+    if (this.keys !== null && this.keys.publicKey(signing.key_id) === null) {
+      fail('signature_invalid', `line ${line}: session.open declares signing by key ${signing.key_id}, which is not trusted`, eventId, line);
     }
     this.signing = { keyId: signing.key_id, every };
   }
@@ -291,7 +302,7 @@ class ChainWalk {
         signed: this.signing !== null,
         key_id: this.signing?.keyId ?? null,
         checkpoints: this.checkpoints,
-        verified: this.keys === null ? null : problem?.code !== 'signature_invalid',
+        verified: this.keys === null ? null : problem?.code !== 'signature_invalid' && this.signaturesChecked > 0,
       },
     };
     if (problem === undefined) {
@@ -471,6 +482,7 @@ function checkSeal(chain: ChainWalk, seal: ChainSeal): void {
     if (key === null) fail('signature_invalid', `the seal is signed by key ${String(seal.key_id)}, which is not trusted`, null, chain.lastLine);
     const text = sealText({ session_id: seal.session_id ?? chain.sessionId ?? '', events: seal.events, first_hash: seal.first_hash ?? null, head_hash: seal.head_hash ?? null, closed_at: seal.closed_at ?? null });
     if (!verifySignature(key, text, seal.signature)) fail('signature_invalid', 'the seal signature does not verify (the seal or its summary was edited)', null, chain.lastLine);
+    chain.signaturesChecked++;
   }
 }
 

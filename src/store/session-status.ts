@@ -60,6 +60,12 @@ export type SignatureFacet =
   | 'predates_signing'
   /** Signed, but no trusted keys were given. */
   | 'unchecked'
+  /**
+   * Signed, but nothing it holds carries a signature yet: an open (or cut short) session before
+   * its first checkpoint. Its events are unproven: anyone who can write the folder could have
+   * written them.
+   */
+  | 'pending'
   /** Not signed. */
   | 'unsigned'
   /** A signature fails, is by an untrusted key, or the records disagree on whether there is one. */
@@ -157,7 +163,7 @@ type Decided = Pick<SessionStatus, 'status' | 'signatures' | 'reason' | 'message
 function decide(material: StatusMaterial, chain: ChainReport, seal: ChainSeal | null, entry: SealLogEntry | null, fromSummary: ChainSeal | null, problems: { reason: StatusReason; message: string }[]): Decided {
   const keys = material.keys;
   const trailSigned = chain.signatures.signed;
-  const facet: SignatureFacet = chain.reason === 'signature_invalid' ? 'invalid' : !trailSigned ? 'unsigned' : keys === null ? 'unchecked' : 'verified';
+  const facet: SignatureFacet = chain.reason === 'signature_invalid' ? 'invalid' : !trailSigned ? 'unsigned' : keys === null ? 'unchecked' : chain.signatures.verified === true ? 'verified' : 'pending';
   const alive = material.writer === 'alive';
   if (chain.reason !== undefined) {
     if (seal === null && (chain.reason === 'torn_tail' || chain.reason === 'empty')) {
@@ -195,10 +201,14 @@ function decide(material: StatusMaterial, chain: ChainReport, seal: ChainSeal | 
 /**
  * A session a writer still holds. Its lock is a file anyone who can write the folder can make, so
  * with trusted keys an unsigned one does not pass: nothing proves it predates signing (as for a
- * sealed one), and a signing writer signs from its first event.
+ * sealed one), and a signing writer declares its key in its first event. A signed one passes, but
+ * its signatures are `pending` until its first checkpoint: a session's first thousand events (the
+ * default cadence) are proven only then, and a live session must not fail a check for being young.
  */
 function openStatus(facet: SignatureFacet, keys: KeyRing | null): Decided {
   if (keys !== null && facet === 'unsigned') return { status: 'unsigned', signatures: 'unsigned', reason: 'unsigned', message: 'a writer holds it, but it is not signed, and trusted keys were given: nothing proves it predates signing' };
+  // A live session before its first checkpoint: a signing writer's, or a forgery with a planted lock; only the checkpoint tells.
+  if (facet === 'pending') return { status: 'open', signatures: facet, reason: null, message: 'no checkpoint is written yet: nothing it holds is signed, so nothing proves who wrote it' };
   return { status: 'open', signatures: facet, reason: null, message: null };
 }
 

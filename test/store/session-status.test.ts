@@ -158,6 +158,40 @@ describe('signatures cannot be stripped', () => {
     expect(auraJson(['sessions', 'list'], { home }).json['sessions']).toContainEqual(expect.objectContaining({ session_id: id, status: 'unsigned' }));
   });
 
+  it('a session forged with a signing declaration, fewer events than its cadence and a planted lock is open with signatures pending, never verified, on every surface', async () => {
+    const { home, trusted } = signedHome();
+    const source = await closedSession(home, 2);
+    const sessions = path.join(home, 'sessions');
+    // Its own id, its events edited and rehashed, no checkpoint and no close: nothing in it is signed.
+    const forged = 'aura_sess_f00dfeedbeef';
+    const rows = lines(sessionFiles(sessions, source).trail)
+      .map((line) => JSON.parse(line) as Row & { session_id: string })
+      .filter((row) => row.kind !== 'chain.checkpoint' && row.kind !== 'session.close')
+      .map((row) => JSON.stringify({ ...row, session_id: forged, payload: row.kind === 'tool.call' ? { tool: 'payments.send', args: { to: 'attacker', amount: 1e6 } } : row.payload }));
+    const trail = sessionFiles(sessions, forged).trail;
+    write(trail, rehash(rows));
+    fs.writeFileSync(lockPathOf(trail), JSON.stringify({ pid: 1, host: `not-${os.hostname()}`, session_id: forged }));
+    const chain = auraJson(['verify', 'chain', forged, '--keys', trusted], { home });
+    expect(chain.json).toMatchObject({ status: 'open', signature_status: 'pending', signatures: { signed: true, checkpoints: 0, verified: false } });
+    expect(String(chain.json['status_message'])).toMatch(/no checkpoint/);
+    expect(aura(['verify', 'chain', forged, '--keys', trusted], { home }).stdout).toMatch(/no signature written yet/);
+    const store = auraJson(['verify', 'store', '--keys', trusted], { home });
+    expect(store.json['sessions']).toContainEqual(expect.objectContaining({ session_id: forged, status: 'open', signatures: 'pending' }));
+    expect(auraJson(['sessions', 'list'], { home }).json['sessions']).toContainEqual(expect.objectContaining({ session_id: forged, status: 'open', signatures: 'pending' }));
+    // The session it was made from, sealed and checkpointed, is verified.
+    expect(auraJson(['verify', 'chain', source, '--keys', trusted], { home }).json).toMatchObject({ status: 'verified', signature_status: 'verified' });
+  });
+
+  it('a session that declares a key the trusted keys do not hold is damaged: signature_invalid, whatever it holds', async () => {
+    const { home, trusted } = signedHome();
+    const id = await closedSession(home, 2);
+    downgrade(home, id, (p) => void (p['signing'] = { key_id: 'ffffffffffffffff', checkpoint_every: 1_000_000_000 }));
+    const chain = auraJson(['verify', 'chain', id, '--keys', trusted], { home });
+    expect(chain).toMatchObject({ status: 1, json: { status: 'damaged', reason: 'signature_invalid' } });
+    expect(String(chain.json['message'])).toMatch(/declares signing by key ffffffffffffffff, which is not trusted/);
+    expect(auraJson(['verify', 'store', '--keys', trusted], { home }).status).toBe(1);
+  });
+
   it("a seal-log entry without its own signature vouches for no session before it, and is itself signature_invalid", async () => {
     const home = tempDir();
     const early = await closedSession(home, 3, false);

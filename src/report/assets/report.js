@@ -80,11 +80,12 @@
   } else if (!chain.checked) {
     status.append(el('span', 'badge bad', 'not re-checked'));
   }
-  const sigClass = { verified: 'ok', predates_signing: 'none', unchecked: 'warn', unsigned: 'none', invalid: 'bad' }[chain.signatures];
+  const sigClass = { verified: 'ok', predates_signing: 'none', unchecked: 'warn', pending: 'warn', unsigned: 'none', invalid: 'bad' }[chain.signatures];
   const sigText = {
     verified: 'signatures verified',
     predates_signing: 'unsigned: predates signing',
     unchecked: 'signed, not checked (no trusted keys)',
+    pending: 'signed, no signature written yet (unproven)',
     unsigned: 'unsigned',
     invalid: 'signature invalid',
   }[chain.signatures];
