@@ -40,9 +40,11 @@ export interface FastRecord {
   readonly body: string;
 }
 
-// A number token (after ':', ',' or '[') that a JS number may not hold as Python reads it. Inside a
-// string this may match too; then the line only takes the slower reader.
-const LOSSY_NUMBER = /[:,[]\s*-?(?:\d+\.0+(?!\d)|\d+(?:\.\d+)?[eE]|\d{16}|\d+\.\d{16})/;
+// A number token (after ':', ',' or '[') that a JS number may not hold as Python reads it: a float
+// written with an integral value, an exponent, 16 or more digits (a fraction of 16 digits and more
+// in all may round to an integral double: `100000000000000.001`). Inside a string this may match
+// too; then the line only takes the slower reader.
+const LOSSY_NUMBER = /[:,[]\s*-?(?:\d+\.0+(?!\d)|\d+(?:\.\d+)?[eE]|\d{16}|\d+\.\d{16}|(?=[\d.]{17})\d+\.\d)/;
 // Step 1 above: JSON's four white-space characters between a closing quote and a colon.
 const SPACED_COLON = /"[ \t\n\r]+:/;
 

@@ -3,7 +3,7 @@
  * V8 can hold (about 512 MiB) still verifies, and memory stays flat.
  */
 
-import { constants } from 'node:buffer';
+import { constants, isUtf8 } from 'node:buffer';
 import * as fs from 'node:fs';
 import { ReadError } from '../errors.js';
 import { openRegularFile } from './regular-file.js';
@@ -21,6 +21,12 @@ export interface TrailLine {
    * empty, and the line is skipped to its newline rather than held.
    */
   readonly overlong?: true;
+  /**
+   * Set when the line's bytes are not UTF-8: its text then holds U+FFFD where they were, and
+   * another byte sequence would read the same (on a last line without its newline, maybe a write
+   * cut inside a character).
+   */
+  readonly invalidUtf8?: true;
 }
 
 /**
@@ -95,7 +101,7 @@ function* linesOf(fd: number, path: string, maxLineBytes: number): Generator<Tra
       carried = 0;
     }
     if (read === 0) {
-      if (filled > 0 && !skipping) yield { text: buffer.toString('utf8', 0, filled), number: number + 1, terminated: false };
+      if (filled > 0 && !skipping) yield lineOf(buffer.subarray(0, filled), number + 1, false);
       return;
     }
     const lastNewline = filled === 0 ? -1 : buffer.lastIndexOf(NEWLINE, filled - 1);
@@ -124,6 +130,17 @@ function* decodedLines(buffer: Buffer, lastNewline: number, number: number): Gen
     let to = from + DECODE_BYTES >= lastNewline ? lastNewline : buffer.lastIndexOf(NEWLINE, from + DECODE_BYTES);
     // One line longer than a piece: the piece runs to its end.
     if (to < from) to = buffer.indexOf(NEWLINE, from + DECODE_BYTES);
+    // Checked before decoding: the decoder turns any invalid sequence into U+FFFD without a word.
+    if (!isUtf8(buffer.subarray(from, to))) {
+      for (let start = from; start <= to; ) {
+        const end = buffer.indexOf(NEWLINE, start);
+        const stop = end < 0 || end > to ? to : end;
+        yield lineOf(buffer.subarray(start, stop), ++number, true);
+        start = stop + 1;
+      }
+      from = to + 1;
+      continue;
+    }
     const text = buffer.toString('utf8', from, to);
     let start = 0;
     for (;;) {
@@ -184,7 +201,7 @@ export class TrailFollower {
     if (read === 0) {
       if (!end || filled === 0) return null;
       this.carried = 0;
-      return [{ text: this.buffer.toString('utf8', 0, filled), number: ++this.number, terminated: false }];
+      return [lineOf(this.buffer.subarray(0, filled), ++this.number, false)];
     }
     const lastNewline = this.buffer.lastIndexOf(NEWLINE, filled - 1);
     if (lastNewline < 0) {
@@ -204,6 +221,12 @@ export function* linesOfBytes(lines: readonly Buffer[]): Generator<TrailLine> {
   for (let i = 0; i < lines.length; i++) {
     const bytes = lines[i] as Buffer;
     const terminated = bytes.length > 0 && bytes[bytes.length - 1] === NEWLINE;
-    yield { text: bytes.toString('utf8', 0, terminated ? bytes.length - 1 : bytes.length), number: i + 1, terminated };
+    yield lineOf(terminated ? bytes.subarray(0, bytes.length - 1) : bytes, i + 1, terminated);
   }
+}
+
+/** A line from its bytes (without the newline), marked when they are not UTF-8. */
+function lineOf(bytes: Buffer, number: number, terminated: boolean): TrailLine {
+  const text = bytes.toString('utf8');
+  return isUtf8(bytes) ? { text, number, terminated } : { text, number, terminated, invalidUtf8: true };
 }

@@ -142,6 +142,8 @@ function attempt(check: () => void): ChainVerificationError | undefined {
   }
 }
 
+const BLANK_LINE = /^[ \t\r]*$/;
+
 /** The running state of a walk over a trail. */
 class ChainWalk {
   events = 0;
@@ -172,9 +174,14 @@ class ChainWalk {
     if (line.overlong === true) {
       fail('malformed_line', `line ${line.number} is longer than ${MAX_LINE_BYTES} bytes, the most a line may hold: it cannot be read as a record`, null, line.number);
     }
+    if (line.invalidUtf8 === true) {
+      if (!line.terminated) fail('torn_tail', `line ${line.number} is cut short (an interrupted write): it ends inside a character, or is not UTF-8`, null, line.number);
+      fail('malformed_line', `line ${line.number} is not UTF-8: its invalid bytes read as U+FFFD, as other bytes would (a trail is UTF-8 text)`, null, line.number);
+    }
     const text = line.text;
-    // Aura's reader skips blank lines; they carry nothing that could be hashed.
-    if (text.charCodeAt(0) !== 0x7b && text.trim() === '') return null;
+    // Aura's reader skips blank lines; they carry nothing that could be hashed. Only JSON's white
+    // space: a line of other spaces (U+3000, U+FEFF) is text that some reader may read.
+    if (text.charCodeAt(0) !== 0x7b && BLANK_LINE.test(text)) return null;
     const sliced = readRecordSlices(text, wantRecord);
     if (sliced !== null) {
       if (this.links(sliced, sliced.body)) {

@@ -130,6 +130,48 @@ describe('verifyTrail', () => {
     }
   });
 
+  describe('when its bytes are read another way than they were written', () => {
+    it('reports edited for an int rewritten as a fraction of under 16 digits each side that rounds to it (10000000.00000000001)', async () => {
+      const { session } = openSession();
+      session.emit('note', { count: 10_000_000 });
+      const result = await session.close();
+      const text = lines(result.log_path);
+      expect(text[2]).toContain('"count": 10000000}');
+      text[2] = (text[2] as string).replace('"count": 10000000}', '"count": 10000000.00000000001}');
+      expect(verifyTrail(writeLines(result.log_path, 'fraction.jsonl', text))).toMatchObject({ hash_chain_valid: false, reason: 'edited', line: 3 });
+    });
+
+    it('reports malformed_line for bytes that are not UTF-8, which read as U+FFFD as other bytes would; torn_tail on a last line without its newline', async () => {
+      const { session } = openSession();
+      session.emit('note', { text: 'caf\ufffd' });
+      const result = await session.close();
+      const bytes = fs.readFileSync(result.log_path);
+      const replacement = Buffer.from('\ufffd');
+      const at = bytes.indexOf(replacement);
+      expect(verifyTrail(result.log_path)).toMatchObject({ hash_chain_valid: true, complete: true });
+      // The three bytes of U+FFFD swapped for one invalid byte: the same text to a decoder that replaces.
+      const forged = Buffer.concat([bytes.subarray(0, at), Buffer.from([0xff]), bytes.subarray(at + replacement.length)]);
+      const file = path.join(path.dirname(result.log_path), 'invalid.jsonl');
+      fs.writeFileSync(file, forged);
+      const line = forged.subarray(0, at).toString('latin1').split('\n').length;
+      expect(verifyTrail(file)).toMatchObject({ hash_chain_valid: false, reason: 'malformed_line', line });
+      const lastLine = bytes.lastIndexOf(0x0a, bytes.length - 2) + 1;
+      const cut = Buffer.concat([bytes.subarray(0, lastLine), Buffer.from('{"event_id": "caf'), Buffer.from([0xe2, 0x82])]);
+      fs.writeFileSync(file, cut);
+      expect(verifyTrail(file)).toMatchObject({ reason: 'torn_tail' });
+    });
+
+    it('skips only lines of JSON white space as blank: a line of U+3000 or U+FEFF is malformed_line', async () => {
+      const { trail } = await writeSampleTrail();
+      for (const blank of ['\u3000', '\ufeff', '\u00a0\u2028']) {
+        const padded = lines(trail).flatMap((line, i) => (i === 3 ? [line, blank] : [line]));
+        expect(verifyTrail(writeLines(trail, 'padded.jsonl', padded)), JSON.stringify(blank)).toMatchObject({ hash_chain_valid: false, reason: 'malformed_line', line: 5 });
+      }
+      const spaced = lines(trail).flatMap((line, i) => (i === 3 ? [line, ' \t\r'] : [line]));
+      expect(verifyTrail(writeLines(trail, 'spaced.jsonl', spaced))).toMatchObject({ hash_chain_valid: true, events: 8 });
+    });
+  });
+
   describe('when given a seal', () => {
     it('passes the trail that matches it', async () => {
       const { trail } = await writeSampleTrail();
