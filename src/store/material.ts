@@ -28,7 +28,7 @@ export interface SessionMaterial {
   readonly sealPlace?: SealLogPlace | 'absent' | null;
   /** Whether a writer holds the trail (default none). */
   readonly writer?: 'alive' | 'gone' | 'none';
-  /** How its seal log and that log's anchor copy disagree on it, when they do. */
+  /** How its seal log and that log's anchor copy disagree on it; null when they agree; absent when the log has no anchor copy. */
   readonly anchorDisagreement?: string | null;
 }
 
@@ -41,7 +41,7 @@ export function folderMaterial(files: SessionFiles, log: SealLogView | null = nu
   const writer = trailWriter(files.trail);
   return {
     sealPlace: log === null ? null : (log.places.get(files.sessionId) ?? 'absent'),
-    anchorDisagreement: log?.anchor?.get(files.sessionId) ?? null,
+    ...(log?.anchor === undefined ? {} : { anchorDisagreement: log.anchor.get(files.sessionId) ?? null }),
     writer: writer === null ? 'none' : writer.alive ? 'alive' : 'gone',
     sessionId: files.sessionId,
     trailName: files.trail,

@@ -363,13 +363,21 @@ export function folderSessionStatus(sessionsDir: string, id: string, options: Fo
     writer: writer === null ? 'none' : writer.alive ? 'alive' : 'gone',
     ...(options.collectEvents === true ? { collectEvents: true } : {}),
   });
-  return anchorVerdict(status, options.log?.anchor?.get(id));
+  return anchorVerdict(status, options.log?.anchor === undefined ? undefined : (options.log.anchor.get(id) ?? null));
 }
 
-/** A status with the anchor copy's word on its seal: what was already found wrong with the session stays its reason; else the anchor speaks. */
-export function anchorVerdict(status: SessionStatusRead, disagreement: string | undefined): SessionStatusRead {
+/**
+ * A status with the anchor copy's word on its seal (`disagreement`: how the log and the copy
+ * disagree on it; null when the folder's log is anchored and they agree; undefined when it is not
+ * anchored). What was already found wrong with the session stays its reason; else the anchor
+ * speaks. In an anchored folder, a seal the log lacks (a summary's `event_count`, as Python Aura's)
+ * is no seal: anyone who can write the folder can write a summary, and only the log is anchored.
+ */
+export function anchorVerdict(status: SessionStatusRead, disagreement: string | null | undefined): SessionStatusRead {
   if (disagreement === undefined || status.status === 'damaged' || status.status === 'unreadable') return status;
-  return { ...status, status: 'damaged', reason: 'seal_mismatch', message: disagreement };
+  if (disagreement !== null) return { ...status, status: 'damaged', reason: 'seal_mismatch', message: disagreement };
+  if (status.status !== 'intact' || status.seal_from !== 'summary') return status;
+  return { ...status, status: 'unsealed', reason: 'unsealed', message: "it is sealed only by its summary, and this folder's seal log, which is anchored, has no entry for it: a seal outside the anchored log proves nothing" };
 }
 
 /** The status of a reader's session material (a folder's files, or the fleet store's bytes). */
@@ -389,5 +397,5 @@ export function materialStatus(material: SessionMaterial, keys: KeyRing | null, 
     writer: material.writer ?? 'none',
     collectEvents,
   });
-  return anchorVerdict(status, material.anchorDisagreement ?? undefined);
+  return anchorVerdict(status, material.anchorDisagreement);
 }

@@ -476,6 +476,40 @@ describe("the seal log's anchor copy", () => {
   });
 });
 
+describe("a session sealed only by its summary, in a folder whose seal log is anchored", () => {
+  it('is unsealed on every surface: a summary anyone can write proves nothing the anchored log does not hold; without an anchor it stays intact', async () => {
+    const { home } = anchoredHome();
+    const source = await closedSession(home, 3, false);
+    const sessions = path.join(home, 'sessions');
+    // A new session, written whole by hand: its trail rehashed, and a summary whose chain (as Python Aura's event_count) seals it.
+    const forged = 'aura_sess_0ddba11c0ffe';
+    const rows = rehash(lines(sessionFiles(sessions, source).trail).map((line) => JSON.stringify({ ...(JSON.parse(line) as object), session_id: forged })));
+    write(sessionFiles(sessions, forged).trail, rows);
+    const summary = JSON.parse(fs.readFileSync(sessionFiles(sessions, source).summary, 'utf8')) as Record<string, unknown>;
+    delete summary['seal'];
+    summary['session_id'] = forged;
+    const hashOf = (row: string | undefined): string => (JSON.parse(row as string) as Row).content_hash;
+    summary['chain'] = { ...(summary['chain'] as object), events: rows.length, first_hash: hashOf(rows[0]), head_hash: hashOf(rows.at(-1)) };
+    fs.writeFileSync(sessionFiles(sessions, forged).summary, JSON.stringify(summary));
+    expect(auraJson(['verify', 'chain', forged], { home })).toMatchObject({ status: 1, json: { status: 'unsealed', seal_from: 'summary' } });
+    const store = auraJson(['verify', 'store'], { home });
+    expect(store.status).toBe(1);
+    expect(store.json['sessions']).toContainEqual(expect.objectContaining({ session_id: forged, status: 'unsealed' }));
+    expect(auraJson(['sessions', 'list'], { home }).json['sessions']).toContainEqual(expect.objectContaining({ session_id: forged, status: 'unsealed' }));
+    expect(auraJson(['verify', 'chain', source], { home }).json).toMatchObject({ status: 'intact', seal_from: 'seal_log' });
+    const client = await mcpClient(home);
+    try {
+      const verified = (await client.callTool({ name: 'verify_session', arguments: { session_key: forged } })).structuredContent as Record<string, unknown>;
+      expect(verified).toMatchObject({ status: 'unsealed' });
+    } finally {
+      await client.close();
+    }
+    // The same folder without its anchor: the summary is the only seal there is, as for Python Aura's trails.
+    fs.writeFileSync(path.join(home, 'config.yaml'), '');
+    expect(auraJson(['verify', 'chain', forged], { home })).toMatchObject({ status: 0, json: { status: 'intact', seal_from: 'summary' } });
+  });
+});
+
 describe("the seal log's anchor copy, when sessions are gone or the copy is broken", () => {
   /** The log with `id`'s seal dropped or edited, its chain made whole again (whoever can write the home can). */
   function relinked(log: string, id: string, how: 'drop' | 'edit'): void {
