@@ -295,8 +295,9 @@ class ChainWalk {
   }
 
   finish(seal?: ChainSeal): void {
-    if (this.events === 0) fail('empty', 'the trail holds no events', null, this.lastLine);
+    // A sealed trail emptied is one cut to nothing: truncated, as one cut to a line is.
     if (seal !== undefined) checkSeal(this, seal);
+    if (this.events === 0) fail('empty', 'the trail holds no events', null, this.lastLine);
   }
 
   report(problem?: ChainVerificationError): ChainReport {

@@ -182,6 +182,17 @@ describe('verifyTrail', () => {
       });
     });
 
+    it('reports truncated for a sealed trail emptied, to nothing or to a blank line, as for one cut to a line', async () => {
+      const { trail } = await writeSampleTrail();
+      const report = verifyTrail(trail);
+      const seal = { events: report.events, first_hash: report.first_hash, head_hash: report.head_hash };
+      for (const content of ['', '\n']) {
+        const file = path.join(path.dirname(trail), 'emptied.jsonl');
+        fs.writeFileSync(file, content);
+        expect(verifyTrail(file, seal)).toMatchObject({ complete: false, reason: 'truncated', events: 0 });
+      }
+    });
+
     it('reports truncated when the tail was cut off, though the chain itself walks', async () => {
       const { trail } = await writeSampleTrail();
       const seal = verifyTrail(trail);

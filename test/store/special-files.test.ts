@@ -152,6 +152,30 @@ describe('a sessions folder holding special files named like trails', () => {
   });
 });
 
+describe("a trail's lock that is a FIFO, a device or a symlink out of the folder", () => {
+  it('stalls no reader: sessions list, report show and report html answer at once, taking the session for one no writer holds', async () => {
+    const home = tempDir();
+    const fifoId = await demoSession(home);
+    const zeroId = await demoSession(home);
+    const sessions = path.join(home, 'sessions');
+    expect(spawnSync('mkfifo', [path.join(sessions, `${fifoId}.jsonl.lock`)]).status).toBe(0);
+    fs.symlinkSync('/dev/zero', path.join(sessions, `${zeroId}.jsonl.lock`));
+    const list = run(home, ['sessions', 'list', '--json']);
+    expect(list.signal).toBeNull();
+    expect(list.status).toBe(0);
+    const rows = (JSON.parse(list.stdout) as { sessions: { session_id: string; status: string }[] }).sessions;
+    expect(rows.map((row) => [row.session_id, row.status]).sort()).toEqual([[fifoId, 'intact'], [zeroId, 'intact']].sort());
+    for (const id of [fifoId, zeroId]) {
+      const shown = run(home, ['report', 'show', id, '--json']);
+      expect(shown.signal).toBeNull();
+      expect(JSON.parse(shown.stdout)).toMatchObject({ status: 'intact' });
+    }
+    const html = run(home, ['report', 'html', fifoId, '--output', path.join(tempDir(), 'page.html')]);
+    expect(html.signal).toBeNull();
+    expect(html.status).toBe(0);
+  });
+});
+
 describe('a sealed session whose trail was swapped for a symlink out of the sessions folder', () => {
   it('verify store and verify chain name it unreadable, and never verify the file it leads to', async () => {
     const home = tempDir();
