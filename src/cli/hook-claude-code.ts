@@ -28,12 +28,13 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { auraHome } from '../config/home.js';
-import { ApprovalRequiredError, AuraError, InvalidOptionError, LoopBrokenError, PolicyDeniedError, SessionClosedError } from '../errors.js';
+import { ApprovalRequiredError, AuraError, InvalidOptionError, LoopBrokenError, NonJsonValueError, PolicyDeniedError, SessionClosedError } from '../errors.js';
 import { redactCredentials } from '../middleware/redact.js';
 import { approveCommand, refusalOf } from '../policy/refusal.js';
 import { agent, type Agent } from '../session/agent.js';
 import { readProfileFile } from '../session/profile-file.js';
 import { Session } from '../session/session.js';
+import { canonicalJson } from '../spine/canonical.js';
 import { objectOf, stringOf } from '../spine/json-shape.js';
 import { parseJson } from '../spine/native-json.js';
 import { ApprovalInbox, handoffPathOf } from '../store/approval-handoff.js';
@@ -273,10 +274,19 @@ async function handle(session: Session, event: string, input: Record<string, unk
   }
 }
 
-/** A Claude tool call as aura records it. */
+/**
+ * A Claude tool call as aura records it. Arguments the trail cannot hold (nested too deep) are
+ * recorded as why: the call is still recorded, and decided on what policy can see of it.
+ */
 function callOf(input: Record<string, unknown>): { tool: string; args: Record<string, unknown>; recorded: Record<string, unknown> } {
   const tool = stringOf(input['tool_name']) ?? '(no tool)';
-  const args = objectOf(input['tool_input']);
+  let args = objectOf(input['tool_input']);
+  try {
+    canonicalJson(args, 'args');
+  } catch (error) {
+    if (!(error instanceof NonJsonValueError)) throw error;
+    args = notRecorded(error);
+  }
   const callId = stringOf(input['tool_use_id']);
   return { tool, args, recorded: { tool, args, ...(callId === null ? {} : { tool_call_id: callId }) } };
 }
@@ -309,13 +319,25 @@ function postToolUse(session: Session, input: Record<string, unknown>, options: 
   const call = callOf(input);
   // The tool ran: a call aura held was approved at Claude Code's permission prompt.
   if (session.approveCall(call.tool, call.args, { principal: options.principal ?? DEFAULT_PRINCIPAL }) !== null) session.emit('tool.call', call.recorded);
+  const result = (response: unknown): void => void session.emit('tool.result', { ...call.recorded, result: response });
   try {
-    session.emit('tool.result', { ...call.recorded, result: input['tool_response'] ?? null });
+    try {
+      result(input['tool_response'] ?? null);
+    } catch (error) {
+      // The tool ran: an answer the trail cannot hold is recorded as why, with the call it answers.
+      if (!(error instanceof NonJsonValueError)) throw error;
+      result(notRecorded(error));
+    }
   } catch (error) {
     if (error instanceof PolicyDeniedError) return { output: { decision: 'block', reason: refusalOf(error, approveCommand(session.id)).text } };
     throw error;
   }
   return { output: null };
+}
+
+/** What stands in the trail for a value it cannot hold. */
+function notRecorded(error: NonJsonValueError): { not_recorded: string } {
+  return { not_recorded: error.message };
 }
 
 function preToolUse(decision: 'allow' | 'deny' | 'ask', reason: string): Record<string, unknown> {

@@ -14,6 +14,7 @@ import { redactLayouts } from './layout-secrets.js';
 import { isSecretLikeKey, SECRET_WORDS } from './secret-names.js';
 import { freeKey, REDACTED, type Redactor } from '../spine/redactor.js';
 import { parseJson } from '../spine/native-json.js';
+import { MAX_DEPTH } from '../spine/canonical.js';
 
 /**
  * The key of `record` holding a value named by its sibling rather than by its key, when that name
@@ -248,13 +249,15 @@ export class SessionRedactor implements Redactor {
    * objects are copied where they hold one; anything else is handed on as it is.
    */
   withoutInjected<T>(value: T): T {
-    return this.secrets.length === 0 ? value : (this.injectedOut(value) as T);
+    return this.secrets.length === 0 ? value : (this.injectedOut(value, 0) as T);
   }
 
-  private injectedOut(value: unknown): unknown {
+  /** Walked no deeper than a record may nest: an answer the trail could not hold (a cycle) is still handed back. */
+  private injectedOut(value: unknown, depth: number): unknown {
     if (typeof value === 'string') return replaced(value, this.secrets);
+    if (depth > MAX_DEPTH) return value;
     if (Array.isArray(value)) {
-      const items = value.map((item) => this.injectedOut(item));
+      const items = value.map((item) => this.injectedOut(item, depth + 1));
       return items.some((item, i) => item !== value[i]) ? items : value;
     }
     if (value === null || typeof value !== 'object') return value;
@@ -266,7 +269,7 @@ export class SessionRedactor implements Redactor {
       const scrubbed = replaced(key, this.secrets);
       // As in the record: keys that come out alike are kept apart.
       const name = scrubbed === key ? key : freeKey(scrubbed, (candidate) => Object.hasOwn(out, candidate) || Object.hasOwn(value, candidate));
-      const kept = this.injectedOut(item);
+      const kept = this.injectedOut(item, depth + 1);
       changed ||= name !== key || kept !== item;
       Object.defineProperty(out, name, { value: kept, enumerable: true, writable: true, configurable: true });
     }

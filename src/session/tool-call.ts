@@ -5,7 +5,7 @@
  * are what is recorded and what the caller gets back.
  */
 
-import { InvalidOptionError } from '../errors.js';
+import { InvalidOptionError, NonJsonValueError } from '../errors.js';
 import type { SessionRedactor } from '../middleware/redact.js';
 import type { SessionPii } from '../middleware/middleware.js';
 import type { Masked } from '../middleware/pii-mask.js';
@@ -91,7 +91,16 @@ export class ToolCalls {
     const rawResult = { ...raw, result };
     const resultReport = maskedResult?.report ?? null;
     if (maskedResult === null || resultReport === null) {
-      this.gate.enforce('tool.result', rawResult, { ...emitOptions, telemetry }, maskingOf(masker, { ...base, result }));
+      try {
+        this.gate.enforce('tool.result', rawResult, { ...emitOptions, telemetry }, maskingOf(masker, { ...base, result }));
+      } catch (error) {
+        // The tool ran: an answer the trail cannot hold (nested too deep, a cycle) is recorded as
+        // why, its checks made on that, and the caller gets the answer; a refusal here would say
+        // the tool did not run, and a model would call it again.
+        if (!(error instanceof NonJsonValueError)) throw error;
+        const unrecorded = { not_recorded: error.message };
+        this.gate.enforce('tool.result', { ...raw, result: unrecorded }, { ...emitOptions, telemetry }, maskingOf(masker, { ...base, result: unrecorded }));
+      }
       return this.redactor.withoutInjected(result);
     }
     const recorded = { ...base, result: maskedResult.value };

@@ -45,7 +45,9 @@ export function canonicalJson(value: unknown, root = 'value', options: Canonical
   } catch (error) {
     if (error instanceof Refusal) {
       const path = root + error.segments.map((s) => (typeof s === 'number' ? `[${s}]` : `.${s}`)).join('');
-      throw new NonJsonValueError(`${path} is not JSON: ${error.message}`, { path, reason: error.reason });
+      // A path hundreds of levels deep says no more than its start and end.
+      const named = path.length > MAX_PATH_SHOWN ? `${path.slice(0, MAX_PATH_SHOWN / 2)}…${path.slice(-MAX_PATH_SHOWN / 2)}` : path;
+      throw new NonJsonValueError(`${named} is not JSON: ${error.message}`, { path: named, reason: error.reason });
     }
     if (error instanceof RangeError) {
       throw new NonJsonValueError(`${root} is not JSON: nested too deeply`, { path: root, reason: 'too_deep' });
@@ -53,6 +55,8 @@ export function canonicalJson(value: unknown, root = 'value', options: Canonical
     throw error;
   }
 }
+
+const MAX_PATH_SHOWN = 160;
 
 /** Thrown inside the walk; each level prepends its key on the way out, so success pays nothing. */
 class Refusal extends Error {

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readTrail } from '../../src/spine/trail-reader.js';
 import { verifyTrail } from '../../src/spine/verify.js';
+import { objectOf } from '../../src/spine/json-shape.js';
 import type { AuraEvent } from '../../src/spine/record.js';
 import { aura, shellWords } from '../helpers/cli.js';
 import { REPO } from '../helpers/fixtures.js';
@@ -199,12 +200,32 @@ describe('aura hook claude-code', () => {
     }
   });
 
+  it('denies a denied tool whose arguments the trail cannot hold (nested too deep), recording why; a result it cannot hold is recorded as why with its call', async () => {
+    const { home, profile } = setup();
+    const c = claude('deep-args');
+    let deep: unknown = 'x';
+    for (let i = 0; i < 600; i++) deep = [deep];
+    const denied = await hook(home, profile, c.pre('toolu_1', 'delete_account', { id: 7, deep }));
+    expect(denied.status).toBe(0);
+    expect(denied.output).toMatchObject({ hookSpecificOutput: { permissionDecision: 'deny' } });
+    const ran = await hook(home, profile, c.post('toolu_2', 'Read', { file_path: '/tmp/a' }, { deep }));
+    expect(ran.status).toBe(0);
+    const { file, events } = trailOf(home);
+    const intent = events.find((e) => e.kind === 'tool.intent' && e.payload['tool'] === 'delete_account');
+    expect(String(objectOf(intent?.payload['args'])['not_recorded'])).toMatch(/^args\[?.*is not JSON: nested deeper than 500 levels$/);
+    expect(String(objectOf(intent?.payload['args'])['not_recorded']).length).toBeLessThan(300);
+    const result = events.find((e) => e.kind === 'tool.result');
+    expect(result?.payload).toMatchObject({ tool: 'Read', tool_call_id: 'toolu_2', args: { file_path: '/tmp/a' } });
+    expect(String(objectOf(result?.payload['result'])['not_recorded'])).toMatch(/is not JSON: nested deeper than 500 levels/);
+    expect(verifyTrail(file)).toMatchObject({ hash_chain_valid: true });
+  });
+
   it('fails closed on an internal error when the profile says so, and records it in the trail', async () => {
     const { home, profile } = setup(`${PROFILE}claude_code: { on_error: deny }\n`);
     const c = claude('error-sess');
     await hook(home, profile, c.start());
-    // A lone surrogate is valid JSON text but no trail can hold it.
-    const broken = await hook(home, profile, c.pre('toolu_e1', 'Write', { file_path: '/tmp/x', content: '\ud800' }));
+    // A lone surrogate is valid JSON text but no trail can hold it: in a tool's name, nothing stands in for it.
+    const broken = await hook(home, profile, c.pre('toolu_e1', 'Write\ud800', { file_path: '/tmp/x' }));
     expect(decision(broken)).toBe('deny');
     expect(reason(broken)).toContain("its profile says to refuse calls it cannot check");
     expect(broken.stderr).toContain('aura hook claude-code:');
@@ -213,7 +234,7 @@ describe('aura hook claude-code', () => {
 
     const open = setup();
     await hook(open.home, open.profile, c.start());
-    const passed = await hook(open.home, open.profile, c.pre('toolu_e2', 'Write', { file_path: '/tmp/x', content: '\ud800' }));
+    const passed = await hook(open.home, open.profile, c.pre('toolu_e2', 'Write\ud800', { file_path: '/tmp/x' }));
     expect(passed).toMatchObject({ status: 1, output: null });
     expect(trailOf(open.home).events.at(-1)).toMatchObject({ kind: 'hook.error', payload: { fail: 'open', decision: 'none' } });
   });

@@ -59,6 +59,22 @@ describe('Session.tool', () => {
       await session.close();
     });
 
+    it('records an answer the trail cannot hold (a cycle, a BigInt, nested too deep) as why, and hands the answer back: the tool ran', async () => {
+      const session = open();
+      const cycle: Record<string, unknown> = { ok: true };
+      cycle['self'] = cycle;
+      let deep: unknown = 'x';
+      for (let i = 0; i < 600; i++) deep = [deep];
+      for (const answer of [cycle, { size: 10n }, deep]) expect(await session.tool('fs.stat', { path: '/x' }, () => answer)).toBe(answer);
+      const results = rows(session).filter((r) => r.kind === 'tool.result').map((r) => String((r.payload['result'] as { not_recorded?: string }).not_recorded));
+      expect(results).toHaveLength(3);
+      expect(results[0]).toMatch(/^payload\.result\.self is not JSON: .*(cycle|itself)/);
+      expect(results[1]).toMatch(/^payload\.result\.size is not JSON: .*BigInt/i);
+      expect(results[2]).toMatch(/is not JSON: nested deeper than 500 levels$/);
+      const result = await session.close();
+      expect(result.chain).toMatchObject({ hash_chain_valid: true, complete: true });
+    });
+
     it('counts attempts of the same call', async () => {
       const session = open();
       await session.tool('t', { a: 1 }, () => 1);
