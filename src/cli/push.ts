@@ -17,6 +17,9 @@ export interface PushFlags {
   readonly nice?: string;
 }
 
+// What a host's name is written with (DNS names, a Windows machine's, an IPv6 address): it is printed and stored as it is.
+const HOST_NAME = /^[A-Za-z0-9._:-]{1,200}$/;
+
 /** How much a push yields the CPU by default: checking a million lines is minutes of every core, which the host's agents need more. */
 const DEFAULT_NICE = 10;
 
@@ -33,7 +36,7 @@ export async function pushCommand(ids: readonly string[], flags: PushFlags & Sto
   const interval = flags.interval === undefined ? 1000 : Number(flags.interval);
   if (!/^\d+$/.test(flags.interval ?? '1000') || interval < 10) throw new InvalidOptionError('--interval', flags.interval, 'milliseconds between rounds, at least 10');
   const host = flags.host ?? os.hostname();
-  if (host === '' || host.length > 200) throw new InvalidOptionError('--host', host, 'a host name of 1 to 200 characters');
+  if (!HOST_NAME.test(host)) throw new InvalidOptionError('--host', host, "a host name of 1 to 200 letters, digits, '.', '-', '_' or ':'");
   const nice = flags.nice === undefined ? DEFAULT_NICE : Number(flags.nice);
   if (!/^\d+$/.test(flags.nice ?? '0') || nice > 19) throw new InvalidOptionError('--nice', flags.nice, 'a niceness from 0 to 19');
   yieldCpu(nice);

@@ -217,6 +217,28 @@ describe('aura push and aura pull', () => {
     expect(clash.stderr).toMatch(/exists with other bytes/);
   });
 
+  it('stores a session holding U+0000 (a tool named with it, its findings quoting it) beside the others, its bytes whole; a host name is letters, digits and dots', async () => {
+    const b = await host('acme/nul', 1);
+    const session = agent('acme/nul', { home: b.home, rules: [{ type: 'deny_tools', tools: ['shell*'] }] }).session({ fsync: 'none' });
+    await expect(session.tool('shell\u0000exec', { cmd: 'x\u0000y' }, () => 'ran')).rejects.toThrow(/denied|not allowed/i);
+    session.emit('tool\u0000call', { tool: 'a\u0000b' });
+    const nul = (await session.close()).session_id;
+    const run = auraJson(['--home', b.home, 'push', '--all', '--store', url]);
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.json['counts']).toEqual({ stored: 2, present: 0, open: 0, refused: 0 });
+    const out = tempDir('aura-pull-');
+    expect(auraJson(['pull', nul, '--store', url, '-o', out]).status).toBe(0);
+    expect(fs.readFileSync(path.join(out, `${nul}.jsonl`)).equals(fs.readFileSync(trail(b.home, nul)))).toBe(true);
+    const stored = await client(url)<{ kind: string }[]>`SELECT kind FROM aura.lines WHERE session_id = ${nul} AND kind LIKE 'tool%call'`;
+    expect(stored.map((row) => row.kind)).toContain('tool\ufffdcall');
+    for (const name of ['evil\u001b[2J', 'a b', 'x/../y']) {
+      const refused = aura(['--home', b.home, 'push', '--all', '--store', url, '--host', name]);
+      expect(refused.status).toBe(2);
+      expect(refused.stderr).toMatch(/invalid --host/);
+      expect(refused.stderr).not.toContain('\u001b');
+    }
+  });
+
   it('pushes only the sessions named, refuses a hostile id, and reports a live session as open', async () => {
     const b = await host('acme/named', 2);
     const hostile = aura(['--home', b.home, 'push', '../x', '--store', url]);

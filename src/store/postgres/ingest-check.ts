@@ -129,7 +129,7 @@ export function checkSession(task: CheckTask, keys: KeyRing | null): Checked {
   const entry = task.sealEntry;
   return {
     outcome: 'ready',
-    write: {
+    write: storable({
       sessionId: id,
       closed: task.closed,
       from,
@@ -165,8 +165,22 @@ export function checkSession(task: CheckTask, keys: KeyRing | null): Checked {
         detail: detailOf(check),
       },
       findings: report.findings.map((finding, ord) => ({ ord, session_id: id, kind: finding.kind, severity: finding.severity, store_level: STORE_KINDS.has(finding.kind), finding: { ...finding, session_id: id } })),
-    },
+    }),
   };
+}
+
+/**
+ * A session's rows as PostgreSQL takes them: its text and jsonb refuse U+0000, which a trail may
+ * hold (a tool's name, a message quoting one), so each is written as U+FFFD. The lines' bytes go
+ * as they are, in a `bytea`.
+ */
+function storable<T>(value: T): T {
+  if (typeof value === 'string') return (value.includes('\u0000') ? value.replaceAll('\u0000', '\ufffd') : value) as T;
+  if (value === null || typeof value !== 'object' || value instanceof Uint8Array) return value;
+  if (Array.isArray(value)) return value.map(storable) as T;
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) out[storable(key)] = storable(item);
+  return out as T;
 }
 
 /** A structured clone turns a Buffer into a plain Uint8Array: the same bytes, seen as a Buffer again. */
@@ -181,7 +195,7 @@ function lineRows(id: string, lines: readonly Buffer[], from: number, check: Sto
   const rows = new CopyRows(bytes);
   for (let i = from; i < lines.length; i++) {
     const record = check.records[i] ?? null;
-    rows.add([id, i + 1, lines[i] as Buffer, text(record?.event_id), text(record?.kind), text(record?.timestamp)]);
+    rows.add([id, i + 1, lines[i] as Buffer, storable(text(record?.event_id)), storable(text(record?.kind)), storable(text(record?.timestamp))]);
   }
   return rows.bytes();
 }
