@@ -27,13 +27,34 @@ export interface CommandResult {
   readonly quiet?: boolean;
 }
 
+const COLORED = process.stdout.isTTY === true && process.env['NO_COLOR'] === undefined;
+
 /** Colours for human output: on only when stdout is a terminal and NO_COLOR is unset. */
-export const colors = pc.createColors(process.stdout.isTTY === true && process.env['NO_COLOR'] === undefined);
+export const colors = pc.createColors(COLORED);
 
 /** Prints a result the way the command line asked for it. */
 export function printResult(result: CommandResult, asJson: boolean): void {
   if (result.quiet === true) return;
-  process.stdout.write(asJson ? `${JSON.stringify(result.json, null, 2)}\n` : `${result.human}\n`);
+  process.stdout.write(asJson ? `${JSON.stringify(result.json, null, 2)}\n` : `${terminalText(result.human)}\n`);
+}
+
+// In text for people: the colours `colors` writes (a reset, bold, dim, a colour), and what a record
+// may hold that a terminal acts on (every other control character, the bidirectional overrides).
+// eslint-disable-next-line no-control-regex -- control characters are what it finds
+const TERMINAL_CONTROL = /(\u001b\[(?:0|1|2|22|3[0-9]|4[0-9]|9[0-7]|10[0-7])m)|[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * Text for people, safe on their terminal: a line break and a tab stay, and the colours this
+ * program writes when stdout is a terminal; any other control character (what a trail, a summary
+ * or a host name may hold: a screen clear, a window title, a carriage return that hides a line)
+ * is written as its `\u` escape.
+ */
+export function terminalText(text: string): string {
+  return text.replace(TERMINAL_CONTROL, (match: string, color: string | undefined) => (color !== undefined && COLORED ? match : `${escaped(match[0] as string)}${match.slice(1)}`));
+}
+
+function escaped(char: string): string {
+  return `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
 }
 
 // Control characters and the bidirectional overrides: recorded text that would clear, retitle or
@@ -43,7 +64,7 @@ const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
 
 /** Text from a record, safe on a terminal: each control character written as its `\u` escape. */
 export function printable(text: string): string {
-  return text.replace(UNPRINTABLE, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return text.replace(UNPRINTABLE, escaped);
 }
 
 /** Shortens a hash for people. */

@@ -15,7 +15,7 @@ import { redactCredentials } from '../middleware/redact.js';
 import { VERSION } from '../version.js';
 import { configFor, type GlobalOptions, type StoreOptions } from './context.js';
 import { GLOBAL_OPTIONS } from './global-options.js';
-import { EXIT, printResult, type CommandResult } from './output.js';
+import { EXIT, printResult, terminalText, type CommandResult } from './output.js';
 
 /** The `--json` flag, as every command that prints a result takes it. */
 export interface JsonFlag {
@@ -136,7 +136,7 @@ function reportError(error: unknown, asJson: boolean): number {
   // An error can quote what it was given (a path, a URL): a credential in it is not repeated.
   const quoted = (_key: string, value: unknown): unknown => (typeof value === 'string' ? redactCredentials(value) : value);
   if (asJson) process.stdout.write(`${JSON.stringify({ error: { code, message, ...(data === undefined ? {} : { data }) } }, quoted, 2)}\n`);
-  else process.stderr.write(`aura: ${redactCredentials(message)}\n`);
+  else process.stderr.write(`aura: ${terminalText(redactCredentials(message))}\n`);
   return exit;
 }
 

@@ -143,6 +143,26 @@ describe('aura logs', () => {
   });
 });
 
+describe('text for people', () => {
+  it("writes what a trail holds that a terminal acts on as escapes, in every command's text and its errors", async () => {
+    const home = tempDir();
+    const hostile = 'shell\u001b[2J\u001b]0;pwned\u0007\r\u202e';
+    const session = agent('acme/esc', { home, rules: [{ type: 'deny_tools', tools: ['shell*'] }] }).session({ ids: countingIds(), clock: steppingClock() });
+    await expect(session.tool(hostile, {}, () => 'ran')).rejects.toThrow();
+    const { session_id: id } = await session.close();
+    const outputs = [aura(['report', 'show', id], { home }), aura(['sessions', 'list'], { home }), aura(['verify', 'chain', id], { home }), aura(['verify', 'store'], { home }), aura(['compare', id, id], { home })];
+    for (const run of outputs) {
+      // eslint-disable-next-line no-control-regex -- the characters that must not reach the terminal
+      expect(run.stdout + run.stderr).not.toMatch(/[\u001b\u0007\r\u202e]/);
+    }
+    expect(outputs[0]?.stdout).toContain('shell\\u001b[2J\\u001b]0;pwned\\u0007\\u000d\\u202e');
+    const refused = aura(['report', 'show', 'aura_sess_\u001b[2J'], { home });
+    expect(refused.status).toBe(2);
+    // eslint-disable-next-line no-control-regex -- the characters that must not reach the terminal
+    expect(refused.stderr).not.toMatch(/\u001b/);
+  });
+});
+
 describe('aura compare', () => {
   it('exits 0 for two runs of the same agent that agree, and 1 when they differ', () => {
     const home = pythonHome();
