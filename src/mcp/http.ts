@@ -49,8 +49,38 @@ export function readTokens(file: string): Grant[] {
     const digest = typeof grant.sha256 === 'string' && /^[0-9a-f]{64}$/.test(grant.sha256) ? Buffer.from(grant.sha256, 'hex') : typeof grant.token === 'string' && grant.token.length >= 16 ? secretDigest(grant.token) : null;
     if (digest === null) throw fail(['tokens', i], `tokens[${i}] needs sha256 (64 hex) or a token of at least 16 characters`);
     if (!Array.isArray(grant.folders) || grant.folders.length === 0 || grant.folders.some((f) => typeof f !== 'string')) throw fail(['tokens', i, 'folders'], `tokens[${i}].folders must list sessions folders`);
-    return { digest, folders: (grant.folders as string[]).map((f) => path.resolve(path.dirname(file), f)) };
+    return { digest, folders: (grant.folders as string[]).map((f) => realFolder(path.resolve(path.dirname(file), f))) };
   });
+}
+
+/** A granted folder where it really is when the server starts (a link the operator made is followed then, once). */
+function realFolder(folder: string): string {
+  try {
+    return fs.realpathSync(folder);
+  } catch {
+    // Not there yet: a home's sessions folder appears with its first session.
+    return folder;
+  }
+}
+
+/**
+ * Why a granted folder is not read now, or null: its tenant can write its home, so a symlink put
+ * in place of the folder or of its seal log since the server started would have the server read
+ * another tenant's sessions for them.
+ */
+function swappedFor(sessionsDir: string): string | null {
+  for (const file of [sessionsDir, sealLogOf(sessionsDir)]) {
+    try {
+      if (fs.lstatSync(file).isSymbolicLink()) return `${file} is now a symlink: not followed`;
+    } catch {
+      // Not there (yet): nothing to read.
+    }
+  }
+  return null;
+}
+
+function sealLogOf(sessionsDir: string): string {
+  return path.join(path.dirname(sessionsDir), 'seals.jsonl');
 }
 
 const TOKEN_KEYS = ['sha256', 'token', 'folders'];
@@ -75,7 +105,12 @@ export type ServiceOf = (grant: Grant) => FindingsTools;
 export function foldersOf(keys: KeyRing | null): ServiceOf {
   return (grant) =>
     new FindingsService(
-      grant.folders.map((sessionsDir) => ({ sessionsDir, sealLog: path.join(path.dirname(sessionsDir), 'seals.jsonl'), keys })),
+      grant.folders.flatMap((sessionsDir) => {
+        const swapped = swappedFor(sessionsDir);
+        if (swapped === null) return [{ sessionsDir, sealLog: sealLogOf(sessionsDir), keys }];
+        process.stderr.write(`aura mcp: ${swapped}; the folder is left out of this call\n`);
+        return [];
+      }),
       true,
     );
 }

@@ -367,6 +367,43 @@ describe('aura mcp over Streamable HTTP', () => {
     }
   });
 
+  it("never reads another tenant's sessions through a symlink its tenant put in place of its folder or its seal log since the server started", async () => {
+    const [cHome, dHome] = [tempDir(), tempDir()];
+    const cId = await demoSession(cHome);
+    const dId = await demoSession(dHome);
+    const tokens = path.join(tempDir(), 'tokens.yaml');
+    fs.writeFileSync(tokens, `tokens:\n  - token: ${TOKEN_A}\n    folders: [${path.join(cHome, 'sessions')}]\n`);
+    const other = spawn(process.execPath, [AURA_BIN, 'mcp', '--http', '0', '--tokens', tokens], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    other.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    try {
+      const otherUrl = await listeningUrl(other);
+      const listed = async (): Promise<string[]> => {
+        const c = new Client({ name: 'aura-test', version: '1.0.0' });
+        await c.connect(new StreamableHTTPClientTransport(new URL(otherUrl), { requestInit: { headers: { Authorization: `Bearer ${TOKEN_A}` } } }));
+        const rows = ((await c.callTool({ name: 'list_sessions', arguments: {} })).structuredContent as { sessions: { session_id: string }[] }).sessions;
+        const found = await findings(c, { per_kind_limit: 200 });
+        await c.close();
+        return [...rows.map((row) => row.session_id), ...found.body.findings.map((f) => f.session_id)];
+      };
+      expect(await listed()).toContain(cId);
+      // The tenant's folder moved aside, a link to the other tenant's in its place.
+      fs.renameSync(path.join(cHome, 'sessions'), path.join(cHome, 'mine'));
+      fs.symlinkSync(path.join(dHome, 'sessions'), path.join(cHome, 'sessions'));
+      expect(await listed()).not.toContain(dId);
+      expect(stderr).toMatch(/sessions is now a symlink: not followed/);
+      // Its own folder back, its seal log a link to the other tenant's.
+      fs.rmSync(path.join(cHome, 'sessions'));
+      fs.renameSync(path.join(cHome, 'mine'), path.join(cHome, 'sessions'));
+      fs.renameSync(path.join(cHome, 'seals.jsonl'), path.join(cHome, 'seals.mine'));
+      fs.symlinkSync(path.join(dHome, 'seals.jsonl'), path.join(cHome, 'seals.jsonl'));
+      expect(await listed()).not.toContain(dId);
+      expect(stderr).toMatch(/seals\.jsonl is now a symlink: not followed/);
+    } finally {
+      other.kill('SIGTERM');
+    }
+  });
+
   it('says identity_shared without a session_key (C8), and never shows another tenant (C13)', async () => {
     const a = await client(TOKEN_A);
     const result = await findings(a, { per_kind_limit: 200 });
