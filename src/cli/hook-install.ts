@@ -34,7 +34,10 @@ export interface HookInstallOptions {
 
 // A hook that does not answer within this many seconds is ended by Claude Code.
 const HOOK_TIMEOUT_S = 30;
-const MARK = ' hook claude-code';
+// aura's own hook command, as this command writes it (`node …/bin.cjs hook claude-code …`) or a
+// person does (`aura hook claude-code`, `npx aura-harness hook claude-code`): the program, then
+// the two words; another command that only mentions them is not aura's.
+const AURAS_COMMAND = /(?:^|[\s/'"])(?:bin\.cjs|aura|aura-harness)['"]?\s+hook\s+claude-code(?:\s|$)/;
 
 /** Prints, or merges into `--settings`, the hooks block for Claude Code. */
 export function hookInstallCommand(target: string, options: HookInstallOptions, config: AuraConfig): CommandResult {
@@ -48,7 +51,7 @@ export function hookInstallCommand(target: string, options: HookInstallOptions, 
   const { settings, stats } = readSettings(file);
   const current = objectValue(settings['hooks'], file, 'hooks');
   for (const [event, entries] of Object.entries(hooks)) {
-    const kept = listValue(current[event], file, `hooks.${event}`).filter((entry) => !isAuras(entry));
+    const kept = listValue(current[event], file, `hooks.${event}`).flatMap(withoutAuras);
     current[event] = [...kept, ...entries];
   }
   settings['hooks'] = current;
@@ -70,9 +73,13 @@ function shellWord(word: string): string {
   return /^[A-Za-z0-9_./:=@%+-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
 }
 
-function isAuras(entry: unknown): boolean {
+/** An entry of a settings file without aura's own hooks: a person's hooks beside them in it are kept; an entry left with none goes. */
+function withoutAuras(entry: unknown): unknown[] {
   const hooks = (entry as { hooks?: unknown } | null)?.hooks;
-  return Array.isArray(hooks) && hooks.some((hook) => typeof (hook as { command?: unknown } | null)?.command === 'string' && ((hook as { command: string }).command.includes(MARK)));
+  if (!Array.isArray(hooks)) return [entry];
+  const others = hooks.filter((hook) => !AURAS_COMMAND.test(String((hook as { command?: unknown } | null)?.command ?? '')));
+  if (others.length === hooks.length) return [entry];
+  return others.length === 0 ? [] : [{ ...(entry as object), hooks: others }];
 }
 
 /** The settings file's value and what it is on disk (null: not there yet). A pipe or a device is refused, never waited on. */

@@ -297,7 +297,7 @@ describe('aura hook install claude-code', () => {
     const other = { matcher: 'Bash', hooks: [{ type: 'command', command: 'echo mine' }] };
     fs.writeFileSync(settings, JSON.stringify({ model: 'opus', hooks: { PreToolUse: [other] } }));
     for (let i = 0; i < 2; i++) expect(aura(['hook', 'install', 'claude-code', '--settings', settings, '--profile', 'claude.yaml'], { home }).status).toBe(0);
-    const merged = JSON.parse(fs.readFileSync(settings, 'utf8')) as { model: string; hooks: Record<string, { hooks: { command: string }[] }[]> };
+    const merged = JSON.parse(fs.readFileSync(settings, 'utf8')) as { model: string; hooks: Record<string, { matcher?: string; hooks: { type?: string; command: string }[] }[]> };
     expect(merged.model).toBe('opus');
     expect(Object.keys(merged.hooks).sort()).toEqual(['PostToolUse', 'PostToolUseFailure', 'PreToolUse', 'SessionEnd', 'SessionStart', 'Stop', 'UserPromptSubmit']);
     expect(merged.hooks['PreToolUse']).toHaveLength(2);
@@ -307,6 +307,16 @@ describe('aura hook install claude-code', () => {
     expect(words).toEqual(['node', path.join(REPO, 'dist', 'cli', 'bin.cjs'), 'hook', 'claude-code', '--home', home, '--profile', expect.stringMatching(/\/claude\.yaml$/)]);
     // The command it wrote names the built entry, which is there to run.
     expect(fs.existsSync(words[1] ?? '')).toBe(true);
+
+    // A person's hooks beside aura's in one entry, and a command that only mentions aura's words, are theirs: kept.
+    const mine = { type: 'command', command: '/usr/local/bin/my-bash-guard' };
+    const mentions = { matcher: '*', hooks: [{ type: 'command', command: 'notify-send hook claude-code-ran' }] };
+    merged.hooks['PreToolUse'] = [{ matcher: '*', hooks: [mine, ...(merged.hooks['PreToolUse']?.[1]?.hooks ?? [])] }, mentions];
+    fs.writeFileSync(settings, JSON.stringify(merged));
+    expect(aura(['hook', 'install', 'claude-code', '--settings', settings], { home }).status).toBe(0);
+    const again = JSON.parse(fs.readFileSync(settings, 'utf8')) as typeof merged;
+    expect(again.hooks['PreToolUse']?.slice(0, 2)).toEqual([{ matcher: '*', hooks: [mine] }, mentions]);
+    expect(again.hooks['PreToolUse']).toHaveLength(3);
 
     const printed = aura(['hook', 'install', 'claude-code', '--json'], { home });
     expect(JSON.parse(printed.stdout)).toMatchObject({ hooks: { SessionEnd: [{ hooks: [{ type: 'command' }] }] } });

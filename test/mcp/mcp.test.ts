@@ -384,7 +384,7 @@ describe('aura mcp over Streamable HTTP', () => {
         const rows = ((await c.callTool({ name: 'list_sessions', arguments: {} })).structuredContent as { sessions: { session_id: string }[] }).sessions;
         const found = await findings(c, { per_kind_limit: 200 });
         await c.close();
-        return [...rows.map((row) => row.session_id), ...found.body.findings.map((f) => f.session_id)];
+        return [...rows.map((row) => row.session_id), ...found.body.findings.map((f) => String(f.session_id))];
       };
       expect(await listed()).toContain(cId);
       // The tenant's folder moved aside, a link to the other tenant's in its place.
