@@ -377,6 +377,36 @@ describe('sessions the store refuses', () => {
   });
 });
 
+describe('a session another host pushes', () => {
+  it("is refused: a live session pulled by another host and pushed by its routine --all neither closes it in the store nor blocks its own host's close", async () => {
+    const url = await initialized();
+    const home = tempDir('aura-owner-');
+    const sql = client(url);
+    const follower = spawn(process.execPath, [AURA_BIN, '--home', home, 'push', '--follow', '--interval', '50', '--host', 'owner', '--store', url], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const exited = new Promise<number | null>((resolve) => follower.on('close', resolve));
+    const session = agent('acme/owner', { home }).session();
+    session.emit('tool.call', { tool: 'step', n: 1 });
+    const stored = async (): Promise<number> => (await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM aura.lines WHERE session_id = ${session.id}`)[0]?.n ?? 0;
+    for (let i = 0; i < 400 && (await stored()) < 3; i++) await sleep(50);
+    expect(await stored()).toBeGreaterThanOrEqual(3);
+    // Another host pulls it while it runs, and pushes what it has as its own (no writer there: taken for closed).
+    const other = tempDir('aura-other-');
+    expect(aura(['--home', other, 'pull', session.id, '--store', url]).status).toBe(0);
+    const earlier = new Date(Date.now() - 60_000);
+    fs.utimesSync(trail(other, session.id), earlier, earlier);
+    const pushed = auraJson(['--home', other, 'push', '--all', '--host', 'other', '--store', url]);
+    expect(pushed.status).toBe(1);
+    expect(pushed.json['sessions']).toEqual([expect.objectContaining({ session_id: session.id, outcome: 'refused', reason: 'conflict', message: expect.stringMatching(/host owner pushed it, not other/) })]);
+    expect(await sql`SELECT 1 FROM aura.closes WHERE session_id = ${session.id}`).toEqual([]);
+    await session.close();
+    for (let i = 0; i < 400 && (await sql`SELECT 1 FROM aura.closes WHERE session_id = ${session.id}`).length === 0; i++) await sleep(50);
+    follower.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(await stored()).toBe(lines(trail(home, session.id)).length);
+    expect(auraJson(['verify', 'store', '--store', url]).json['sessions']).toEqual(expect.arrayContaining([expect.objectContaining({ session_id: session.id, status: 'intact' })]));
+  });
+});
+
 describe('aura verify store --store', () => {
   it('catches a row edited, deleted, reordered, a field edited beside its bytes, and a session removed', async () => {
     const url = await initialized();

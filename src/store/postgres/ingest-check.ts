@@ -23,6 +23,8 @@ import { alonePlace, storedStatus, type StoredStatus } from './stored-status.js'
 
 /** What the store already holds of a session. */
 export interface StoredState {
+  /** The host that pushed it first: only that host pushes it on. */
+  readonly host: string;
   /** Lines stored, and the digest of those lines as checked at ingest. */
   readonly lines: number;
   readonly trailSha256: string | null;
@@ -114,6 +116,11 @@ export function checkSession(task: CheckTask, keys: KeyRing | null): Checked {
     if (stored.closed.trailSha256 === trailSha256 && (!task.closed || stored.closed.summarySha256 === summarySha256)) return { outcome: 'present' };
     const what = stored.closed.trailSha256 === trailSha256 ? 'its summary differs from the stored one' : 'its trail differs from the stored one';
     return { outcome: 'refused', reason: 'conflict', message: `${what}; the store keeps the session it has`, trailSha256 };
+  }
+  // Another host's copy (a session pulled, then pushed by its routine --all) would close a live
+  // session in the store under the wrong host, and refuse its own host's close after.
+  if (stored !== null && stored.host !== task.host) {
+    return { outcome: 'refused', reason: 'conflict', message: `host ${stored.host} pushed it, not ${task.host}: a session is pushed by the host that wrote it; the store keeps what ${stored.host} pushed`, trailSha256 };
   }
   const from = stored?.lines ?? 0;
   if (from > 0) {

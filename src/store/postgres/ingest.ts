@@ -32,14 +32,15 @@ const CHUNK = 500;
 export async function storedStates(sql: Sql, ids: readonly string[]): Promise<Map<string, StoredState>> {
   const states = new Map<string, StoredState>();
   for (let i = 0; i < ids.length; i += CHUNK) {
-    const rows = await sql<{ session_id: string; closed_trail: string | null; closed_summary: string | null; lines: number | null; trail_sha256: string | null }[]>`
-      SELECT s.session_id, c.trail_sha256 AS closed_trail, c.summary_sha256 AS closed_summary, k.lines, k.trail_sha256
+    const rows = await sql<{ session_id: string; host: string; closed_trail: string | null; closed_summary: string | null; lines: number | null; trail_sha256: string | null }[]>`
+      SELECT s.session_id, s.host, c.trail_sha256 AS closed_trail, c.summary_sha256 AS closed_summary, k.lines, k.trail_sha256
       FROM aura.sessions s
       LEFT JOIN aura.closes c USING (session_id)
       LEFT JOIN LATERAL (SELECT lines, trail_sha256 FROM aura.checks WHERE session_id = s.session_id ORDER BY id DESC LIMIT 1) k ON true
       WHERE s.session_id = ANY(${ids.slice(i, i + CHUNK) as string[]})`;
     for (const row of rows) {
       states.set(row.session_id, {
+        host: row.host,
         lines: row.lines ?? 0,
         trailSha256: row.trail_sha256,
         closed: row.closed_trail === null ? null : { trailSha256: row.closed_trail, summarySha256: row.closed_summary },
