@@ -49,6 +49,10 @@ export interface HookOptions {
   readonly project?: string;
   /** Who is recorded as approving a call at Claude Code's permission prompt. */
   readonly principal?: string;
+  /** The hook event this command is installed for (`aura hook install` names it): known even when the input cannot be read. */
+  readonly event?: string;
+  /** `deny` or `allow` a call the hook cannot check; over the profile's `claude_code.on_error`. */
+  readonly onError?: string;
 }
 
 /** Where the hook reads and writes (injected in tests). */
@@ -65,7 +69,7 @@ const STDIN_CHUNK_BYTES = 64 * 1024;
 // Sessions a resumed Claude session may have gone through (each SessionEnd closes one).
 const MAX_GENERATIONS = 1000;
 const DEFAULT_PRINCIPAL = 'the person at the Claude Code permission prompt';
-const OPTION_FLAGS: Readonly<Record<string, keyof HookOptions>> = { '--profile': 'profile', '--agent': 'agent', '--home': 'home', '--project': 'project', '--principal': 'principal' };
+const OPTION_FLAGS: Readonly<Record<string, keyof HookOptions>> = { '--profile': 'profile', '--agent': 'agent', '--home': 'home', '--project': 'project', '--principal': 'principal', '--event': 'event', '--on-error': 'onError' };
 
 /** What the hook answers Claude Code: the JSON to print (or nothing), and the exit code. */
 interface HookAnswer {
@@ -75,20 +79,33 @@ interface HookAnswer {
 /** Runs the hook: reads the input, records it, answers. Returns the exit code. */
 export async function claudeCodeHook(argv: readonly string[], io: HookIo = processIo()): Promise<number> {
   let options: HookOptions;
-  let input: Record<string, unknown>;
   try {
     options = parseHookArgs(argv);
-    input = parseInput(await io.read());
   } catch (error) {
     io.error(`aura hook claude-code: ${error instanceof Error ? error.message : String(error)}\n`);
     // A non-blocking error: Claude Code shows it and goes on.
     return 1;
   }
+  let input: Record<string, unknown>;
+  try {
+    input = parseInput(await io.read());
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    io.error(`aura hook claude-code: ${message}\n`);
+    // An input that cannot be read is a call that cannot be checked: the PreToolUse hook refuses it when told to fail closed.
+    if (options.event === 'PreToolUse' && failsClosed(options)) {
+      io.write(`${JSON.stringify(preToolUse('deny', `aura could not read this call (${redactCredentials(message)}), and is told to refuse calls it cannot check.`))}\n`);
+      return 0;
+    }
+    return 1;
+  }
   const event = stringOf(input['hook_event_name']) ?? '';
-  let failClosed = false;
+  let failClosed = options.onError === 'deny';
   let session: Session | null = null;
   try {
-    failClosed = onError(options.profile, options.home) === 'deny';
+    failClosed = failsClosed(options);
+    // A profile that cannot be read is a policy that cannot be applied: no call is checked, so none goes through (unless told to allow).
+    if (options.profile !== undefined) onError(options.profile, options.home);
     const ag = hookAgent(options, input);
     session = attach(ag, claudeSessionId(input));
     takeHandedApprovals(session);
@@ -148,6 +165,7 @@ export function parseHookArgs(argv: readonly string[]): HookOptions {
     if (value === undefined || value.startsWith('--')) throw new InvalidOptionError(flag, value ?? null, 'a value after the flag');
     options[key] = value;
   }
+  if (options['onError'] !== undefined && options['onError'] !== 'allow' && options['onError'] !== 'deny') throw new InvalidOptionError('--on-error', options['onError'], "'allow' or 'deny'");
   return options;
 }
 
@@ -193,6 +211,16 @@ function parseInput(bytes: Buffer): Record<string, unknown> {
   const input = objectOf(value);
   if (stringOf(input['session_id']) === null || stringOf(input['hook_event_name']) === null) throw new InvalidOptionError('stdin', value === null ? null : typeof value, 'an object with session_id and hook_event_name strings');
   return input;
+}
+
+/** Whether a call the hook cannot check is refused: `--on-error`, else the profile's `on_error`; a profile that cannot be read, refused. */
+function failsClosed(options: HookOptions): boolean {
+  if (options.onError !== undefined) return options.onError === 'deny';
+  try {
+    return onError(options.profile, options.home) === 'deny';
+  } catch {
+    return true;
+  }
 }
 
 /** The profile's `claude_code.on_error` (default `allow`: Claude Code's own permissions decide). */

@@ -30,6 +30,8 @@ export interface HookInstallOptions {
   readonly settings?: string;
   readonly profile?: string;
   readonly agent?: string;
+  /** `deny`: a call the hook cannot check (its input or profile unreadable) is refused. */
+  readonly onError?: string;
 }
 
 // A hook that does not answer within this many seconds is ended by Claude Code.
@@ -42,9 +44,11 @@ const AURAS_COMMAND = /(?:^|[\s/'"])(?:bin\.cjs|aura|aura-harness)['"]?\s+hook\s
 /** Prints, or merges into `--settings`, the hooks block for Claude Code. */
 export function hookInstallCommand(target: string, options: HookInstallOptions, config: AuraConfig): CommandResult {
   if (target !== 'claude-code') throw new InvalidOptionError('target', target, "'claude-code'");
+  if (options.onError !== undefined && options.onError !== 'allow' && options.onError !== 'deny') throw new InvalidOptionError('--on-error', options.onError, "'allow' or 'deny'");
   const command = hookCommand(options, config);
+  // Each event's command names it: the hook knows a PreToolUse it must refuse even when its input cannot be read.
   const hooks = Object.fromEntries(
-    CLAUDE_CODE_EVENTS.map(([event, toolMatcher]) => [event, [{ ...(toolMatcher ? { matcher: '*' } : {}), hooks: [{ type: 'command', command, timeout: HOOK_TIMEOUT_S }] }]]),
+    CLAUDE_CODE_EVENTS.map(([event, toolMatcher]) => [event, [{ ...(toolMatcher ? { matcher: '*' } : {}), hooks: [{ type: 'command', command: `${command} --event ${event}`, timeout: HOOK_TIMEOUT_S }] }]]),
   );
   if (options.settings === undefined) return { exitCode: EXIT.ok, json: { hooks }, human: JSON.stringify({ hooks }, null, 2) };
   const file = path.resolve(options.settings);
@@ -65,6 +69,7 @@ function hookCommand(options: HookInstallOptions, config: AuraConfig): string {
   const words = ['node', bin, 'hook', 'claude-code', '--home', config.paths.home];
   if (options.profile !== undefined) words.push('--profile', path.resolve(options.profile));
   if (options.agent !== undefined) words.push('--agent', options.agent);
+  if (options.onError !== undefined) words.push('--on-error', options.onError);
   return words.map(shellWord).join(' ');
 }
 

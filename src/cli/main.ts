@@ -194,10 +194,12 @@ function registerCommands(kit: ProgramKit): void {
     .option('--profile <file>', 'the agent profile (policy; claude_code: {on_error: deny} refuses calls aura cannot check)')
     .option('--agent <ref>', "the agent ref (default: the profile's agent_ref, else claude-code/<project folder>)")
     .option('--principal <who>', 'who is recorded approving a call at the permission prompt')
-    .action(async (flags: { profile?: string; agent?: string; principal?: string }) => {
+    .option('--event <name>', 'the hook event this command is installed for: a PreToolUse whose input cannot be read is then refused when failing closed')
+    .option('--on-error <allow|deny>', "a call the hook cannot check: 'deny' refuses it (over the profile's claude_code.on_error)")
+    .action(async (flags: { profile?: string; agent?: string; principal?: string; event?: string; onError?: string }) => {
       const { claudeCodeHook } = await import('./hook-claude-code.js');
       const { home, project } = global();
-      const args = Object.entries({ ...flags, home, project }).flatMap(([key, value]) => (typeof value === 'string' ? [`--${key}`, value] : []));
+      const args = Object.entries({ ...flags, home, project }).flatMap(([key, value]) => (typeof value === 'string' ? [`--${key === 'onError' ? 'on-error' : key}`, value] : []));
       run({}, async () => ({ exitCode: (await claudeCodeHook(args)) === 0 ? EXIT.ok : EXIT.checkFailed, json: null, human: '', quiet: true }));
     });
   hook
@@ -207,6 +209,7 @@ function registerCommands(kit: ProgramKit): void {
     .option('--settings <file>', "merge into this settings file (Claude Code's ~/.claude/settings.json or .claude/settings.json)")
     .option('--profile <file>', 'the agent profile the hook applies')
     .option('--agent <ref>', 'the agent ref of the sessions')
+    .option('--on-error <allow|deny>', "'deny': the hook refuses a call it cannot check (its input or its profile unreadable)")
     .addOption(json)
     .action((target: string, flags: JsonFlag & HookInstallOptions) => run(flags, async () => (await import('./hook-install.js')).hookInstallCommand(target, flags, configFor(global()))));
 

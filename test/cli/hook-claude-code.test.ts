@@ -220,6 +220,35 @@ describe('aura hook claude-code', () => {
     expect(verifyTrail(file)).toMatchObject({ hash_chain_valid: true });
   });
 
+  it('refuses a PreToolUse it cannot read when told to fail closed (its input too large, not a hook input; its profile unreadable), and says why', async () => {
+    const { home, profile } = setup();
+    const run = (args: readonly string[], input: string): { status: number | null; stdout: string; stderr: string } => {
+      const result = spawnSync(process.execPath, [BIN, 'hook', 'claude-code', '--home', home, ...args], { input, encoding: 'utf8', maxBuffer: 1 << 28 });
+      return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+    };
+    const denied = (result: { stdout: string }): string => String(objectOf(objectOf(JSON.parse(result.stdout))['hookSpecificOutput'])['permissionDecision']);
+    const pre = JSON.stringify(claude('unreadable').pre('toolu_1', 'Bash', { command: 'ls' }));
+    const huge = `{"session_id": "x", "hook_event_name": "PreToolUse", "tool_input": {"content": "${'x'.repeat(65 * 1024 * 1024)}"}}`;
+    for (const input of [huge, '{"session_id": 7, "hook_event_name": "PreToolUse"}', 'not json']) {
+      const closed = run(['--profile', profile, '--event', 'PreToolUse', '--on-error', 'deny'], input);
+      expect(closed.status).toBe(0);
+      expect(denied(closed)).toBe('deny');
+      expect(closed.stderr).toContain('aura hook claude-code:');
+      // Not told to: Claude Code's own permissions decide; another event's hook never refuses.
+      expect(run(['--profile', profile, '--event', 'PreToolUse'], input)).toMatchObject({ status: 1, stdout: '' });
+      expect(run(['--profile', profile, '--event', 'PostToolUse', '--on-error', 'deny'], input)).toMatchObject({ status: 1, stdout: '' });
+    }
+    // A profile that cannot be read is a policy that cannot be applied: refused, unless told to allow.
+    const broken = path.join(home, 'broken.yaml');
+    fs.writeFileSync(broken, 'rules: [ { type: deny_tools, tools: [x] }\n');
+    const unread = run(['--profile', broken, '--event', 'PreToolUse'], pre);
+    expect(denied(unread)).toBe('deny');
+    expect(unread.stdout).toMatch(/refuse calls it cannot check/);
+    expect(run(['--profile', path.join(home, 'missing.yaml')], pre).stdout).toMatch(/"permissionDecision":"deny"/);
+    expect(run(['--profile', broken, '--on-error', 'allow'], pre)).toMatchObject({ status: 1, stdout: '' });
+    expect(run(['--on-error', 'maybe'], pre)).toMatchObject({ status: 1, stdout: '', stderr: expect.stringMatching(/--on-error/) });
+  });
+
   it('fails closed on an internal error when the profile says so, and records it in the trail', async () => {
     const { home, profile } = setup(`${PROFILE}claude_code: { on_error: deny }\n`);
     const c = claude('error-sess');
@@ -304,7 +333,7 @@ describe('aura hook install claude-code', () => {
     expect(merged.hooks['PreToolUse']?.[0]).toEqual(other);
     // As the shell Claude Code runs it in reads it (the checkout's path may hold spaces).
     const words = shellWords(merged.hooks['PreToolUse']?.[1]?.hooks[0]?.command ?? '');
-    expect(words).toEqual(['node', path.join(REPO, 'dist', 'cli', 'bin.cjs'), 'hook', 'claude-code', '--home', home, '--profile', expect.stringMatching(/\/claude\.yaml$/)]);
+    expect(words).toEqual(['node', path.join(REPO, 'dist', 'cli', 'bin.cjs'), 'hook', 'claude-code', '--home', home, '--profile', expect.stringMatching(/\/claude\.yaml$/), '--event', 'PreToolUse']);
     // The command it wrote names the built entry, which is there to run.
     expect(fs.existsSync(words[1] ?? '')).toBe(true);
 
