@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import type { AuraConfig } from '../config/config.js';
 import { AuraError, InvalidOptionError } from '../errors.js';
 import { commitFiles } from '../export/commit.js';
+import { digestOf } from '../spine/hash.js';
 import { sessionFiles } from '../store/session-files.js';
 import { storeUrlFor, type StoreOptions } from './context.js';
 import { EXIT, type CommandResult } from './output.js';
@@ -28,8 +29,20 @@ export async function pullCommand(sessionKey: string, options: PullOptions, conf
   const stored = await source.session(sessionKey).finally(() => source.close());
   const dir = path.resolve(options.output ?? config.paths.sessions);
   const files = sessionFiles(dir, stored.sessionId);
+  const trail = Buffer.concat(stored.lines as Buffer[]);
+  // What was pushed, as its close record (or its last check) says: rows added or taken since are not written back as the session.
+  const pushed = stored.closed?.lines ?? stored.pushedLines;
+  const problem =
+    pushed !== null && pushed !== stored.lines.length
+      ? `the store holds ${stored.lines.length} lines of it where ${pushed} were pushed`
+      : stored.closed !== null && digestOf([trail]) !== stored.closed.trailSha256
+        ? 'its stored lines are not the bytes that were pushed (their digest differs from its close record)'
+        : null;
+  if (problem !== null) {
+    return { exitCode: EXIT.checkFailed, json: { session_id: stored.sessionId, host: stored.host, store: source.label, problem, written: [] }, human: `✗ ${stored.sessionId} not pulled: ${problem} (aura verify store --store names what changed)` };
+  }
   const wanted = [
-    { path: files.trail, content: Buffer.concat(stored.lines as Buffer[]) },
+    { path: files.trail, content: trail },
     ...(stored.summary === null ? [] : [{ path: files.summary, content: stored.summary }]),
   ];
   const toWrite = wanted.filter((file) => {

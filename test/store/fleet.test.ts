@@ -52,9 +52,9 @@ describe('aura store init', () => {
     const url = await tempDatabase();
     const first = auraJson(['store', 'init', '--store', url, '--ingest-role', ingestRole, '--reader-role', readerRole]);
     expect(first.status, first.stderr).toBe(0);
-    expect(first.json).toMatchObject({ from_version: 0, to_version: 4, applied: [{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }] });
+    expect(first.json).toMatchObject({ from_version: 0, to_version: 5, applied: [{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }, { version: 5 }] });
     const again = auraJson(['store', 'init', '--store', url, '--ingest-role', ingestRole, '--reader-role', readerRole]);
-    expect(again.json).toMatchObject({ from_version: 4, to_version: 4, applied: [] });
+    expect(again.json).toMatchObject({ from_version: 5, to_version: 5, applied: [] });
     const sql = client(url);
     await expect(sql`UPDATE aura.schema_version SET name = 'x'`).rejects.toThrow(/append-only: UPDATE/);
     await expect(sql`DELETE FROM aura.schema_version`).rejects.toThrow(/append-only: DELETE/);
@@ -66,7 +66,7 @@ describe('aura store init', () => {
     expect(tuned.filter((t) => t.reloptions?.includes('autovacuum_vacuum_insert_scale_factor=0.01') === true).map((t) => t.relname)).toEqual(['checks', 'closes', 'findings', 'lines', 'sessions']);
   });
 
-  it('migrates a version 1 store to version 4: its rows kept, still append-only, first lines indexed; a line without its session is reported by verify', async () => {
+  it('migrates a version 1 store to version 5: its rows kept, still append-only, first lines indexed; a line without its session is reported by verify', async () => {
     const url = await initialized();
     const a = await host('acme/migrated', 3);
     expect(aura(['--home', a.home, 'push', '--all', '--store', url]).status).toBe(0);
@@ -77,17 +77,19 @@ describe('aura store init', () => {
       await tx`DELETE FROM aura.schema_version WHERE version > 1`;
       await tx`DROP INDEX aura.lines_first, aura.lines_naming_another`;
       await tx`DROP FUNCTION aura.line_session_id(bytea)`;
+      await tx`DROP TRIGGER checks_of_stored_extent ON aura.checks`;
+      await tx`DROP FUNCTION aura.check_of_stored_extent()`;
       await tx`ALTER TABLE aura.lines ADD COLUMN prev_hash text, ADD COLUMN content_hash text`;
       await tx`ALTER TABLE aura.lines ADD CONSTRAINT lines_session_id_fkey FOREIGN KEY (session_id) REFERENCES aura.sessions`;
     });
     const old = aura(['--home', a.home, 'push', '--all', '--store', url]);
     expect(old.status).toBe(2);
-    expect(old.stderr).toMatch(/schema is version 1, older than this aura's \(4\): run aura store init/);
+    expect(old.stderr).toMatch(/schema is version 1, older than this aura's \(5\): run aura store init/);
     const lineCount = async (): Promise<unknown> => (await sql`SELECT count(*)::int AS n FROM aura.lines`)[0];
     const before = await lineCount();
     const migrated = auraJson(['store', 'init', '--store', url, '--ingest-role', ingestRole, '--reader-role', readerRole]);
     expect(migrated.status, migrated.stderr).toBe(0);
-    expect(migrated.json).toMatchObject({ from_version: 1, to_version: 4, applied: [{ version: 2 }, { version: 3 }, { version: 4 }] });
+    expect(migrated.json).toMatchObject({ from_version: 1, to_version: 5, applied: [{ version: 2 }, { version: 3 }, { version: 4 }, { version: 5 }] });
     expect(await lineCount()).toEqual(before);
     expect(await sql`SELECT conname FROM pg_constraint WHERE conrelid = 'aura.lines'::regclass AND contype = 'f'`).toEqual([]);
     expect(await sql`SELECT tgname FROM pg_trigger WHERE tgrelid = 'aura.lines'::regclass AND NOT tgisinternal ORDER BY tgname`).toEqual([{ tgname: 'lines_append_only' }, { tgname: 'lines_no_truncate' }]);
@@ -135,6 +137,18 @@ describe('aura store init', () => {
     await expect(sql.begin(async (tx) => [await tx.unsafe(`SET LOCAL ROLE ${readerRole}`), await tx`INSERT INTO aura.pushes (host, sessions, lines) VALUES ('h', 0, 0)`])).rejects.toThrow(/permission denied/);
     const [read] = await sql.begin(async (tx) => [await tx.unsafe(`SET LOCAL ROLE ${readerRole}`), await tx`SELECT count(*)::int AS n FROM aura.lines`]);
     expect(read).toBeDefined();
+    // A pusher's check of another host's session, for lines the store does not hold or closed without its close record, is refused: the latest check stays the one pushed.
+    const [id, other] = a.ids as [string, string];
+    const forge = (lines: number, closed: boolean): Promise<unknown> =>
+      sql.begin(async (tx) => [
+        await tx.unsafe(`SET LOCAL ROLE ${ingestRole}`),
+        await tx`INSERT INTO aura.checks (session_id, lines, closed, trail_sha256, status, verdict, events, hash_chain_valid, complete, signatures, detail) VALUES (${id}, ${lines}, ${closed}, 'x', 'verified', 'pass', ${lines}, true, true, 'verified', '{}')`,
+      ]);
+    const stored = lines(trail(a.home, id)).length;
+    for (const [n, closed] of [[999_999, true], [999_999, false], [stored, false]] as const) await expect(forge(n, closed)).rejects.toThrow(/a check of session .* where the store holds/);
+    await expect(forge(stored, true)).rejects.toThrow(/duplicate key/);
+    const before = auraJson(['sessions', 'list', '--store', as(auditorLogin)]).json['sessions'] as { session_id: string; verdict: string }[];
+    expect(before.find((row) => row.session_id === id)?.verdict).toBe(before.find((row) => row.session_id === other)?.verdict);
   });
 
   it('refuses a store without the schema with a clear error, and never prints the password', async () => {
@@ -440,6 +454,14 @@ describe('aura verify store --store', () => {
     expect(run.json['gaps']).toEqual([expect.objectContaining({ session_id: next })]);
     expect(by[next]).toMatchObject({ status: 'verified' });
     expect(by[untouched]).toMatchObject({ status: 'verified' });
+    // Pull writes back only what was pushed: a session whose rows were edited or cut is named, and no file written.
+    for (const [id, problem] of [[edited, /digest differs from its close record/], [deleted, /holds 11 lines of it where 12 were pushed/]] as const) {
+      const out = tempDir('aura-pull-');
+      const pulled = auraJson(['pull', id, '--store', url, '-o', out]);
+      expect(pulled.status).toBe(1);
+      expect(String(pulled.json['problem'])).toMatch(problem);
+      expect(fs.readdirSync(out)).toEqual([]);
+    }
   });
 });
 

@@ -189,6 +189,35 @@ const MIGRATIONS: readonly Migration[] = [
       `CREATE INDEX lines_naming_another ON aura.lines (session_id) WHERE line_no = 1 AND aura.line_session_id(line) <> session_id`,
     ],
   },
+  {
+    version: 5,
+    name: 'checks: each is of the lines the store holds, and of its close record when closed: a pusher cannot check another host\'s session anew',
+    statements: [
+      // Readers show a session as its latest check says. A push writes a session's lines, its close
+      // record and then its check, in one transaction; anyone else with the ingest role could add a
+      // check of their own after it (a verdict of pass for a failing session), since a check names
+      // an extent (lines, closed) the unique key had not seen. The extent must be the store's own:
+      // its lines as stored, closed only with a close record of as many lines, open only without
+      // one. So the extent the latest check names is always the one pushed, and has its check.
+      // Run with the definer's rights and a fixed search path: what it reads does not hang on the
+      // caller's grants, and no caller can swap what its names resolve to.
+      `CREATE FUNCTION aura.check_of_stored_extent() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+        DECLARE
+          stored integer;
+          closed_lines integer;
+        BEGIN
+          SELECT max(line_no) INTO stored FROM aura.lines WHERE session_id = NEW.session_id;
+          SELECT lines INTO closed_lines FROM aura.closes WHERE session_id = NEW.session_id;
+          IF coalesce(stored, 0) <> NEW.lines OR (NEW.closed AND closed_lines IS DISTINCT FROM NEW.lines) OR (NOT NEW.closed AND closed_lines IS NOT NULL) THEN
+            RAISE EXCEPTION 'a check of session % for % lines (closed: %) where the store holds % lines (closed: %)', NEW.session_id, NEW.lines, NEW.closed, coalesce(stored, 0), closed_lines IS NOT NULL
+              USING ERRCODE = 'check_violation';
+          END IF;
+          RETURN NEW;
+        END
+      $$`,
+      `CREATE TRIGGER checks_of_stored_extent BEFORE INSERT ON aura.checks FOR EACH ROW EXECUTE FUNCTION aura.check_of_stored_extent()`,
+    ],
+  },
 ];
 
 /** The schema version this aura reads and writes. */
