@@ -5,6 +5,7 @@
 
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -150,6 +151,22 @@ describe('aura store init', () => {
     const before = auraJson(['sessions', 'list', '--store', as(auditorLogin)]).json['sessions'] as { session_id: string; verdict: string }[];
     expect(before.find((row) => row.session_id === id)?.verdict).toBe(before.find((row) => row.session_id === other)?.verdict);
   });
+
+  it('gives up on a port that takes the connection and drops it (a tunnel whose far end is down) with a clear error, not a retry without end', async () => {
+    const server = net.createServer((socket) => socket.end());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (server.address() as net.AddressInfo).port;
+      const started = performance.now();
+      const run = await auraAsync(['sessions', 'list', '--store', `postgres://someone:pw-not-shown@127.0.0.1:${port}/db`]);
+      expect(run.status).toBe(2);
+      expect(run.stderr).toMatch(/cannot connect \(no answer within 15 s/);
+      expect(run.stderr).not.toContain('pw-not-shown');
+      expect(performance.now() - started).toBeLessThan(40_000);
+    } finally {
+      server.close();
+    }
+  }, 60_000);
 
   it('refuses a store without the schema with a clear error, and never prints the password', async () => {
     const url = await tempDatabase();

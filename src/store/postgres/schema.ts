@@ -319,12 +319,25 @@ async function keepVisible(tx: Tx): Promise<void> {
   }
 }
 
+// The connection's own timeout covers a server that does not answer; not one that takes the
+// connection and drops it (a tunnel whose far end is down, a port that is not PostgreSQL's), which
+// the client retries without end.
+const FIRST_ANSWER_MS = 15_000;
+
+function withinDeadline<T>(query: Promise<T>, label: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new StoreError(label, 'unreachable', `cannot connect (no answer within ${FIRST_ANSWER_MS / 1000} s: is it a PostgreSQL server, and is it up?)`)), FIRST_ANSWER_MS);
+  });
+  return Promise.race([query, deadline]).finally(() => clearTimeout(timer));
+}
+
 /**
  * Checks that the store's schema is the one this aura knows, before reading or pushing.
  * @throws StoreError `schema_missing` (run `aura store init`) or `schema_newer`
  */
 export async function requireSchema(sql: Sql, label: string): Promise<void> {
-  const version = await storeCall(label, () => appliedVersion(sql));
+  const version = await storeCall(label, () => withinDeadline(appliedVersion(sql), label));
   if (version === 0) throw new StoreError(label, 'schema_missing', 'it has no aura schema yet: run aura store init --store URL (with a role that may create it)');
   if (version < SCHEMA_VERSION) throw new StoreError(label, 'schema_missing', `its schema is version ${version}, older than this aura's (${SCHEMA_VERSION}): run aura store init --store URL to migrate it`);
   if (version > SCHEMA_VERSION) throw new StoreError(label, 'schema_newer', `its schema is version ${version}, newer than this aura knows (${SCHEMA_VERSION}): upgrade aura`);
