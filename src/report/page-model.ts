@@ -98,6 +98,17 @@ export interface PageModelOptions {
 }
 
 const CHART_BUCKETS = 60;
+// A page a browser opens: a payload of megabytes (a file a tool read) is shown by its start, and a
+// page stops showing payloads once it holds this many characters of them (`aura logs` has them all).
+const MAX_PAYLOAD_SHOWN = 64 * 1024;
+const MAX_PAYLOADS_SHOWN = 32 * 1024 * 1024;
+
+/** A payload's text as the page shows it, `before` characters of payloads already on the page. */
+function shownPayload(text: string, before: number): string {
+  if (before + Math.min(text.length, MAX_PAYLOAD_SHOWN) > MAX_PAYLOADS_SHOWN) return `(not shown: the page holds ${MAX_PAYLOADS_SHOWN / 1024 / 1024} MiB of payloads already; aura logs shows every event whole)`;
+  if (text.length <= MAX_PAYLOAD_SHOWN) return text;
+  return `${text.slice(0, MAX_PAYLOAD_SHOWN)} … (${text.length - MAX_PAYLOAD_SHOWN} more characters; aura logs shows the event whole)`;
+}
 
 /**
  * Builds the page model of one session.
@@ -113,6 +124,7 @@ export function reportPageModel(session: SessionFiles | SessionMaterial, options
   const kinds = new Map<string, number>();
   const kindList: (readonly [string, KindGroup])[] = [];
   let maxLatency = 0;
+  let shown = 0;
   const rows: EventRow[] = (trail?.events ?? []).map((event) => {
     let index = kinds.get(event.kind);
     if (index === undefined) {
@@ -122,7 +134,9 @@ export function reportPageModel(session: SessionFiles | SessionMaterial, options
     }
     const latency = numberOf(event.telemetry['latency_ms']);
     if (latency !== null && latency > maxLatency) maxLatency = latency;
-    return [event.event_id, event.timestamp, index, latency, markerOf(event), canonicalJson(event.payload, 'payload')];
+    const payload = shownPayload(canonicalJson(event.payload, 'payload'), shown);
+    shown += payload.length;
+    return [event.event_id, event.timestamp, index, latency, markerOf(event), payload];
   });
   return {
     session_id: files.sessionId,

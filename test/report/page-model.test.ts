@@ -67,6 +67,23 @@ describe('reportPageModel', () => {
     expect(model.chain).toMatchObject({ checked: true, hash_chain_valid: true, complete: true, signatures: 'unsigned', events: trail.length, seal: { events: trail.length, signed: false } });
   });
 
+  it('shows a payload of megabytes by its start, and no more payloads once the page holds 32 MiB of them', async () => {
+    const home = tempDir();
+    const { session } = openSession({ home });
+    session.emit('tool.result', { tool: 'read', result: 'x'.repeat(1024 * 1024) });
+    for (let i = 0; i < 600; i++) session.emit('tool.result', { tool: 'read', n: i, result: 'y'.repeat(60 * 1024) });
+    session.emit('turn.end', { turn: 1 });
+    const closed = await session.close();
+    const model = reportPageModel(sessionFiles(path.join(home, 'sessions'), closed.session_id), { generator: 'test' });
+    const payloads = model.events.map((row) => row[5]);
+    const big = payloads.find((text) => text.includes('xxxx')) as string;
+    expect(big.length).toBeLessThan(70 * 1024);
+    expect(big).toMatch(/ … \(\d+ more characters; aura logs shows the event whole\)$/);
+    expect(payloads.reduce((n, text) => n + text.length, 0)).toBeLessThanOrEqual(32 * 1024 * 1024 + 10_000);
+    expect(payloads.filter((text) => text.startsWith('(not shown: the page holds 32 MiB of payloads already')).length).toBeGreaterThan(30);
+    expect(model.events).toHaveLength(closed.chain.events);
+  });
+
   it('says signatures are verified with the key, unchecked without keys, invalid against another key', async () => {
     const home = tempDir();
     KeyRing.generate(path.join(home, 'keys'));
