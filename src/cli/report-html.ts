@@ -10,6 +10,7 @@ import { reportPageModel } from '../report/page-model.js';
 import type { KeyRing } from '../spine/signing.js';
 import { VERSION } from '../version.js';
 import { sourceFor, type StoreOptions } from './context.js';
+import { materialWithKeys } from '../store/source.js';
 import { EXIT, type CommandResult } from './output.js';
 
 /** Options of `report html`. */
@@ -27,8 +28,8 @@ export interface ReportHtmlOptions extends StoreOptions {
  */
 export async function reportHtmlCommand(sessionKey: string, options: ReportHtmlOptions, config: AuraConfig): Promise<CommandResult> {
   const source = await sourceFor(options, config);
-  const files = await source.material(sessionKey).finally(() => source.close());
-  const model = reportPageModel(files, { exportPii: config.values['identity_export_pii'] === true, keys: options.keys, generator: `aura-harness ${VERSION}` });
+  const { files, keys } = await materialWithKeys(source, sessionKey, options.keys ?? null).finally(() => source.close());
+  const model = reportPageModel(files, { exportPii: config.values['identity_export_pii'] === true, keys, generator: `aura-harness ${VERSION}` });
   const target = path.resolve(options.output ?? '.');
   const output = fs.statSync(target, { throwIfNoEntry: false })?.isDirectory() === true ? path.join(target, `${files.sessionId}.report.html`) : target;
   refuseRecordOrSpecial(output, options.output ?? '.', config);

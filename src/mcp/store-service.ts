@@ -51,8 +51,8 @@ export class StoreFindingsService implements FindingsTools {
   async getSessionReport(sessionKey: unknown): Promise<Record<string, unknown>> {
     const id = sessionKeyArg(sessionKey, true) as string;
     const material = await this.located(id);
-    // Judged as verify_session judges it: against its seal and the keys the hosts pushed.
-    const keys = await storeCall(this.source.label, () => hostKeys(this.source.sql, this.source.label));
+    // Judged as verify_session judges it: against its seal and the keys its host pushed.
+    const keys = await this.source.keysOf(id, null);
     try {
       return reportAnswer(id, checkedSessionReport(material, keys).report);
     } catch (error) {
@@ -66,7 +66,7 @@ export class StoreFindingsService implements FindingsTools {
     const id = sessionKeyArg(sessionKey, true) as string;
     if (!(await this.source.has(id))) throw new ToolRefusal(`no session ${id} in the store`);
     const stored = await this.source.session(id);
-    const check = await storeCall(this.source.label, async () => storedSessionStatus(this.source.sql, stored, await hostKeys(this.source.sql, this.source.label)));
+    const check = await storeCall(this.source.label, async () => storedSessionStatus(this.source.sql, stored, (await hostKeys(this.source.sql, this.source.label, stored.host))(stored.host)));
     return { ...check.chain, session_id: id, host: stored.host, status: check.status, signatures_status: check.signatures, ...(check.message === null ? {} : { problem: check.message }) };
   }
 

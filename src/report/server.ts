@@ -17,7 +17,7 @@ import { AuraError } from '../errors.js';
 import { redactCredentials } from '../middleware/redact.js';
 import { isLoopbackHost, listeningPort, listenOnLoopback, secretDigest } from '../mcp/loopback.js';
 import type { KeyRing } from '../spine/signing.js';
-import type { SessionSource } from '../store/source.js';
+import { materialWithKeys, type SessionSource } from '../store/source.js';
 import { FolderSource } from '../store/folder-source.js';
 import { reportHtml, sessionsListHtml, type RenderedPage } from './html.js';
 import { reportPageModel } from './page-model.js';
@@ -114,8 +114,8 @@ async function route(pathname: string, options: UiOptions): Promise<RenderedPage
   }
   try {
     if (options.source instanceof FolderSource && !options.source.holds(key)) return null;
-    const material = await options.source.material(key);
-    return reportHtml(reportPageModel(material, { exportPii: options.exportPii, keys: options.keys, generator: options.generator }), '/');
+    const { files, keys } = await materialWithKeys(options.source, key, options.keys);
+    return reportHtml(reportPageModel(files, { exportPii: options.exportPii, keys, generator: options.generator }), '/');
   } catch (error) {
     // A refused id (INVALID_SESSION_ID) or a file gone in the meantime (NOT_FOUND) is not there.
     if (error instanceof AuraError && (error.code === 'INVALID_SESSION_ID' || error.code === 'NOT_FOUND')) return null;

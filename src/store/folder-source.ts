@@ -41,6 +41,10 @@ export class FolderSource implements SessionSource {
     return Promise.resolve(folderMaterial(resolveSessionKey(this.sessionsDir, sessionKey), sealLogView(this.sealLog, null, this.anchorLog)));
   }
 
+  keysOf(_sessionId: string, reader: KeyRing | null): Promise<KeyRing | null> {
+    return Promise.resolve(reader);
+  }
+
   /**
    * Whether the session has a trail or a summary that may be read: a FIFO, a device, a folder or
    * a symlink out of the folder named like one is no session, as in the list.

@@ -18,6 +18,12 @@ export interface SessionOverview extends SessionListing {
   readonly chain: string;
 }
 
+/** A session's material, and the keys it is judged with (see {@link SessionSource.keysOf}). */
+export async function materialWithKeys(source: SessionSource, sessionKey: string, reader: KeyRing | null): Promise<{ files: SessionMaterial; keys: KeyRing | null }> {
+  const files = await source.material(sessionKey);
+  return { files, keys: await source.keysOf(files.sessionId, reader) };
+}
+
 /** Where sessions are read from: the local folder, or the fleet store. */
 export interface SessionSource {
   /** The local sessions folder, or the fleet store. */
@@ -35,6 +41,11 @@ export interface SessionSource {
    * @throws InvalidSessionIdError for a key that is not a session id; NotFoundError
    */
   material(sessionKey: string): Promise<SessionMaterial>;
+  /**
+   * The keys a session is judged with: `reader`'s (the keys the reader trusts) for a folder; for
+   * the store, those, else the keys the session's host pushed.
+   */
+  keysOf(sessionId: string, reader: KeyRing | null): Promise<KeyRing | null>;
   /** Releases what the source holds (connections). */
   close(): Promise<void>;
 }

@@ -408,6 +408,25 @@ describe('sessions the store refuses', () => {
   });
 });
 
+describe('hosts that sign and hosts that do not', () => {
+  it("are each judged by their own host's keys on every surface: one host's key does not make another's sessions unsigned", async () => {
+    const url = await initialized();
+    const plain = await host('acme/plain', 1);
+    const signing = await host('acme/signing', 1, { signed: true });
+    for (const [h, name] of [[plain, 'plain'], [signing, 'signing']] as const) expect(aura(['--home', h.home, 'push', '--all', '--host', name, '--store', url]).status).toBe(0);
+    const [plainId, signedId] = [plain.ids[0] as string, signing.ids[0] as string];
+    const verify = auraJson(['verify', 'store', '--store', url]);
+    expect(verify.status, JSON.stringify(verify.json)).toBe(0);
+    const by = Object.fromEntries((verify.json['sessions'] as { session_id: string; status: string }[]).map((row) => [row.session_id, row.status]));
+    expect(by).toEqual({ [plainId]: 'intact', [signedId]: 'verified' });
+    const reader = tempDir('aura-reader-');
+    expect(auraJson(['--home', reader, 'report', 'show', signedId, '--store', url]).json).toMatchObject({ status: 'verified', signatures: 'verified' });
+    expect(auraJson(['--home', reader, 'report', 'show', plainId, '--store', url]).json).toMatchObject({ status: 'intact', signatures: 'unsigned' });
+    const listed = auraJson(['--home', reader, 'sessions', 'list', '--store', url]).json['sessions'] as { session_id: string; status: string }[];
+    expect(Object.fromEntries(listed.map((row) => [row.session_id, row.status]))).toEqual(by);
+  });
+});
+
 describe('a session another host pushes', () => {
   it("is refused: a live session pulled by another host and pushed by its routine --all neither closes it in the store nor blocks its own host's close", async () => {
     const url = await initialized();

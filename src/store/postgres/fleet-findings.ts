@@ -158,7 +158,7 @@ async function rowsChanged(sql: Sql, label: string): Promise<Rechecked[]> {
   const renamed = await Promise.all(naming.map(async ({ session_id: id }): Promise<Rechecked | null> => {
     const stored = await readStoredSession(sql, id);
     if (stored === null) return null;
-    const status = await storedSessionStatus(sql, stored, keys);
+    const status = await storedSessionStatus(sql, stored, keys(stored.host));
     const findings = status.trail === null ? statusFindings(status) : reportOf(id, stored.lines, stored.summary, stored.closed !== null, status).findings.filter((f) => STORE_KINDS.has(f.kind));
     return { id, findings: findings.map((f) => ({ ...f, session_id: id })) };
   }));

@@ -6,6 +6,7 @@
  */
 
 import { InvalidSessionIdError, NotFoundError } from '../../errors.js';
+import type { KeyRing } from '../../spine/signing.js';
 import { linesOfBytes } from '../../spine/trail-lines.js';
 import { statusLabel, type SessionStatusName, type SignatureFacet, type StatusReason } from '../session-status.js';
 import { SESSION_ID_PATTERN } from '../session-files.js';
@@ -14,7 +15,7 @@ import type { SessionMaterial } from '../material.js';
 import type { SessionOverview, SessionSource } from '../source.js';
 import { openStore, storeCall, type Sql, type StoreConnection } from './connection.js';
 import { requireSchema } from './schema.js';
-import { readStoredSession, type StoredSession } from './stored-status.js';
+import { hostKeys, readStoredSession, type StoredSession } from './stored-status.js';
 
 interface ListRow {
   session_id: string;
@@ -98,6 +99,15 @@ export class PostgresSource implements SessionSource {
     const stored = await storeCall(this.label, () => readStoredSession(sql, sessionKey));
     if (stored === null) throw new NotFoundError('session', `${this.label}#${sessionKey}`);
     return stored;
+  }
+
+  async keysOf(sessionId: string, reader: KeyRing | null): Promise<KeyRing | null> {
+    if (reader !== null) return reader;
+    const sql = this.store.sql;
+    return storeCall(this.label, async () => {
+      const [row] = await sql<{ host: string }[]>`SELECT host FROM aura.sessions WHERE session_id = ${sessionId}`;
+      return row === undefined ? null : (await hostKeys(sql, this.label, row.host))(row.host);
+    });
   }
 
   /** True when the store holds session `id` (a valid id). @throws StoreError */

@@ -97,13 +97,17 @@ export function alonePlace(entry: SealLogEntry | null): SealLogPlace | null {
 }
 
 /**
- * The keys the hosts pushed, as one ring; null when no host pushed any (then signatures are
- * unchecked, as locally with no keys given).
+ * The keys each host pushed (of `host` only, when named), by host: a session is judged by its own
+ * host's keys, as on that host, since one host's signing says nothing of another's (a host that
+ * never signed would read `unsigned` beside one that does). Null for a host that pushed none: its
+ * signatures are then unchecked, as locally with no keys given.
  */
-export async function hostKeys(sql: Sql, label: string): Promise<KeyRing | null> {
-  const rows = await sql<{ public_key: string }[]>`SELECT public_key FROM aura.host_keys`;
-  const ring = KeyRing.ofPublicKeyTexts(rows.map((row) => row.public_key), `${label}#host_keys`);
-  return ring.list().length === 0 ? null : ring;
+export async function hostKeys(sql: Sql, label: string, host?: string): Promise<(host: string) => KeyRing | null> {
+  const rows = await sql<{ host: string; public_key: string }[]>`SELECT host, public_key FROM aura.host_keys WHERE ${host ?? null}::text IS NULL OR host = ${host ?? null}::text`;
+  const texts = new Map<string, string[]>();
+  for (const row of rows) texts.set(row.host, [...(texts.get(row.host) ?? []), row.public_key]);
+  const rings = new Map([...texts].map(([name, keys]) => [name, KeyRing.ofPublicKeyTexts(keys, `${label}#host_keys/${name}`)]));
+  return (name) => rings.get(name) ?? null;
 }
 
 /** Where a stored session's entry stands in its host's log, as the store holds that log. */

@@ -86,7 +86,7 @@ interface LineRow {
  */
 export async function verifyFleetStore(sql: Sql, label: string, keys: KeyRing | null, onProgress?: (done: number, total: number) => void): Promise<FleetStoreReport> {
   return storeCall(label, async () => {
-    const ring = keys ?? (await hostKeys(sql, label));
+    const ringOf = keys === null ? await hostKeys(sql, label) : () => keys;
     const heads = await sql<Head[]>`
       SELECT s.session_id, s.host, c.lines AS closed_lines, c.trail_sha256 AS closed_sha, c.summary, c.seal_entry,
         k.lines AS checked_lines, k.trail_sha256 AS checked_sha, k.status AS recorded
@@ -100,7 +100,7 @@ export async function verifyFleetStore(sql: Sql, label: string, keys: KeyRing | 
     const places = sealLogPlaces([...entries.values()]);
     const unread = new Map(heads.map((head) => [head.session_id, head]));
     const sessions: FleetSessionVerdict[] = [];
-    const verdictOf = (head: Head, rows: readonly LineRow[]): FleetSessionVerdict => verdictOfSession(head, rows, ring, entries.has(head.session_id) ? (places.get(head.session_id) ?? null) : null);
+    const verdictOf = (head: Head, rows: readonly LineRow[]): FleetSessionVerdict => verdictOfSession(head, rows, ringOf(head.host), entries.has(head.session_id) ? (places.get(head.session_id) ?? null) : null);
     const done = (verdict: FleetSessionVerdict): void => {
       sessions.push(verdict);
       onProgress?.(sessions.length, heads.length);
