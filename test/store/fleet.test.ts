@@ -80,6 +80,9 @@ describe('aura store init', () => {
       await tx`DROP FUNCTION aura.line_session_id(bytea)`;
       await tx`DROP TRIGGER checks_of_stored_extent ON aura.checks`;
       await tx`DROP FUNCTION aura.check_of_stored_extent()`;
+      await tx`DROP TRIGGER refusals_once ON aura.refusals`;
+      await tx`DROP FUNCTION aura.refusal_once()`;
+      await tx`DROP INDEX aura.refusals_by_session`;
       await tx`ALTER TABLE aura.lines ADD COLUMN prev_hash text, ADD COLUMN content_hash text`;
       await tx`ALTER TABLE aura.lines ADD CONSTRAINT lines_session_id_fkey FOREIGN KEY (session_id) REFERENCES aura.sessions`;
     });
@@ -405,6 +408,10 @@ describe('sessions the store refuses', () => {
     expect(fs.readFileSync(path.join(out, `${id}.jsonl`)).equals(fs.readFileSync(trail(a.home, id)))).toBe(true);
     const findings = auraJson(['verify', 'store', '--store', url]).json;
     expect(findings['refusals']).toBe(2);
+    // Pushed again and again, each refusal is recorded once: a new one is not crowded out of the findings channel's answer.
+    for (let i = 0; i < 3; i++) expect(auraJson(['--home', forger.home, 'push', forged, id, '--store', url]).status).toBe(1);
+    expect(auraJson(['verify', 'store', '--store', url]).json['refusals']).toBe(2);
+    expect(await sql`SELECT count(*)::int AS n FROM aura.refusals`).toEqual([{ n: 2 }]);
   });
 });
 
@@ -460,11 +467,11 @@ describe('a session another host pushes', () => {
 describe('aura verify store --store', () => {
   it('catches a row edited, deleted, reordered, a field edited beside its bytes, and a session removed', async () => {
     const url = await initialized();
-    const a = await host('acme/tampered', 7, { events: 8, signed: true });
+    const a = await host('acme/tampered', 8, { events: 8, signed: true });
     expect(aura(['--home', a.home, 'push', '--all', '--store', url]).status).toBe(0);
-    expect(auraJson(['verify', 'store', '--store', url]).json).toMatchObject({ ok: true, counts: { verified: 7 } });
+    expect(auraJson(['verify', 'store', '--store', url]).json).toMatchObject({ ok: true, counts: { verified: 8 } });
     const sql = client(url);
-    const [edited, deleted, reordered, beside, removed, next, untouched] = a.ids as [string, string, string, string, string, string, string];
+    const [edited, deleted, reordered, beside, removed, next, untouched, unchecked] = a.ids as [string, string, string, string, string, string, string, string];
     // A superuser can switch the append-only triggers off for a transaction.
     await sql.begin(async (tx) => {
       await tx`SET LOCAL session_replication_role = replica`;
@@ -478,6 +485,11 @@ describe('aura verify store --store', () => {
         else await tx.unsafe(`DELETE FROM aura.${table} WHERE session_id = $1`, [removed]);
       }
       await tx`DELETE FROM aura.sessions WHERE session_id = ${removed}`;
+      // Its close record, checks and findings gone, its lines kept (and cut): it would read as a session still open.
+      await tx`DELETE FROM aura.findings WHERE session_id = ${unchecked}`;
+      await tx`DELETE FROM aura.checks WHERE session_id = ${unchecked}`;
+      await tx`DELETE FROM aura.closes WHERE session_id = ${unchecked}`;
+      await tx`DELETE FROM aura.lines WHERE session_id = ${unchecked} AND line_no > 5`;
     });
     const run = auraJson(['verify', 'store', '--store', url]);
     expect(run.status).toBe(1);
@@ -490,6 +502,7 @@ describe('aura verify store --store', () => {
     expect(run.json['gaps']).toEqual([expect.objectContaining({ session_id: next })]);
     expect(by[next]).toMatchObject({ status: 'verified' });
     expect(by[untouched]).toMatchObject({ status: 'verified' });
+    expect(by[unchecked]).toMatchObject({ status: 'damaged', reason: 'rows', message: expect.stringMatching(/no check/) });
     // Pull writes back only what was pushed: a session whose rows were edited or cut is named, and no file written.
     for (const [id, problem] of [[edited, /digest differs from its close record/], [deleted, /holds 11 lines of it where 12 were pushed/]] as const) {
       const out = tempDir('aura-pull-');

@@ -40,7 +40,7 @@ export async function fleetFindings(sql: Sql, label: string, query: FleetFinding
   const take = query.perKindLimit + 1;
   const [refusals, gaps, silent, changed, found] = await Promise.all([
     sql<{ session_id: string; host: string; reason: string; message: string; refused_at: Date }[]>`
-      SELECT session_id, host, reason, message, refused_at FROM aura.refusals ORDER BY id LIMIT ${take}`,
+      SELECT session_id, host, reason, message, refused_at FROM aura.refusals ORDER BY id DESC LIMIT ${take}`,
     sql<{ session_id: string; host: string; prev_hash: string }[]>`
       SELECT c.session_id, c.host, c.seal_prev_hash AS prev_hash FROM aura.closes c
       WHERE c.seal_prev_hash IS NOT NULL AND NOT EXISTS (SELECT 1 FROM aura.closes p WHERE p.seal_hash = c.seal_prev_hash)

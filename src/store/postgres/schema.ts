@@ -191,7 +191,7 @@ const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 5,
-    name: 'checks: each is of the lines the store holds, and of its close record when closed: a pusher cannot check another host\'s session anew',
+    name: 'checks: each is of the lines the store holds, and of its close record when closed: a pusher cannot check another host\'s session anew; a refusal recorded once',
     statements: [
       // Readers show a session as its latest check says. A push writes a session's lines, its close
       // record and then its check, in one transaction; anyone else with the ingest role could add a
@@ -216,6 +216,18 @@ const MIGRATIONS: readonly Migration[] = [
         END
       $$`,
       `CREATE TRIGGER checks_of_stored_extent BEFORE INSERT ON aura.checks FOR EACH ROW EXECUTE FUNCTION aura.check_of_stored_extent()`,
+      // A refused session is refused again at every push of its host: recorded once, so the
+      // findings channel's cap is not spent on one refusal while a new one waits behind it.
+      `CREATE FUNCTION aura.refusal_once() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+        BEGIN
+          IF EXISTS (SELECT 1 FROM aura.refusals WHERE session_id = NEW.session_id AND host = NEW.host AND reason = NEW.reason AND trail_sha256 IS NOT DISTINCT FROM NEW.trail_sha256) THEN
+            RETURN NULL;
+          END IF;
+          RETURN NEW;
+        END
+      $$`,
+      `CREATE INDEX refusals_by_session ON aura.refusals (session_id)`,
+      `CREATE TRIGGER refusals_once BEFORE INSERT ON aura.refusals FOR EACH ROW EXECUTE FUNCTION aura.refusal_once()`,
     ],
   },
 ];

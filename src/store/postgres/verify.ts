@@ -179,6 +179,7 @@ function rowProblems(head: Head, rows: readonly LineRow[]): string[] {
   const problems: string[] = [];
   const missing = rows.findIndex((row, i) => row.line_no !== i + 1);
   if (missing >= 0) problems.push(`line row ${missing + 1} is missing (deleted, or renumbered)`);
+  if (head.checked_lines === null && rows.length > 0) problems.push('it has line rows but no check, where every push records one beside its lines (its checks were deleted)');
   const expected = head.closed_lines ?? head.checked_lines;
   const sha = head.closed_sha ?? head.checked_sha;
   if (expected !== null && rows.length !== expected) problems.push(`it has ${rows.length} line rows where ${expected} were pushed`);
