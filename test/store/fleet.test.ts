@@ -182,6 +182,14 @@ describe('aura store init', () => {
     expect(refused.stderr).toMatch(/cannot connect/);
     expect(refused.stderr).toContain('someone:***@127.0.0.1:1');
     expect(refused.stderr + refused.stdout).not.toContain(secret);
+    // A password with a stray '%' (not percent-encoded) is a usage error that says so, and shows it not.
+    const stray = aura(['sessions', 'list', '--store', 'postgres://someone:se%cret-pw@127.0.0.1:1/db']);
+    expect(stray.status).toBe(2);
+    expect(stray.stderr).toMatch(/percent-encoded/);
+    expect(stray.stderr).not.toContain('cret-pw');
+    const same = aura(['store', 'init', '--store', url, '--ingest-role', 'aura_both', '--reader-role', 'aura_both']);
+    expect(same.status).toBe(2);
+    expect(same.stderr).toMatch(/the ingest and reader roles are both aura_both/);
   });
 
   it('takes what the URL leaves out from the PG* variables, and never prints PGPASSWORD', async () => {

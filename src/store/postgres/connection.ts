@@ -56,6 +56,14 @@ function checkedUrl(value: string, source: string): string {
     throw new InvalidOptionError(source, '(not shown)', 'a PostgreSQL URL such as postgres://host/db, or a secret ref such as env:AURA_STORE_URL');
   }
   if (!SCHEMES.includes(url.protocol)) throw new InvalidOptionError(source, redactUrl(value), 'a postgres:// or postgresql:// URL');
+  // The client decodes them: a stray `%` (a password not percent-encoded) is said here, not as an internal error.
+  for (const part of [url.username, url.password, url.pathname]) {
+    try {
+      decodeURIComponent(part);
+    } catch {
+      throw new InvalidOptionError(source, redactUrl(value), "a URL whose user, password and database are percent-encoded (write a '%' in them as %25)");
+    }
+  }
   return value;
 }
 

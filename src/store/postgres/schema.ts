@@ -266,6 +266,8 @@ export async function initStore(sql: Sql, label: string, roles: StoreRoles = DEF
   for (const role of [roles.ingest, roles.reader]) {
     if (!/^[a-z_][a-z0-9_]{0,62}$/.test(role)) throw new StoreError(label, 'failed', `role name ${JSON.stringify(role)} is not a plain lowercase SQL identifier`);
   }
+  // The reader's grants take away the ingest role's inserts: one role cannot be both.
+  if (roles.ingest === roles.reader) throw new StoreError(label, 'failed', `the ingest and reader roles are both ${roles.ingest}: a reader may not insert, so they must be two roles`);
   return storeCall(label, () =>
     transaction(sql, async (tx) => {
       await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`;
