@@ -91,7 +91,7 @@ function describe(trail: string, status: SessionStatus, report: ChainReport | nu
     const completeness = report.complete ? `complete${status.seal === null ? '' : ', matches the seal'}` : colors.yellow('incomplete (no session.close: still open, or cut short)');
     lines.push(`  ${colors.green('hash chain valid')} · ${completeness} · ${report.events} events`);
     const sig = report.signatures;
-    if (sig.signed) lines.push(`  signed by ${sig.key_id ?? '-'}: ${sig.checkpoints} checkpoints, ${sig.verified === null ? colors.yellow('signatures not checked (no keys given)') : sig.verified ? 'signatures verified' : colors.yellow('no signature written yet to check')}`);
+    if (sig.signed) lines.push(`  signed by ${sig.key_id ?? '-'}: ${sig.checkpoints} checkpoints, ${sig.verified === null ? colors.yellow('signatures not checked (no keys given)') : sig.checked > 0 ? 'signatures verified' : colors.yellow('no signature written yet to check')}`);
   } else if (report !== null) {
     const where = report.line === undefined ? '' : ` at line ${report.line}`;
     const event = report.event_id === null || report.event_id === undefined ? '' : ` (event ${report.event_id})`;

@@ -295,7 +295,7 @@ export class ProxyConnection {
           content: [{ type: 'text', text: `The MCP server answered, but its answer was not passed on: ${(error as Error).message}. Whether the call took effect is unknown. It is recorded in aura session ${session.id}.` }],
         };
       }
-      if (this.ending === 'upstream_exited' || this.ending === 'upstream_crashed' || (error instanceof McpError && error.code === ErrorCode.ConnectionClosed)) {
+      if (this.ending === 'upstream_exited' || this.ending === 'upstream_crashed' || connectionClosed(error)) {
         return {
           isError: true,
           content: [{ type: 'text', text: `The MCP server behind aura ended during this call (${this.ending ?? 'connection closed'}): whether the call took effect is unknown. It is recorded in aura session ${session.id}.` }],
@@ -383,11 +383,20 @@ async function forward(target: Client | Server, request: Request, signal: AbortS
     // Either side's request() takes any method at run time; their types name only their own.
     return await (target as Client).request({ method: request.method, params: request.params } as never, ResultSchema, { ...FORWARD, signal, ...relay });
   } catch (error) {
-    if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed && error.code !== ErrorCode.RequestTimeout) {
+    if (error instanceof McpError && !connectionClosed(error) && error.code !== ErrorCode.RequestTimeout) {
       throw Object.assign(new Error(error.message.replace(`MCP error ${error.code}: `, '')), { code: error.code, data: error.data });
     }
     throw error;
   }
+}
+
+/**
+ * The SDK's word that the connection closed under a request. Its code, -32000, is also JSON-RPC's
+ * first server error, which a server answers with for its own reasons (a rate limit): that one is
+ * the server's answer, passed on as it is.
+ */
+function connectionClosed(error: unknown): boolean {
+  return error instanceof McpError && error.code === ErrorCode.ConnectionClosed && /Connection closed$/.test(error.message);
 }
 
 /** Where a client declares its session key in `initialize`: `params._meta["aura/session_key"]`. */

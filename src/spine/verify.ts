@@ -44,12 +44,13 @@ export interface SignatureReport {
   readonly key_id: string | null;
   /** Checkpoints found (and checked). */
   readonly checkpoints: number;
-  /**
-   * True when at least one signature (a checkpoint's, the seal's) was checked and every one
-   * verified against the keys given; false when one failed, or none is there yet to check (an
-   * open session before its first checkpoint proves nothing); null when no keys were given.
-   */
+  /** True when every signature verified against the keys given; null when no keys were given. */
   readonly verified: boolean | null;
+  /**
+   * Signatures checked and found good (the checkpoints', the seal's): none in an open session
+   * before its first checkpoint, which then proves nothing of who wrote it.
+   */
+  readonly checked: number;
 }
 
 /** The answer of {@link verifyTrail}. */
@@ -310,7 +311,8 @@ class ChainWalk {
         signed: this.signing !== null,
         key_id: this.signing?.keyId ?? null,
         checkpoints: this.checkpoints,
-        verified: this.keys === null ? null : problem?.code !== 'signature_invalid' && this.signaturesChecked > 0,
+        verified: this.keys === null ? null : problem?.code !== 'signature_invalid',
+        checked: this.signaturesChecked,
       },
     };
     if (problem === undefined) {

@@ -163,7 +163,7 @@ type Decided = Pick<SessionStatus, 'status' | 'signatures' | 'reason' | 'message
 function decide(material: StatusMaterial, chain: ChainReport, seal: ChainSeal | null, entry: SealLogEntry | null, fromSummary: ChainSeal | null, problems: { reason: StatusReason; message: string }[]): Decided {
   const keys = material.keys;
   const trailSigned = chain.signatures.signed;
-  const facet: SignatureFacet = chain.reason === 'signature_invalid' ? 'invalid' : !trailSigned ? 'unsigned' : keys === null ? 'unchecked' : chain.signatures.verified === true ? 'verified' : 'pending';
+  const facet: SignatureFacet = chain.reason === 'signature_invalid' ? 'invalid' : !trailSigned ? 'unsigned' : keys === null ? 'unchecked' : chain.signatures.checked > 0 ? 'verified' : 'pending';
   const alive = material.writer === 'alive';
   if (chain.reason !== undefined) {
     if (seal === null && (chain.reason === 'torn_tail' || chain.reason === 'empty')) {

@@ -954,6 +954,24 @@ describe('aura proxy survives its upstream', () => {
     });
   }
 
+  it("passes on a server's own error of code -32000 (a rate limit) as its error, not as the server having ended", async () => {
+    const { client, home, stop } = await faultProxy('stdio');
+    try {
+      const answer = '{"jsonrpc":"2.0","id":%ID%,"error":{"code":-32000,"message":"rate limited, retry in 3 s"}}';
+      const failed = await client.callTool({ name: 'raw', arguments: { answer } }, undefined, { timeout: 10_000 }).then(
+        (result) => JSON.stringify(result),
+        (error: unknown) => String(error),
+      );
+      expect(failed).toContain('rate limited, retry in 3 s');
+      expect(failed).not.toMatch(/ended during this call/);
+      expect(textOf((await client.callTool({ name: 'echo', arguments: { text: 'still here' } })) as CallToolResult)).toBe('still here');
+    } finally {
+      await stop();
+    }
+    const trail = await closedTrail(home, onlySession(home));
+    expect(trail.filter((e) => e.payload['tool'] === 'raw').map((e) => e.kind)).toEqual(['tool.intent', 'tool.call', 'tool.error']);
+  });
+
   for (const via of ['stdio', 'event streams', 'JSON'] as const) {
     it(`gives a call its error for an answer over the limit whatever the order of the answer's keys, from ${via}`, async () => {
       const { client, home, stop } = await faultProxy(via, ['--max-message-bytes', '100000']);
