@@ -3,7 +3,7 @@
  * machines; otherwise text for people, coloured when stdout is a terminal.
  */
 
-import pc from 'picocolors';
+import { randomBytes } from 'node:crypto';
 
 /** Exit codes (README "Exit codes"). */
 export const EXIT = {
@@ -29,8 +29,21 @@ export interface CommandResult {
 
 const COLORED = process.stdout.isTTY === true && process.env['NO_COLOR'] === undefined;
 
+// aura's own colours are written as a mark no record can hold (a private-use character and this
+// process's random nonce) and turned into the terminal's escapes only when the text is printed,
+// after every control character a record holds was escaped: a record's own colour codes (black
+// on black) never reach the terminal, whatever they look like.
+const COLOR_MARK = `\u{F0000}${randomBytes(8).toString('hex')}[`;
+const COLOR_MARKS = new RegExp(`${COLOR_MARK.replace('[', '\\[')}(\\d+)m`, 'gu');
+
+function paint(open: number, close: number): (text: string) => string {
+  const closing = `${COLOR_MARK}${close}m`;
+  // A colour closed inside the text (a part of it coloured otherwise) is opened again after it.
+  return (text) => (COLORED ? `${COLOR_MARK}${open}m${text.replaceAll(closing, `${closing}${COLOR_MARK}${open}m`)}${closing}` : text);
+}
+
 /** Colours for human output: on only when stdout is a terminal and NO_COLOR is unset. */
-export const colors = pc.createColors(COLORED);
+export const colors = { bold: paint(1, 22), green: paint(32, 39), red: paint(31, 39), yellow: paint(33, 39) } as const;
 
 /** Prints a result the way the command line asked for it. */
 export function printResult(result: CommandResult, asJson: boolean): void {
@@ -38,19 +51,24 @@ export function printResult(result: CommandResult, asJson: boolean): void {
   process.stdout.write(asJson ? `${JSON.stringify(result.json, null, 2)}\n` : `${terminalText(result.human)}\n`);
 }
 
-// In text for people: the colours `colors` writes (a reset, bold, dim, a colour), and what a record
-// may hold that a terminal acts on (every other control character, the bidirectional overrides).
+// What a record may hold that a terminal acts on: every control character but a line break and a
+// tab, and the bidirectional overrides.
 // eslint-disable-next-line no-control-regex -- control characters are what it finds
-const TERMINAL_CONTROL = /(\u001b\[(?:0|1|2|22|3[0-9]|4[0-9]|9[0-7]|10[0-7])m)|[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+const TERMINAL_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
 
 /**
  * Text for people, safe on their terminal: a line break and a tab stay, and the colours this
- * program writes when stdout is a terminal; any other control character (what a trail, a summary
- * or a host name may hold: a screen clear, a window title, a carriage return that hides a line)
- * is written as its `\u` escape.
+ * program wrote; any other control character (what a trail, a summary or a host name may hold: a
+ * screen clear, a window title, a colour, a carriage return that hides a line) is written as its
+ * `\u` escape.
  */
 export function terminalText(text: string): string {
-  return text.replace(TERMINAL_CONTROL, (match: string, color: string | undefined) => (color !== undefined && COLORED ? match : `${escaped(match[0] as string)}${match.slice(1)}`));
+  return text.replace(TERMINAL_CONTROL, escaped).replace(COLOR_MARKS, '\u001b[$1m');
+}
+
+/** A cell's width on the terminal: without the marks of its colours. */
+function width(cell: string): number {
+  return cell.replace(COLOR_MARKS, '').length;
 }
 
 function escaped(char: string): string {
@@ -74,10 +92,10 @@ export function short(hash: string | null | undefined): string {
 
 /** Lays out rows as aligned columns. */
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
-  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => (row[i] ?? '').length)));
+  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => width(row[i] ?? ''))));
   const line = (cells: readonly string[]): string =>
     cells
-      .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+      .map((cell, i) => cell + ' '.repeat(Math.max(0, (widths[i] ?? 0) - width(cell))))
       .join('  ')
       .trimEnd();
   return [colors.bold(line(header)), ...rows.map(line)].join('\n');

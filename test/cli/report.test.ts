@@ -2,7 +2,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AURA_PY, interopIndex } from '../helpers/fixtures.js';
-import { aura, auraJson, STACK_TRACE } from '../helpers/cli.js';
+import { spawnSync } from 'node:child_process';
+import { AURA_BIN, aura, auraJson, shellQuote, STACK_TRACE } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 import { agent } from '../../src/session/agent.js';
 import { countingIds, lines, steppingClock } from '../helpers/sessions.js';
@@ -156,6 +157,14 @@ describe('text for people', () => {
       expect(run.stdout + run.stderr).not.toMatch(/[\u001b\u0007\r\u202e]/);
     }
     expect(outputs[0]?.stdout).toContain('shell\\u001b[2J\\u001b]0;pwned\\u0007\\u000d\\u202e');
+    // On a terminal, aura's own colours are written, a record's never (its colour codes too).
+    const colored = Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== 'NO_COLOR'));
+    const script = spawnSync('script', ['-qc', `${shellQuote(process.execPath)} ${shellQuote(AURA_BIN)} --home ${shellQuote(home)} report show ${id}`, '/dev/null'], { encoding: 'utf8', env: colored });
+    // eslint-disable-next-line no-control-regex -- aura's own colour
+    expect(script.stdout).toMatch(/\u001b\[3[12]m/);
+    // eslint-disable-next-line no-control-regex -- the record's controls, which must not reach the terminal
+    expect(script.stdout).not.toMatch(/\u001b\[2J|\u001b\]0;|\u0007/);
+    expect(script.stdout).toContain('shell\\u001b[2J');
     const refused = aura(['report', 'show', 'aura_sess_\u001b[2J'], { home });
     expect(refused.status).toBe(2);
     // eslint-disable-next-line no-control-regex -- the characters that must not reach the terminal
