@@ -276,7 +276,7 @@ function takeHandedApprovals(session: Session): void {
 async function handle(session: Session, event: string, input: Record<string, unknown>, options: HookOptions): Promise<HookAnswer> {
   switch (event) {
     case 'PreToolUse':
-      return preToolUseAnswer(session, input);
+      return preToolUseAnswer(session, input, options);
     case 'PostToolUse':
       return postToolUse(session, input, options);
     case 'PostToolUseFailure': {
@@ -306,17 +306,19 @@ async function handle(session: Session, event: string, input: Record<string, unk
  * A Claude tool call as aura records it. Arguments the trail cannot hold (nested too deep) are
  * recorded as why: the call is still recorded, and decided on what policy can see of it.
  */
-function callOf(input: Record<string, unknown>): { tool: string; args: Record<string, unknown>; recorded: Record<string, unknown> } {
+function callOf(input: Record<string, unknown>): { tool: string; args: Record<string, unknown>; recorded: Record<string, unknown>; unrecorded: boolean } {
   const tool = stringOf(input['tool_name']) ?? '(no tool)';
   let args = objectOf(input['tool_input']);
+  let unrecorded = false;
   try {
     canonicalJson(args, 'args');
   } catch (error) {
     if (!(error instanceof NonJsonValueError)) throw error;
     args = notRecorded(error);
+    unrecorded = true;
   }
   const callId = stringOf(input['tool_use_id']);
-  return { tool, args, recorded: { tool, args, ...(callId === null ? {} : { tool_call_id: callId }) } };
+  return { tool, args, recorded: { tool, args, ...(callId === null ? {} : { tool_call_id: callId }) }, unrecorded };
 }
 
 /** What the call acts on: the Bash command, the file, or the MCP server and tool. */
@@ -328,7 +330,7 @@ function targetOf(tool: string, args: Record<string, unknown>): Record<string, u
   return file === null ? null : { kind: 'file', path: file };
 }
 
-function preToolUseAnswer(session: Session, input: Record<string, unknown>): HookAnswer {
+function preToolUseAnswer(session: Session, input: Record<string, unknown>, options: HookOptions): HookAnswer {
   const call = callOf(input);
   const target = targetOf(call.tool, call.args);
   session.emit('tool.intent', { ...call.recorded, membrane: 'egress', ...(target === null ? {} : { target }), permission_mode: stringOf(input['permission_mode']) });
@@ -339,6 +341,8 @@ function preToolUseAnswer(session: Session, input: Record<string, unknown>): Hoo
     if (error instanceof PolicyDeniedError || error instanceof LoopBrokenError) return { output: preToolUse('deny', refusalOf(error, approveCommand(session.id)).text) };
     throw error;
   }
+  // Arguments aura could not hold were not checked: never allowed on its word, refused when failing closed.
+  if (call.unrecorded) return { output: failsClosed(options) ? preToolUse('deny', "aura could not check this call's arguments (nested too deep to record), and is told to refuse calls it cannot check.") : null };
   const decision = session.agent.policy.decide({ kind: 'tool.call', payload: call.recorded, tool: call.tool, skillId: null });
   return { output: decision.passed.some((result) => result.rule['type'] === 'allow_tools') ? preToolUse('allow', `aura: ${call.tool} is allowed by the profile`) : null };
 }
@@ -350,7 +354,8 @@ function postToolUse(session: Session, input: Record<string, unknown>, options: 
   const result = (response: unknown): void => void session.emit('tool.result', { ...call.recorded, result: response });
   try {
     try {
-      result(input['tool_response'] ?? null);
+      // What a call whose arguments were not recorded printed cannot be told apart from a secret it printed.
+      result(call.unrecorded ? { not_recorded: "its call's arguments could not be recorded, so neither is its answer" } : (input['tool_response'] ?? null));
     } catch (error) {
       // The tool ran: an answer the trail cannot hold is recorded as why, with the call it answers.
       if (!(error instanceof NonJsonValueError)) throw error;

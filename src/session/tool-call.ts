@@ -100,6 +100,10 @@ export class ToolCalls {
         if (!(error instanceof NonJsonValueError)) throw error;
         const unrecorded = { not_recorded: error.message };
         this.gate.enforce('tool.result', { ...raw, result: unrecorded }, { ...emitOptions, telemetry }, maskingOf(masker, { ...base, result: unrecorded }));
+        // An answer that cannot be walked whole cannot be cleared of a secret injected into the call.
+        if (capability !== null && capability.inject.length > 0) {
+          throw new NonJsonValueError(`the tool ran, but its answer is kept back: ${error.message}, so it cannot be cleared of the secrets injected into the call`, error.data ?? { path: 'result', reason: 'too_deep' });
+        }
       }
       return this.redactor.withoutInjected(result);
     }

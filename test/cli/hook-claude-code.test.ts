@@ -218,6 +218,16 @@ describe('aura hook claude-code', () => {
     expect(result?.payload).toMatchObject({ tool: 'Read', tool_call_id: 'toolu_2', args: { file_path: '/tmp/a' } });
     expect(String(objectOf(result?.payload['result'])['not_recorded'])).toMatch(/is not JSON: nested deeper than 500 levels/);
     expect(verifyTrail(file)).toMatchObject({ hash_chain_valid: true });
+
+    // A tool the profile allows is not allowed on aura's word when aura could not see its arguments; refused when failing closed.
+    const allowing = setup('agent_ref: acme/claude\nrules:\n  - { type: allow_tools, tools: [Bash] }\n');
+    const unseen = await hook(allowing.home, allowing.profile, c.pre('toolu_3', 'Bash', { command: 'cat /run/secrets/db', deep }));
+    expect(unseen).toMatchObject({ status: 0, output: null });
+    const closed = setup('agent_ref: acme/claude\nrules:\n  - { type: allow_tools, tools: [Bash] }\nclaude_code: { on_error: deny }\n');
+    expect(decision(await hook(closed.home, closed.profile, c.pre('toolu_4', 'Bash', { command: 'ls', deep })))).toBe('deny');
+    // What such a call printed is not recorded: its command, which would say whether it printed a secret, was not.
+    await hook(allowing.home, allowing.profile, c.post('toolu_3', 'Bash', { command: 'cat /run/secrets/db', deep }, { stdout: 'Printed-Secret-0042' }));
+    expect(fs.readFileSync(trailOf(allowing.home).file, 'utf8')).not.toContain('Printed-Secret-0042');
   });
 
   it('refuses a PreToolUse it cannot read when told to fail closed (its input too large, not a hook input; its profile unreadable), and says why', async () => {

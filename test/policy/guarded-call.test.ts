@@ -258,6 +258,19 @@ describe('Session.tool', () => {
       expect(pythonVerify(closed.log_path).valid).toBe(true);
     });
 
+    it('keeps back an answer it cannot walk whole (nested too deep) when a secret was injected into the call: the secret could be in it', async () => {
+      const session = open(payments, { secretBroker: broker });
+      let deep: unknown = SECRET;
+      for (let i = 0; i < 600; i++) deep = [deep];
+      const error = await rejection(() => session.tool('payment.pay', { vendor: 'vendor-a', currency: 'EUR' }, () => ({ echo: deep }), { capabilityId: 'pay-a' }));
+      expect(error).toBeInstanceOf(NonJsonValueError);
+      expect(String((error as Error).message)).toMatch(/^the tool ran, but its answer is kept back: .* cleared of the secrets injected into the call$/);
+      expect(String((error as Error).message)).not.toContain(SECRET);
+      expect(rows(session).at(-1)).toMatchObject({ kind: 'tool.result', payload: { result: { not_recorded: expect.stringMatching(/nested deeper than 500 levels/) } } });
+      const closed = await session.close();
+      expect(fs.readFileSync(closed.log_path, 'utf8')).not.toContain(SECRET);
+    });
+
     const misses: [string, Record<string, unknown>, string | undefined, RegExp][] = [
       ['no capability id', { vendor: 'vendor-a', currency: 'EUR' }, undefined, /Capability id required for gated tool: payment\.pay/],
       ['an unknown capability', { vendor: 'vendor-a', currency: 'EUR' }, 'pay-z', /Unknown capability: pay-z/],
