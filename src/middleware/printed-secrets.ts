@@ -37,8 +37,9 @@ const SECRET_COMMANDS = new RegExp(
     String.raw`\bbw\s+get\s+(?:password|totp)\b`,
     String.raw`\bheroku\s+auth:token\b`,
     String.raw`\bpulumi\s+stack\s+output\b${OPTIONS}--show-secrets\b`,
-    // Files that hold secrets and nothing else: Docker's and Kubernetes' secrets, PostgreSQL's password file.
-    String.raw`\b(?:cat|head|tail|less|more|bat|type|Get-Content)\s+(?:-\S+\s+(?:\d+\s+)?)*['"]?(?:/(?:var/)?run/secrets/|[^\s'"|;&]*(?:\.pgpass|pgpass\.conf)(?![\w.-]))`,
+    // Files that hold secrets and nothing else (Docker's and Kubernetes' secrets, PostgreSQL's
+    // password file, by name or by PGPASSFILE), read by any command that prints what it reads.
+    String.raw`\b(?:cat|head|tail|less|more|bat|type|Get-Content|grep|egrep|fgrep|rg|sed|awk|tac|nl|cut|sort|uniq|strings|xxd|od|hexdump|base64|tee)\b[^\n|;&]{0,300}?(?:/(?:var/+)?run/+(?:\./+)*secrets/|(?:^|[\s'"/=<])(?:\.pgpass|pgpass\.conf)(?![\w.-])|\$\{?PGPASSFILE\b)`,
   ].join('|'),
   'i',
 );
@@ -70,7 +71,7 @@ const COMMAND_KEYS = /^(?:command|commands|cmd|script|shell|command_?line|argv|a
 // The arguments that name a file a tool reads (an MCP file server's `path`, an agent's `file_path`),
 // and the files whose whole content is a secret: what {@link SECRET_COMMANDS} reads with `cat`.
 const PATH_KEYS = /^(?:path|paths|file|files|file_?path|file_?name|target_?file|uri)$/i;
-const SECRET_FILE = /(?:^|[\\/])(?:\.pgpass|pgpass\.conf)$|^(?:file:\/\/)?\/(?:var\/)?run\/secrets\/./;
+const SECRET_FILE = /(?:^|[\\/])(?:\.pgpass|pgpass\.conf)$|^(?:file:\/\/)?\/+(?:var\/+)?run\/+(?:\.\/+)*secrets\/+./;
 
 // The fields of a tool's answer that say what it is, not what it printed (MCP's content items).
 const KEPT_FIELDS: ReadonlySet<string> = new Set(['type', 'mimeType']);

@@ -415,9 +415,11 @@ const LDIF_BASE64_VALUE = /^(?<name>[A-Za-z][\w-]{0,63})(?:;[\w-]+)*::[ \t]*(?<b
 
 /**
  * A `.pgpass` entry (`host:port:database:user:password`, `*` for any, `\:` a colon in a field),
- * looked for only in a text that names the file: its lines name nothing else.
+ * looked for only in a text that names the file: its lines name nothing else. Its host starts
+ * after a space, a quote or an `=`, and holds neither `=` nor `&` (so a query string is not read
+ * again from each of its `=`); its password holds no bare colon (a MAC address is no entry).
  */
-const PGPASS_ENTRY = /(?<![^\s'"=])((?:[^\s:'"\\]|\\[:\\])+:(?:\d{1,5}|\*):(?:[^\s:'"\\]|\\[:\\])+:(?:[^\s:'"\\]|\\[:\\])+:)(?:[^\s'"\\]|\\.)+/g;
+const PGPASS_ENTRY = /(?<![^\s'"=])((?:[^\s:'"\\=&]|\\[:\\])+:(?:\d{1,5}|\*):(?:[^\s:'"\\]|\\[:\\])+:(?:[^\s:'"\\]|\\[:\\])+:)(?:[^\s:'"\\]|\\.)+(?![^\s'"])/g;
 const PGPASS = /pgpass/i;
 
 /** A shell assignment whose value is on the next line, after a backslash that continues the line. */

@@ -656,12 +656,14 @@ describe('credentials in text', () => {
   it('in a .pgpass entry a command writes are [redacted], its host, port, database and user kept', async () => {
     const echo = 'echo "db.internal:5432:*:app:Real-Pw-31" >> ~/.pgpass && chmod 600 ~/.pgpass';
     const printf = "printf '%s\\n' '*:*:orders:svc:Real\\:Pw-32' > \"$HOME/.pgpass\"";
-    // Without the file's name, colons are no entry: a time stays as it is.
+    // Without the file's name, colons are no entry: a time stays as it is; nor is a MAC address, with it.
     const clock = 'started at 10:30:45:12:00';
+    const mac = 'no .pgpass on 00:11:22:33:44:55';
     await expectRecordedAs([
       [echo, echo.replace('Real-Pw-31', '[redacted]')],
       [printf, printf.replace('Real\\:Pw-32', '[redacted]')],
       [clock, clock],
+      [mac, mac],
     ], ['Real-Pw', 'Real\\:Pw']);
   });
 
@@ -892,6 +894,8 @@ describe('credentials in text', () => {
     ['a header of names one space apart over a whole rule', `${'password '.repeat(10_000)}\n${'━'.repeat(100)}\n${'x '.repeat(10_000)}`],
     ['a trimmed table, then many rows of words', `id password\n-- --------\n${'1 x\n'.repeat(20_000)}`],
     ['a .pgpass entry never ended', `pgpass ${'a:1:'.repeat(25_000)}`],
+    ['a query string after a .pgpass name', `pgpass ${'k=v&'.repeat(25_000)}`],
+    ['equals signs after a .pgpass name', `pgpass ${'=a'.repeat(50_000)}`],
     ['colons and escapes after a .pgpass name', `pgpass ${'\\:'.repeat(50_000)}`],
     ['semicolon rows under a secret header', `id;password\n${'1;"x'.repeat(20_000)}`],
   ];
@@ -937,8 +941,14 @@ describe('a secret a command prints', () => {
       'kubectl get secret db -o json | jq -r .data.password | base64 -d',
       'security find-generic-password -ws github',
       'redis-cli -h cache CONFIG GET requirepass',
+      'cat < ~/.pgpass',
+      'grep orders ~/.pgpass',
+      "awk -F: '{print $5}' ~/.pgpass",
+      'base64 ~/.pgpass',
+      'cat "$PGPASSFILE"',
+      'cat /run//secrets/db_password',
     ];
-    const other = ['ls -la', 'echo $HOME', 'printenv PATH', 'vault kv get secret/db', 'kubectl get secrets', 'echo password', 'terraform output -raw db_host', 'cat README.md'];
+    const other = ['ls -la', 'echo $HOME', 'printenv PATH', 'vault kv get secret/db', 'kubectl get secrets', 'echo password', 'terraform output -raw db_host', 'cat README.md', 'ls -l ~/.pgpass', 'cat pgpass-howto.md'];
     expect(printing.filter((command) => !printsSecret({ command }))).toEqual([]);
     expect(other.filter((command) => printsSecret({ command }))).toEqual([]);
     // An argument list, as a tool's exec takes one.
