@@ -65,16 +65,20 @@ function realFolder(folder: string): string {
 
 /**
  * Why a granted folder is not read now, or null: its tenant can write its home, so a symlink put
- * in place of the folder or of its seal log since the server started would have the server read
- * another tenant's sessions for them.
+ * since the server started in place of the folder, of its seal log or of a folder above them (the
+ * home itself) would have the server read another tenant's sessions for them. The folder was
+ * taken where it really was at the start: it must still be reached at that path, and its log too.
  */
 function swappedFor(sessionsDir: string): string | null {
   for (const file of [sessionsDir, sealLogOf(sessionsDir)]) {
+    let real: string;
     try {
-      if (fs.lstatSync(file).isSymbolicLink()) return `${file} is now a symlink: not followed`;
+      real = fs.realpathSync(file);
     } catch {
       // Not there (yet): nothing to read.
+      continue;
     }
+    if (real !== file) return `${file} is now reached through a symlink: not followed`;
   }
   return null;
 }

@@ -391,14 +391,21 @@ describe('aura mcp over Streamable HTTP', () => {
       fs.renameSync(path.join(cHome, 'sessions'), path.join(cHome, 'mine'));
       fs.symlinkSync(path.join(dHome, 'sessions'), path.join(cHome, 'sessions'));
       expect(await listed()).not.toContain(dId);
-      expect(stderr).toMatch(/sessions is now a symlink: not followed/);
+      expect(stderr).toMatch(/sessions is now reached through a symlink: not followed/);
       // Its own folder back, its seal log a link to the other tenant's.
       fs.rmSync(path.join(cHome, 'sessions'));
       fs.renameSync(path.join(cHome, 'mine'), path.join(cHome, 'sessions'));
       fs.renameSync(path.join(cHome, 'seals.jsonl'), path.join(cHome, 'seals.mine'));
       fs.symlinkSync(path.join(dHome, 'seals.jsonl'), path.join(cHome, 'seals.jsonl'));
       expect(await listed()).not.toContain(dId);
-      expect(stderr).toMatch(/seals\.jsonl is now a symlink: not followed/);
+      expect(stderr).toMatch(/seals\.jsonl is now reached through a symlink: not followed/);
+      // Its seal log back, and its whole home a link to the other tenant's.
+      fs.rmSync(path.join(cHome, 'seals.jsonl'));
+      fs.renameSync(path.join(cHome, 'seals.mine'), path.join(cHome, 'seals.jsonl'));
+      expect(await listed()).toContain(cId);
+      fs.renameSync(cHome, `${cHome}.mine`);
+      fs.symlinkSync(dHome, cHome);
+      expect(await listed()).not.toContain(dId);
     } finally {
       other.kill('SIGTERM');
     }
