@@ -45,10 +45,22 @@ export interface KeyOptions {
  * @throws InvalidOptionError for a keys folder that holds no public key: it would trust nothing
  */
 export function keysFor(options: KeyOptions, config: AuraConfig, env: NodeJS.ProcessEnv = process.env): KeyRing | null {
+  return givenKeysFor(options, env) ?? homeKeys(config);
+}
+
+/**
+ * The keys the reader named (`--public-key`, `--keys`, `AURA_TRUSTED_KEYS`), or null. The fleet
+ * store's readers take these or each session's host's keys: the keys of the home they run in are
+ * this host's, not the hosts'.
+ */
+export function givenKeysFor(options: KeyOptions, env: NodeJS.ProcessEnv = process.env): KeyRing | null {
   if (options.publicKey !== undefined) return KeyRing.ofPublicKey(options.publicKey);
   if (options.keys !== undefined) return trustedFolder('--keys', options.keys);
-  const anchored = anchoredKeys(env);
-  if (anchored !== null) return anchored;
+  return anchoredKeys(env);
+}
+
+/** The keys in `AURA_HOME/keys`, when there are any. */
+export function homeKeys(config: AuraConfig): KeyRing | null {
   const home = KeyRing.load(config.paths.keys);
   return home.list().length > 0 ? home : null;
 }

@@ -6,7 +6,7 @@
  * (`verify chain` does not load the MCP SDK, the PostgreSQL client or the report pages).
  */
 
-import { configFor, keysFor, type KeyOptions, type StoreOptions } from './context.js';
+import { configFor, givenKeysFor, type KeyOptions, type StoreOptions } from './context.js';
 import type { LogsOptions } from './logs.js';
 import type { McpOptions } from './mcp.js';
 import type { ProxyOptions } from './proxy.js';
@@ -34,7 +34,7 @@ function registerCommands(kit: ProgramKit): void {
       run(flags, async () => {
         const config = configFor(global());
         const { verifyStoreCommand } = await import('./verify-store.js');
-        return verifyStoreCommand(config, { keys: keysFor(flags, config), anchorLog: config.paths.anchorLog, ...storeFlag(flags) });
+        return verifyStoreCommand(config, { keys: givenKeysFor(flags), anchorLog: config.paths.anchorLog, ...storeFlag(flags) });
       }),
     );
 
@@ -91,7 +91,7 @@ function registerCommands(kit: ProgramKit): void {
       run(flags, async () => {
         const config = configFor(global());
         const { reportHtmlCommand } = await import('./report-html.js');
-        return reportHtmlCommand(id, { ...(flags.output === undefined ? {} : { output: flags.output }), keys: keysFor(flags, config), ...storeFlag(flags) }, config);
+        return reportHtmlCommand(id, { ...(flags.output === undefined ? {} : { output: flags.output }), keys: givenKeysFor(flags), ...storeFlag(flags) }, config);
       }),
     );
 
@@ -105,7 +105,7 @@ function registerCommands(kit: ProgramKit): void {
       run(flags, async () => {
         const config = configFor(global());
         const { uiCommand } = await import('./ui.js');
-        return uiCommand({ ...(flags.port === undefined ? {} : { port: flags.port }), keys: keysFor(flags, config), json: flags.json === true, ...storeFlag(flags) }, config);
+        return uiCommand({ ...(flags.port === undefined ? {} : { port: flags.port }), keys: givenKeysFor(flags), json: flags.json === true, ...storeFlag(flags) }, config);
       }),
     );
 

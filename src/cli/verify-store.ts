@@ -4,11 +4,12 @@ import type { AuraConfig } from '../config/config.js';
 import type { FleetStoreReport } from '../store/postgres/verify.js';
 import { verifyStore, type StoreReport } from '../store/verify-store.js';
 import type { KeyRing } from '../spine/signing.js';
-import { storeUrlFor, type StoreOptions } from './context.js';
+import { homeKeys, storeUrlFor, type StoreOptions } from './context.js';
 import { colors, EXIT, skippedLines, table, type CommandResult } from './output.js';
 
 /** Options of `verify store`. */
 export interface VerifyStoreCommandOptions extends StoreOptions {
+  /** The keys the reader named; the sessions folder falls back on the home's, the store on each host's. */
   readonly keys: KeyRing | null;
   readonly anchorLog: string | null;
 }
@@ -37,7 +38,7 @@ export async function verifyStoreCommand(config: AuraConfig, options: VerifyStor
     sessionsDir: config.paths.sessions,
     sealLog: config.paths.sealLog,
     anchorLog: options.anchorLog,
-    keys: options.keys,
+    keys: options.keys ?? homeKeys(config),
     ...(progress ? { onProgress } : {}),
   });
   return { exitCode: report.ok ? EXIT.ok : EXIT.checkFailed, json: report, human: describe(report, options.keys !== null) };

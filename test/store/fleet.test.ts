@@ -439,6 +439,11 @@ describe('hosts that sign and hosts that do not', () => {
     expect(auraJson(['--home', reader, 'report', 'show', plainId, '--store', url]).json).toMatchObject({ status: 'intact', signatures: 'unsigned' });
     const listed = auraJson(['--home', reader, 'sessions', 'list', '--store', url]).json['sessions'] as { session_id: string; status: string }[];
     expect(Object.fromEntries(listed.map((row) => [row.session_id, row.status]))).toEqual(by);
+    // A reader whose own home signs (a host reading the store) judges the store's sessions by their hosts' keys, not its own.
+    const signer = tempDir('aura-reader-');
+    KeyRing.generate(path.join(signer, 'keys'));
+    expect(auraJson(['--home', signer, 'report', 'show', signedId, '--store', url]).json).toMatchObject({ status: 'verified', signatures: 'verified' });
+    expect(auraJson(['--home', signer, 'verify', 'store', '--store', url])).toMatchObject({ status: 0, json: { ok: true } });
   });
 });
 
