@@ -81,6 +81,8 @@ describe('aura store init', () => {
       await tx`DROP TRIGGER checks_of_stored_extent ON aura.checks`;
       await tx`DROP FUNCTION aura.check_of_stored_extent()`;
       await tx`DROP TRIGGER refusals_once ON aura.refusals`;
+      await tx`DROP TRIGGER closes_of_stored_lines ON aura.closes`;
+      await tx`DROP FUNCTION aura.close_of_stored_lines()`;
       await tx`DROP FUNCTION aura.refusal_once()`;
       await tx`DROP INDEX aura.refusals_by_session`;
       await tx`ALTER TABLE aura.lines ADD COLUMN prev_hash text, ADD COLUMN content_hash text`;
@@ -459,6 +461,12 @@ describe('a session another host pushes', () => {
     const stored = async (): Promise<number> => (await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM aura.lines WHERE session_id = ${session.id}`)[0]?.n ?? 0;
     for (let i = 0; i < 400 && (await stored()) < 3; i++) await sleep(50);
     expect(await stored()).toBeGreaterThanOrEqual(3);
+    // A pusher cannot close it for its host: a close record must be of the bytes stored, which the ingest role cannot read.
+    const count = await stored();
+    await expect(sql.begin(async (tx) => [
+      await tx.unsafe(`SET LOCAL ROLE ${ingestRole}`),
+      await tx`INSERT INTO aura.closes (session_id, lines, trail_sha256, host) VALUES (${session.id}, ${count}, ${'0'.repeat(64)}, 'owner')`,
+    ])).rejects.toThrow(/a close record of session .* that are not the \d+ stored/);
     // Another host pulls it while it runs, and pushes what it has as its own (no writer there: taken for closed).
     const other = tempDir('aura-other-');
     expect(aura(['--home', other, 'pull', session.id, '--store', url]).status).toBe(0);

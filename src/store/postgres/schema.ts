@@ -216,6 +216,22 @@ const MIGRATIONS: readonly Migration[] = [
         END
       $$`,
       `CREATE TRIGGER checks_of_stored_extent BEFORE INSERT ON aura.checks FOR EACH ROW EXECUTE FUNCTION aura.check_of_stored_extent()`,
+      // And a close record is of the bytes stored: its digest theirs. The ingest role reads no line
+      // bytes, so no pusher can close another host's open session (then check it as it likes).
+      `CREATE FUNCTION aura.close_of_stored_lines() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+        DECLARE
+          stored integer;
+          digest text;
+        BEGIN
+          SELECT count(*), encode(sha256(coalesce(string_agg(line, ''::bytea ORDER BY line_no), ''::bytea)), 'hex') INTO stored, digest FROM aura.lines WHERE session_id = NEW.session_id;
+          IF stored <> NEW.lines OR digest <> NEW.trail_sha256 THEN
+            RAISE EXCEPTION 'a close record of session % for % lines that are not the % stored', NEW.session_id, NEW.lines, stored
+              USING ERRCODE = 'check_violation';
+          END IF;
+          RETURN NEW;
+        END
+      $$`,
+      `CREATE TRIGGER closes_of_stored_lines BEFORE INSERT ON aura.closes FOR EACH ROW EXECUTE FUNCTION aura.close_of_stored_lines()`,
       // A refused session is refused again at every push of its host: recorded once, so the
       // findings channel's cap is not spent on one refusal while a new one waits behind it.
       `CREATE FUNCTION aura.refusal_once() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
