@@ -36,10 +36,11 @@ export interface HookInstallOptions {
 
 // A hook that does not answer within this many seconds is ended by Claude Code.
 const HOOK_TIMEOUT_S = 30;
-// aura's own hook command, as this command writes it (`node …/bin.cjs hook claude-code …`) or a
+// aura's own hook command, as this command writes it (`node …/bin.cjs hook claude-code …`; `bin.js`
+// before, and a Windows path) or a
 // person does (`aura hook claude-code`, `npx aura-harness hook claude-code`): the program, then
 // the two words; another command that only mentions them is not aura's.
-const AURAS_COMMAND = /(?:^|[\s/'"])(?:bin\.cjs|aura|aura-harness)['"]?\s+hook\s+claude-code(?:\s|$)/;
+const AURAS_COMMAND = /(?:^|[\s/\\'"])(?:bin\.c?js|aura|aura-harness)['"]?\s+hook\s+claude-code(?:\s|$)/;
 
 /** Prints, or merges into `--settings`, the hooks block for Claude Code. */
 export function hookInstallCommand(target: string, options: HookInstallOptions, config: AuraConfig): CommandResult {

@@ -350,7 +350,8 @@ describe('aura hook install claude-code', () => {
     // A person's hooks beside aura's in one entry, and a command that only mentions aura's words, are theirs: kept.
     const mine = { type: 'command', command: '/usr/local/bin/my-bash-guard' };
     const mentions = { matcher: '*', hooks: [{ type: 'command', command: 'notify-send hook claude-code-ran' }] };
-    merged.hooks['PreToolUse'] = [{ matcher: '*', hooks: [mine, ...(merged.hooks['PreToolUse']?.[1]?.hooks ?? [])] }, mentions];
+    const older = [{ type: 'command', command: 'node /opt/aura/dist/cli/bin.js hook claude-code --home /h' }, { type: 'command', command: 'node "C:\\aura\\dist\\cli\\bin.cjs" hook claude-code --home C:\\h' }];
+    merged.hooks['PreToolUse'] = [{ matcher: '*', hooks: [mine, ...(merged.hooks['PreToolUse']?.[1]?.hooks ?? [])] }, mentions, { matcher: '*', hooks: older }];
     fs.writeFileSync(settings, JSON.stringify(merged));
     expect(aura(['hook', 'install', 'claude-code', '--settings', settings], { home }).status).toBe(0);
     const again = JSON.parse(fs.readFileSync(settings, 'utf8')) as typeof merged;

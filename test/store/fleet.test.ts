@@ -163,10 +163,12 @@ describe('aura store init', () => {
     try {
       const port = (server.address() as net.AddressInfo).port;
       const started = performance.now();
-      const run = await auraAsync(['sessions', 'list', '--store', `postgres://someone:pw-not-shown@127.0.0.1:${port}/db`]);
-      expect(run.status).toBe(2);
-      expect(run.stderr).toMatch(/cannot connect \(no answer within 15 s/);
-      expect(run.stderr).not.toContain('pw-not-shown');
+      const runs = await Promise.all([['sessions', 'list'], ['store', 'init']].map((command) => auraAsync([...command, '--store', `postgres://someone:pw-not-shown@127.0.0.1:${port}/db`])));
+      for (const run of runs) {
+        expect(run.status).toBe(2);
+        expect(run.stderr).toMatch(/cannot connect \(no answer within 15 s/);
+        expect(run.stderr).not.toContain('pw-not-shown');
+      }
       expect(performance.now() - started).toBeLessThan(40_000);
     } finally {
       server.close();

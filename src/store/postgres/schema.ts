@@ -284,6 +284,8 @@ export async function initStore(sql: Sql, label: string, roles: StoreRoles = DEF
   }
   // The reader's grants take away the ingest role's inserts: one role cannot be both.
   if (roles.ingest === roles.reader) throw new StoreError(label, 'failed', `the ingest and reader roles are both ${roles.ingest}: a reader may not insert, so they must be two roles`);
+  // Answered first, under the deadline every command's first query has: a migration may take long, its connection may not.
+  await storeCall(label, () => withinDeadline(sql`SELECT 1`, label));
   return storeCall(label, () =>
     transaction(sql, async (tx) => {
       await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`;
