@@ -103,9 +103,10 @@ export async function claudeCodeHook(argv: readonly string[], io: HookIo = proce
   let failClosed = options.onError === 'deny';
   let session: Session | null = null;
   try {
-    failClosed = failsClosed(options);
     // A profile that cannot be read is a policy that cannot be applied: no call is checked, so none goes through (unless told to allow).
-    if (options.profile !== undefined) onError(options.profile, options.home);
+    failClosed = options.onError !== 'allow';
+    const fromProfile = onError(options.profile, options.home);
+    failClosed = options.onError === undefined ? fromProfile === 'deny' : options.onError === 'deny';
     const ag = hookAgent(options, input);
     session = attach(ag, claudeSessionId(input));
     takeHandedApprovals(session);
