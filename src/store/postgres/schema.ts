@@ -216,13 +216,18 @@ const MIGRATIONS: readonly Migration[] = [
         END
       $$`,
       `CREATE TRIGGER checks_of_stored_extent BEFORE INSERT ON aura.checks FOR EACH ROW EXECUTE FUNCTION aura.check_of_stored_extent()`,
-      // And a close record is of the bytes stored: its digest theirs. The ingest role reads no line
-      // bytes, so no pusher can close another host's open session (then check it as it likes).
+      // And a close record of a session stored before this transaction (pushed open) is of the bytes
+      // stored: its digest theirs. The ingest role reads no line bytes, so no pusher can close
+      // another host's open session (then check it as it likes). A session this transaction stores
+      // whole, the common push, is its pusher's own: its bytes are not read again.
       `CREATE FUNCTION aura.close_of_stored_lines() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
         DECLARE
           stored integer;
           digest text;
         BEGIN
+          IF EXISTS (SELECT 1 FROM aura.sessions WHERE session_id = NEW.session_id AND xmin = pg_current_xact_id()::xid) THEN
+            RETURN NEW;
+          END IF;
           SELECT count(*), encode(sha256(coalesce(string_agg(line, ''::bytea ORDER BY line_no), ''::bytea)), 'hex') INTO stored, digest FROM aura.lines WHERE session_id = NEW.session_id;
           IF stored <> NEW.lines OR digest <> NEW.trail_sha256 THEN
             RAISE EXCEPTION 'a close record of session % for % lines that are not the % stored', NEW.session_id, NEW.lines, stored
