@@ -102,12 +102,13 @@ export async function claudeCodeHook(argv: readonly string[], io: HookIo = proce
   const event = stringOf(input['hook_event_name']) ?? '';
   let failClosed = options.onError === 'deny';
   let session: Session | null = null;
+  let ag: Agent | null = null;
   try {
     // A profile that cannot be read is a policy that cannot be applied: no call is checked, so none goes through (unless told to allow).
     failClosed = options.onError !== 'allow';
     const fromProfile = onError(options.profile, options.home);
     failClosed = options.onError === undefined ? fromProfile === 'deny' : options.onError === 'deny';
-    const ag = hookAgent(options, input);
+    ag = hookAgent(options, input);
     session = attach(ag, claudeSessionId(input));
     takeHandedApprovals(session);
     const answer = await handle(session, event, input, options);
@@ -117,7 +118,10 @@ export async function claudeCodeHook(argv: readonly string[], io: HookIo = proce
   } catch (error) {
     // Said on stderr and to the model: a credential the error quotes is not repeated (the trail redacts its own copy).
     const message = redactCredentials(error instanceof Error ? error.message : String(error));
-    const decision = event === 'PreToolUse' ? (failClosed ? 'deny' : 'none') : 'none';
+    // A call the profile denies by its own rules is refused whatever went wrong around it (the trail
+    // held past the wait by a hook writing a huge result, a write that failed): its refusal needs no trail.
+    const denied = event === 'PreToolUse' && ag !== null ? profileDenial(ag, input) : null;
+    const decision = event === 'PreToolUse' ? (denied !== null || failClosed ? 'deny' : 'none') : 'none';
     if (session !== null && !session.closed) {
       try {
         session.emit('hook.error', { hook_event_name: event, error: { name: error instanceof Error ? error.name : 'Error', message }, fail: failClosed ? 'closed' : 'open', decision });
@@ -128,10 +132,21 @@ export async function claudeCodeHook(argv: readonly string[], io: HookIo = proce
     }
     io.error(`aura hook claude-code: ${error instanceof AuraError ? '' : 'internal error: '}${message}\n`);
     if (decision === 'deny') {
-      io.write(`${JSON.stringify(preToolUse('deny', `aura could not check this call (${message}), and its profile says to refuse calls it cannot check.`))}\n`);
+      io.write(`${JSON.stringify(preToolUse('deny', denied ?? `aura could not check this call (${message}), and its profile says to refuse calls it cannot check.`))}\n`);
       return 0;
     }
     return 1;
+  }
+}
+
+/** The refusal the profile's rules give the call on their own, or null (they pass it, or cannot be asked). */
+function profileDenial(ag: Agent, input: Record<string, unknown>): string | null {
+  try {
+    const call = callOf(input);
+    const denied = ag.policy.decide({ kind: 'tool.call', payload: call.recorded, tool: call.tool, skillId: null }).denied;
+    return denied === null || denied.audit_only ? null : `aura refused this call: ${denied.message}. It was not recorded (the trail could not be written just now).`;
+  } catch {
+    return null;
   }
 }
 

@@ -1,5 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readTrail } from '../../src/spine/trail-reader.js';
@@ -258,6 +259,25 @@ describe('aura hook claude-code', () => {
     expect(run(['--profile', broken, '--on-error', 'allow'], pre)).toMatchObject({ status: 1, stdout: '' });
     expect(run(['--on-error', 'maybe'], pre)).toMatchObject({ status: 1, stdout: '', stderr: expect.stringMatching(/--on-error/) });
   });
+
+  it('denies a tool the profile denies even while another hook holds the trail past the wait (a huge result being written), and says it was not recorded', async () => {
+    const { home, profile } = setup();
+    const c = claude('busy-trail');
+    await hook(home, profile, c.start());
+    const { file } = trailOf(home);
+    // The append lock of a live process (this one), as a hook writing a result of megabytes holds it.
+    fs.writeFileSync(`${file}.append.lock`, JSON.stringify({ pid: process.pid, host: os.hostname(), session_id: 'busy' }));
+    try {
+      const denied = await hook(home, profile, c.pre('toolu_b1', 'delete_account', { id: 7 }));
+      expect(denied.status).toBe(0);
+      expect(decision(denied)).toBe('deny');
+      expect(reason(denied)).toMatch(/^aura refused this call: .*delete_account.*It was not recorded/);
+      // A tool it does not deny is left to Claude Code's own permissions, as before.
+      expect(await hook(home, profile, c.pre('toolu_b2', 'Read', { file_path: '/tmp/a' }))).toMatchObject({ status: 1, output: null });
+    } finally {
+      fs.rmSync(`${file}.append.lock`);
+    }
+  }, 60_000);
 
   it('fails closed on an internal error when the profile says so, and records it in the trail', async () => {
     const { home, profile } = setup(`${PROFILE}claude_code: { on_error: deny }\n`);
