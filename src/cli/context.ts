@@ -59,8 +59,16 @@ export function givenKeysFor(options: KeyOptions, env: NodeJS.ProcessEnv = proce
   return anchoredKeys(env);
 }
 
+/**
+ * The keys a reader of `source` judges with: those it named; for the sessions folder, else the
+ * home's. The fleet store's readers fall back on each session's host's keys instead (its `keysOf`).
+ */
+export function readerKeys(source: Pick<SessionSource, 'kind'>, given: KeyRing | null, config: AuraConfig): KeyRing | null {
+  return source.kind === 'store' ? given : (given ?? homeKeys(config));
+}
+
 /** The keys in `AURA_HOME/keys`, when there are any. */
-export function homeKeys(config: AuraConfig): KeyRing | null {
+function homeKeys(config: AuraConfig): KeyRing | null {
   const home = KeyRing.load(config.paths.keys);
   return home.list().length > 0 ? home : null;
 }

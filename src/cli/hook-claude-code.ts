@@ -93,25 +93,22 @@ export async function claudeCodeHook(argv: readonly string[], io: HookIo = proce
     const message = error instanceof Error ? error.message : String(error);
     io.error(`aura hook claude-code: ${message}\n`);
     // An input that cannot be read is a call that cannot be checked: the PreToolUse hook refuses it when told to fail closed.
-    if (options.event === 'PreToolUse' && failsClosed(options)) {
+    if (options.event === 'PreToolUse' && failsClosed(options).closed) {
       io.write(`${JSON.stringify(preToolUse('deny', `aura could not read this call (${redactCredentials(message)}), and is told to refuse calls it cannot check.`))}\n`);
       return 0;
     }
     return 1;
   }
   const event = stringOf(input['hook_event_name']) ?? '';
-  let failClosed = options.onError === 'deny';
+  const { closed: failClosed, unread } = failsClosed(options);
   let session: Session | null = null;
   let ag: Agent | null = null;
   try {
-    // A profile that cannot be read is a policy that cannot be applied: no call is checked, so none goes through (unless told to allow).
-    failClosed = options.onError !== 'allow';
-    const fromProfile = onError(options.profile, options.home);
-    failClosed = options.onError === undefined ? fromProfile === 'deny' : options.onError === 'deny';
+    if (unread !== null) throw unread;
     ag = hookAgent(options, input);
     session = attach(ag, claudeSessionId(input));
     takeHandedApprovals(session);
-    const answer = await handle(session, event, input, options);
+    const answer = await handle(session, event, input, options, failClosed);
     if (!session.closed) session.detach();
     if (answer.output !== null) io.write(`${JSON.stringify(answer.output)}\n`);
     return 0;
@@ -229,13 +226,17 @@ function parseInput(bytes: Buffer): Record<string, unknown> {
   return input;
 }
 
-/** Whether a call the hook cannot check is refused: `--on-error`, else the profile's `on_error`; a profile that cannot be read, refused. */
-function failsClosed(options: HookOptions): boolean {
-  if (options.onError !== undefined) return options.onError === 'deny';
+/**
+ * Whether a call the hook cannot check is refused: `--on-error`, else the profile's `on_error`. A
+ * profile that cannot be read is a policy that cannot be applied: refused (unless `--on-error
+ * allow`), and why it cannot be read is `unread`.
+ */
+function failsClosed(options: HookOptions): { readonly closed: boolean; readonly unread: unknown } {
   try {
-    return onError(options.profile, options.home) === 'deny';
-  } catch {
-    return true;
+    const fromProfile = onError(options.profile, options.home);
+    return { closed: (options.onError ?? fromProfile) === 'deny', unread: null };
+  } catch (error) {
+    return { closed: options.onError !== 'allow', unread: error };
   }
 }
 
@@ -289,10 +290,10 @@ function takeHandedApprovals(session: Session): void {
   }
 }
 
-async function handle(session: Session, event: string, input: Record<string, unknown>, options: HookOptions): Promise<HookAnswer> {
+async function handle(session: Session, event: string, input: Record<string, unknown>, options: HookOptions, failClosed: boolean): Promise<HookAnswer> {
   switch (event) {
     case 'PreToolUse':
-      return preToolUseAnswer(session, input, options);
+      return preToolUseAnswer(session, input, failClosed);
     case 'PostToolUse':
       return postToolUse(session, input, options);
     case 'PostToolUseFailure': {
@@ -346,7 +347,7 @@ function targetOf(tool: string, args: Record<string, unknown>): Record<string, u
   return file === null ? null : { kind: 'file', path: file };
 }
 
-function preToolUseAnswer(session: Session, input: Record<string, unknown>, options: HookOptions): HookAnswer {
+function preToolUseAnswer(session: Session, input: Record<string, unknown>, failClosed: boolean): HookAnswer {
   const call = callOf(input);
   const target = targetOf(call.tool, call.args);
   session.emit('tool.intent', { ...call.recorded, membrane: 'egress', ...(target === null ? {} : { target }), permission_mode: stringOf(input['permission_mode']) });
@@ -358,7 +359,7 @@ function preToolUseAnswer(session: Session, input: Record<string, unknown>, opti
     throw error;
   }
   // Arguments aura could not hold were not checked: never allowed on its word, refused when failing closed.
-  if (call.unrecorded) return { output: failsClosed(options) ? preToolUse('deny', "aura could not check this call's arguments (nested too deep to record), and is told to refuse calls it cannot check.") : null };
+  if (call.unrecorded) return { output: failClosed ? preToolUse('deny', "aura could not check this call's arguments (nested too deep to record), and is told to refuse calls it cannot check.") : null };
   const decision = session.agent.policy.decide({ kind: 'tool.call', payload: call.recorded, tool: call.tool, skillId: null });
   return { output: decision.passed.some((result) => result.rule['type'] === 'allow_tools') ? preToolUse('allow', `aura: ${call.tool} is allowed by the profile`) : null };
 }

@@ -9,7 +9,7 @@ import { reportHtml } from '../report/html.js';
 import { reportPageModel } from '../report/page-model.js';
 import type { KeyRing } from '../spine/signing.js';
 import { VERSION } from '../version.js';
-import { homeKeys, sourceFor, type StoreOptions } from './context.js';
+import { readerKeys, sourceFor, type StoreOptions } from './context.js';
 import { materialWithKeys } from '../store/source.js';
 import { EXIT, type CommandResult } from './output.js';
 
@@ -28,7 +28,7 @@ export interface ReportHtmlOptions extends StoreOptions {
  */
 export async function reportHtmlCommand(sessionKey: string, options: ReportHtmlOptions, config: AuraConfig): Promise<CommandResult> {
   const source = await sourceFor(options, config);
-  const { files, keys } = await materialWithKeys(source, sessionKey, source.kind === 'store' ? options.keys : (options.keys ?? homeKeys(config))).finally(() => source.close());
+  const { files, keys } = await materialWithKeys(source, sessionKey, readerKeys(source, options.keys, config)).finally(() => source.close());
   const model = reportPageModel(files, { exportPii: config.values['identity_export_pii'] === true, keys, generator: `aura-harness ${VERSION}` });
   const target = path.resolve(options.output ?? '.');
   const output = fs.statSync(target, { throwIfNoEntry: false })?.isDirectory() === true ? path.join(target, `${files.sessionId}.report.html`) : target;

@@ -6,7 +6,7 @@ import { verdictReason } from '../audit/report.js';
 import { checkedSessionReport } from '../audit/session-report.js';
 import { statusLabel, type SessionStatus } from '../store/session-status.js';
 import { materialWithKeys } from '../store/source.js';
-import { givenKeysFor, keysFor, sourceFor, type StoreOptions } from './context.js';
+import { givenKeysFor, readerKeys, sourceFor, type StoreOptions } from './context.js';
 import { colors, EXIT, table, type CommandResult } from './output.js';
 
 const SEVERITY_ORDER = ['critical', 'warn', 'info'] as const;
@@ -14,7 +14,7 @@ const SEVERITY_ORDER = ['critical', 'warn', 'info'] as const;
 /** Shows a session's report; exit 1 when its verdict is `fail`. */
 export async function reportShowCommand(sessionKey: string, options: StoreOptions, config: AuraConfig): Promise<CommandResult> {
   const from = await sourceFor(options, config);
-  const { files, keys } = await materialWithKeys(from, sessionKey, from.kind === 'store' ? givenKeysFor({}) : keysFor({}, config)).finally(() => from.close());
+  const { files, keys } = await materialWithKeys(from, sessionKey, readerKeys(from, givenKeysFor({}), config)).finally(() => from.close());
   const { status, report: { summary, source, stored_by: storedBy, disagreements } } = checkedSessionReport(files, keys, config.values['identity_export_pii'] === true);
   const report = summary.audit_report;
   const verdict = String(report['verdict']);

@@ -1,7 +1,7 @@
 /** `aura ui [--port P]`: the sessions folder and each session's report in a browser, on loopback. */
 
 import type { AuraConfig } from '../config/config.js';
-import { homeKeys, portOption, sourceFor, type StoreOptions } from './context.js';
+import { portOption, readerKeys, sourceFor, type StoreOptions } from './context.js';
 import { serveUi } from '../report/server.js';
 import type { KeyRing } from '../spine/signing.js';
 import { VERSION } from '../version.js';
@@ -22,9 +22,7 @@ export interface UiCommandOptions extends StoreOptions {
 export async function uiCommand(options: UiCommandOptions, config: AuraConfig): Promise<CommandResult> {
   const port = portOption('--port', options.port ?? '0');
   const source = await sourceFor(options, config);
-  // The reader's named keys; else, for the sessions folder, the home's (for the store, each session's host's).
-  const keys = source.kind === 'store' ? options.keys : (options.keys ?? homeKeys(config));
-  const ui = await serveUi(port, { source, keys, exportPii: config.values['identity_export_pii'] === true, generator: `aura-harness ${VERSION}` });
+  const ui = await serveUi(port, { source, keys: readerKeys(source, options.keys, config), exportPii: config.values['identity_export_pii'] === true, generator: `aura-harness ${VERSION}` });
   process.stdout.write(options.json ? `${JSON.stringify({ url: ui.url, port: ui.port, ...(source.kind === 'folder' ? { sessions_dir: source.label } : { store: source.label }) })}\n` : `aura ui: ${ui.url}\n  serving ${source.label} read-only on 127.0.0.1 (Ctrl-C to stop)\n`);
   await new Promise<void>((resolve) => {
     const stop = (): void => {

@@ -4,7 +4,7 @@ import type { AuraConfig } from '../config/config.js';
 import type { FleetStoreReport } from '../store/postgres/verify.js';
 import { verifyStore, type StoreReport } from '../store/verify-store.js';
 import type { KeyRing } from '../spine/signing.js';
-import { homeKeys, storeUrlFor, type StoreOptions } from './context.js';
+import { readerKeys, storeUrlFor, type StoreOptions } from './context.js';
 import { colors, EXIT, skippedLines, table, type CommandResult } from './output.js';
 
 /** Options of `verify store`. */
@@ -38,7 +38,7 @@ export async function verifyStoreCommand(config: AuraConfig, options: VerifyStor
     sessionsDir: config.paths.sessions,
     sealLog: config.paths.sealLog,
     anchorLog: options.anchorLog,
-    keys: options.keys ?? homeKeys(config),
+    keys: readerKeys({ kind: 'folder' }, options.keys, config),
     ...(progress ? { onProgress } : {}),
   });
   return { exitCode: report.ok ? EXIT.ok : EXIT.checkFailed, json: report, human: describe(report, options.keys !== null) };

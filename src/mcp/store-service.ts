@@ -10,7 +10,7 @@ import { AuraError } from '../errors.js';
 import { fleetFindings, sessionsNamed } from '../store/postgres/fleet-findings.js';
 import { storeCall } from '../store/postgres/connection.js';
 import type { PostgresSource } from '../store/postgres/pg-source.js';
-import { hostKeys, storedSessionStatus } from '../store/postgres/stored-status.js';
+import { storedSessionStatus } from '../store/postgres/stored-status.js';
 import { checkPerKindLimit, DeliveryError } from '../superauditor/deliver.js';
 import { checkIncludeSummary, delivered, reportAnswer, scoped, sessionKeyArg, sessionLabelArg, ToolRefusal, type FindingsArgs, type FindingsTools, type ScopedFindings } from './findings-service.js';
 
@@ -66,7 +66,8 @@ export class StoreFindingsService implements FindingsTools {
     const id = sessionKeyArg(sessionKey, true) as string;
     if (!(await this.source.has(id))) throw new ToolRefusal(`no session ${id} in the store`);
     const stored = await this.source.session(id);
-    const check = await storeCall(this.source.label, async () => storedSessionStatus(this.source.sql, stored, (await hostKeys(this.source.sql, this.source.label, stored.host))(stored.host)));
+    const keys = await this.source.keysOf(id, null);
+    const check = await storeCall(this.source.label, () => storedSessionStatus(this.source.sql, stored, keys));
     return { ...check.chain, session_id: id, host: stored.host, status: check.status, signatures_status: check.signatures, ...(check.message === null ? {} : { problem: check.message }) };
   }
 

@@ -28,10 +28,10 @@ export function notRegularFile(stats: fs.Stats): Error | null {
  * @param what names the file in messages ("trail").
  * @throws NotFoundError when nothing is there; ReadError when it cannot be opened or is not a regular file
  */
-export function openRegularFile(path: string, what: string): number {
+export function openRegularFile(path: string, what: string, follow = true): number {
   let fd: number;
   try {
-    fd = fs.openSync(path, OPEN_FLAGS);
+    fd = fs.openSync(path, follow ? OPEN_FLAGS : OPEN_FLAGS | fs.constants.O_NOFOLLOW);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new NotFoundError(what, path);
     throw new ReadError(path, error);
@@ -72,8 +72,20 @@ export function readRegularFileShared(path: string, what: string): Buffer {
   });
 }
 
-function readOpened(path: string, what: string, read: (fd: number) => Buffer): Buffer {
-  const fd = openRegularFile(path, what);
+/**
+ * The first `maxBytes` of a regular file, the file itself and not a symlink to one (a lock beside a
+ * trail: a line of JSON, never read whole when something else stands in its place).
+ * @throws NotFoundError, ReadError as {@link openRegularFile}; ReadError for a symlink
+ */
+export function readRegularFileStart(path: string, what: string, maxBytes: number): Buffer {
+  return readOpened(path, what, (fd) => {
+    const bytes = Buffer.alloc(maxBytes);
+    return bytes.subarray(0, fs.readSync(fd, bytes, 0, maxBytes, 0));
+  }, false);
+}
+
+function readOpened(path: string, what: string, read: (fd: number) => Buffer, follow = true): Buffer {
+  const fd = openRegularFile(path, what, follow);
   try {
     return read(fd);
   } catch (error) {

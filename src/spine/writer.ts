@@ -17,7 +17,7 @@ import * as os from 'node:os';
 import { InvalidOptionError, SessionLockedError, TrailWriteError } from '../errors.js';
 import { removeFile } from '../store/fs-write.js';
 import { parseJson } from './native-json.js';
-import { notRegularFile } from './regular-file.js';
+import { readRegularFileStart } from './regular-file.js';
 
 /** When the trail is flushed to stable storage. */
 export type FsyncPolicy = 'close' | 'every' | 'none';
@@ -330,7 +330,10 @@ function releaseLock(trailPath: string): void {
 /** The lock's content, or null when it is unreadable. */
 export function readLock(path: string): LockBody | null {
   try {
-    const body = parseJson(lockText(path)) as Partial<LockBody>;
+    // Read as evidence is: a FIFO, a device or a folder named like a lock is refused without
+    // blocking (any reader of the folder would hang on it), a symlink is not followed out of the
+    // folder, and no more than a lock's length is read.
+    const body = parseJson(readRegularFileStart(path, 'lock', MAX_LOCK_BYTES).toString('utf8')) as Partial<LockBody>;
     if (typeof body.pid !== 'number' || typeof body.host !== 'string') return null;
     return { pid: body.pid, host: body.host, session_id: String(body.session_id), ...(body.shared === true ? { shared: true } : {}) };
   } catch {
@@ -340,23 +343,6 @@ export function readLock(path: string): LockBody | null {
 
 // A lock is a line of JSON; anything longer is not one, and is not read whole.
 const MAX_LOCK_BYTES = 4096;
-
-/**
- * A lock's text, read as evidence is: a FIFO, a device or a folder named like a lock is refused
- * without blocking (any reader of the folder would hang on it), a symlink is not followed out of
- * the folder, and no more than a lock's length is read.
- */
-function lockText(path: string): string {
-  const fd = fs.openSync(path, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK | fs.constants.O_NOFOLLOW);
-  try {
-    if (notRegularFile(fs.fstatSync(fd)) !== null) throw new Error(`${path} is not a regular file`);
-    const buffer = Buffer.alloc(MAX_LOCK_BYTES);
-    const read = fs.readSync(fd, buffer, 0, MAX_LOCK_BYTES, 0);
-    return buffer.toString('utf8', 0, read);
-  } finally {
-    fs.closeSync(fd);
-  }
-}
 
 /**
  * The writer a trail's lock names, and whether it still lives. A lock from another host counts as
