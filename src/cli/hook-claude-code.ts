@@ -38,6 +38,7 @@ import { canonicalJson } from '../spine/canonical.js';
 import { objectOf, stringOf } from '../spine/json-shape.js';
 import { parseJson } from '../spine/native-json.js';
 import { ApprovalInbox, handoffPathOf } from '../store/approval-handoff.js';
+import { onErrorChoice, type OnError } from './on-error.js';
 
 export { keptProfileValue } from '../session/profile-file.js';
 
@@ -178,7 +179,7 @@ export function parseHookArgs(argv: readonly string[]): HookOptions {
     if (value === undefined || value.startsWith('--')) throw new InvalidOptionError(flag, value ?? null, 'a value after the flag');
     options[key] = value;
   }
-  if (options['onError'] !== undefined && options['onError'] !== 'allow' && options['onError'] !== 'deny') throw new InvalidOptionError('--on-error', options['onError'], "'allow' or 'deny'");
+  if (options['onError'] !== undefined) onErrorChoice('--on-error', options['onError']);
   return options;
 }
 
@@ -241,13 +242,11 @@ function failsClosed(options: HookOptions): { readonly closed: boolean; readonly
 }
 
 /** The profile's `claude_code.on_error` (default `allow`: Claude Code's own permissions decide). */
-function onError(profile: string | undefined, home: string | undefined): 'allow' | 'deny' {
+function onError(profile: string | undefined, home: string | undefined): OnError {
   if (profile === undefined) return 'allow';
   // Read first here, from the parsed profile kept in the aura home's cache; the agent reads it again from this process's memory.
   const settings = objectOf(readProfileFile(profile, { cacheDir: path.join(auraHome(home), 'cache') }).values.claude_code);
-  const value = settings['on_error'] ?? 'allow';
-  if (value !== 'allow' && value !== 'deny') throw new InvalidOptionError('claude_code.on_error', value, "'allow' or 'deny'");
-  return value;
+  return onErrorChoice('claude_code.on_error', settings['on_error'] ?? 'allow');
 }
 
 function hookAgent(options: HookOptions, input: Record<string, unknown>): Agent {

@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AuraConfig } from '../config/config.js';
 import { AuraError, ConfigError, InvalidOptionError, NotFoundError, WriteError } from '../errors.js';
+import { onErrorChoice } from './on-error.js';
 import { parseJsonStrict } from '../spine/fast-record.js';
 import { readTextFile } from '../store/json-file.js';
 import { EXIT, type CommandResult } from './output.js';
@@ -45,7 +46,7 @@ const AURAS_COMMAND = /(?:^|[\s/\\'"])(?:bin\.c?js|aura|aura-harness)['"]?\s+hoo
 /** Prints, or merges into `--settings`, the hooks block for Claude Code. */
 export function hookInstallCommand(target: string, options: HookInstallOptions, config: AuraConfig): CommandResult {
   if (target !== 'claude-code') throw new InvalidOptionError('target', target, "'claude-code'");
-  if (options.onError !== undefined && options.onError !== 'allow' && options.onError !== 'deny') throw new InvalidOptionError('--on-error', options.onError, "'allow' or 'deny'");
+  if (options.onError !== undefined) onErrorChoice('--on-error', options.onError);
   const command = hookCommand(options, config);
   // Each event's command names it: the hook knows a PreToolUse it must refuse even when its input cannot be read.
   const hooks = Object.fromEntries(
