@@ -15,8 +15,8 @@ export interface UiCommandOptions extends StoreOptions {
 }
 
 /**
- * Serves until SIGINT or SIGTERM, then exits 0. The URL (with its access token) is printed as
- * soon as the server listens: on stdout, as one JSON line with `--json`.
+ * Serves until SIGINT or SIGTERM, then exits 0. The URL (with its path prefix and access token)
+ * is printed as soon as the server listens: on stdout, as one JSON line with `--json`.
  * @throws InvalidOptionError for a port that is not 0–65535 in decimal digits
  */
 export async function uiCommand(options: UiCommandOptions, config: AuraConfig): Promise<CommandResult> {

@@ -1,14 +1,20 @@
 /**
  * `aura ui`: the sessions folder as web pages, read-only, on 127.0.0.1 only.
  *
- * Access needs the random token in the URL the command prints. The first request carries it as
- * `?token=`; the answer sets it as an HttpOnly, SameSite=Strict cookie (named after the port, as
- * cookies do not tell ports apart) and redirects to the same path without it, so the token does
- * not linger in the address bar or history. Every other request needs the cookie (or the query).
- * Without it the answer is 401; a Host header that is not this loopback address is refused (a
- * DNS-rebinding page cannot reach it); anything but GET and HEAD is 405. A session id from the
- * URL goes through the same gate as the CLI's (store/session-files.ts): nothing outside the
- * sessions folder resolves, and a refused id is 404, like a missing one.
+ * Every page lives under a secret path prefix drawn at random when the server starts (`/<16
+ * random bytes, base64url>/`), and access needs the random token in the URL the command prints.
+ * The first request carries the token as `?token=`; the answer sets it as an HttpOnly,
+ * SameSite=Strict cookie whose Path is the prefix and redirects to the same path without it, so
+ * the token does not linger in the address bar or history. Browsers do not tell ports apart for
+ * cookies: with Path=/ the cookie would go to every other server on 127.0.0.1 the browser visits,
+ * which could replay it here. Scoped to the prefix, it goes only to a path that server cannot
+ * know. Every other request needs the cookie (or the query); without it the answer is 401. A path
+ * outside the prefix is 404 whatever it carries, and the prefix is compared as a digest in constant
+ * time, so neither an answer nor its timing tells a guess how close it came. A Host header that is
+ * not this loopback address is refused (a DNS-rebinding page cannot reach it); anything but GET and
+ * HEAD is 405. A session id from the URL goes through the same gate as the CLI's
+ * (store/session-files.ts): nothing outside the sessions folder resolves, and a refused id is 404,
+ * like a missing one.
  */
 
 import { randomBytes, timingSafeEqual } from 'node:crypto';
@@ -39,7 +45,7 @@ export interface UiServer {
   readonly server: http.Server;
   readonly port: number;
   readonly token: string;
-  /** The URL to open: it carries the token. */
+  /** The URL to open: it carries the secret path prefix and the token. */
   readonly url: string;
   close(): Promise<void>;
 }
@@ -47,9 +53,10 @@ export interface UiServer {
 /** Starts the server on 127.0.0.1:`port` (0 picks a free port). */
 export async function serveUi(port: number, options: UiOptions): Promise<UiServer> {
   const token = options.token ?? randomBytes(32).toString('base64url');
-  const digest = secretDigest(token);
+  const prefix = randomBytes(16).toString('base64url');
+  const secrets: Secrets = { token: secretDigest(token), prefix: secretDigest(prefix) };
   const server = http.createServer((req, res) => {
-    handle(req, res, listening, digest, options).catch((error: unknown) => {
+    handle(req, res, listening, secrets, options).catch((error: unknown) => {
       process.stderr.write(`aura ui: ${redactCredentials(error instanceof Error ? error.message : String(error))}\n`);
       // What a file of the folder lacks (unreadable, a folder in its place) is said as it is.
       if (!res.headersSent) answer(res, 500, error instanceof AuraError ? error.message : 'internal error');
@@ -61,7 +68,7 @@ export async function serveUi(port: number, options: UiOptions): Promise<UiServe
     server,
     port: listening,
     token,
-    url: `http://127.0.0.1:${listening}/?token=${token}`,
+    url: `http://127.0.0.1:${listening}/${prefix}/?token=${token}`,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
@@ -70,13 +77,22 @@ export async function serveUi(port: number, options: UiOptions): Promise<UiServe
   };
 }
 
-async function handle(req: http.IncomingMessage, res: http.ServerResponse, port: number, digest: Buffer, options: UiOptions): Promise<void> {
+/** The digests the server compares what a request carries against. */
+interface Secrets {
+  readonly token: Buffer;
+  readonly prefix: Buffer;
+}
+
+async function handle(req: http.IncomingMessage, res: http.ServerResponse, port: number, secrets: Secrets, options: UiOptions): Promise<void> {
   if (!isLoopbackHost(req, port)) return answer(res, 403, 'this server answers on loopback only');
   const url = new URL(req.url ?? '/', `http://127.0.0.1:${port}`);
+  const prefixEnd = url.pathname.indexOf('/', 1);
+  if (prefixEnd === -1 || !timingSafeEqual(secretDigest(url.pathname.slice(1, prefixEnd)), secrets.prefix)) return answer(res, 404, 'not found');
+  const prefix = url.pathname.slice(0, prefixEnd + 1);
   const cookie = `aura_ui_${port}`;
   const fromQuery = url.searchParams.get('token');
   const given = fromQuery ?? cookieValue(req.headers.cookie, cookie);
-  if (given === null || !timingSafeEqual(secretDigest(given), digest)) {
+  if (given === null || !timingSafeEqual(secretDigest(given), secrets.token)) {
     res.setHeader('WWW-Authenticate', 'Cookie');
     return answer(res, 401, 'open the URL that aura ui printed: it carries the access token');
   }
@@ -85,13 +101,13 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, port:
     return answer(res, 405, 'read-only: GET and HEAD only');
   }
   if (fromQuery !== null) {
-    res.setHeader('Set-Cookie', `${cookie}=${given}; HttpOnly; SameSite=Strict; Path=/`);
+    res.setHeader('Set-Cookie', `${cookie}=${given}; HttpOnly; SameSite=Strict; Path=${prefix}`);
     url.searchParams.delete('token');
-    // One leading slash: '//host' would send the browser to another site.
-    res.setHeader('Location', url.pathname.replace(/^\/+/, '/') + url.search);
+    // The path starts with the prefix, so it cannot read as '//host' (another site).
+    res.setHeader('Location', url.pathname + url.search);
     return answer(res, 303, 'signed in');
   }
-  const page = await route(url.pathname, options);
+  const page = await route(url.pathname.slice(prefix.length), options);
   if (page === null) return answer(res, 404, 'not found');
   res.statusCode = 200;
   res.setHeader('Content-Type', 'text/html; charset=utf-8');
@@ -101,10 +117,13 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, port:
   res.end(req.method === 'HEAD' ? undefined : page.html);
 }
 
-/** The page at a path, or null for 404. */
-async function route(pathname: string, options: UiOptions): Promise<RenderedPage | null> {
-  if (pathname === '/') return sessionsListHtml(options.source.label, await options.source.overview(options.keys), options.generator);
-  const match = /^\/s\/([^/]+)$/.exec(pathname);
+/**
+ * The page at a path below the prefix, or null for 404. The pages link to each other by relative
+ * URLs, so they never need to know the prefix.
+ */
+async function route(subpath: string, options: UiOptions): Promise<RenderedPage | null> {
+  if (subpath === '') return sessionsListHtml(options.source.label, await options.source.overview(options.keys), options.generator);
+  const match = /^s\/([^/]+)$/.exec(subpath);
   if (match === null) return null;
   let key: string;
   try {
@@ -115,7 +134,7 @@ async function route(pathname: string, options: UiOptions): Promise<RenderedPage
   try {
     if (options.source instanceof FolderSource && !options.source.holds(key)) return null;
     const { files, keys } = await materialWithKeys(options.source, key, options.keys);
-    return reportHtml(reportPageModel(files, { exportPii: options.exportPii, keys, generator: options.generator }), '/');
+    return reportHtml(reportPageModel(files, { exportPii: options.exportPii, keys, generator: options.generator }), '../');
   } catch (error) {
     // A refused id (INVALID_SESSION_ID) or a file gone in the meantime (NOT_FOUND) is not there.
     if (error instanceof AuraError && (error.code === 'INVALID_SESSION_ID' || error.code === 'NOT_FOUND')) return null;

@@ -160,12 +160,13 @@ describe('the CLI readers with --store', () => {
       const signIn = await fetch(address, { redirect: 'manual' });
       expect(signIn.status).toBe(303);
       const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0] as string;
-      const base = new URL(address).origin;
-      const list = await fetch(`${base}/`, { headers: { cookie } });
+      const base = new URL(address);
+      base.search = '';
+      const list = await fetch(base, { headers: { cookie } });
       const html = await list.text();
       for (const id of [...a.ids, ...c.ids]) expect(html).toContain(id);
-      expect((await fetch(`${base}/s/${broken}`, { headers: { cookie } })).status).toBe(200);
-      expect((await fetch(`${base}/s/aura_sess_00000000dead`, { headers: { cookie } })).status).toBe(404);
+      expect((await fetch(`${base.href}s/${broken}`, { headers: { cookie } })).status).toBe(200);
+      expect((await fetch(`${base.href}s/aura_sess_00000000dead`, { headers: { cookie } })).status).toBe(404);
     } finally {
       ui.kill('SIGTERM');
     }

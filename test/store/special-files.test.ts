@@ -245,14 +245,15 @@ describe('aura ui and aura mcp --http, while a FIFO is named like a trail and a 
     const first = await new Promise<string>((resolve) => createInterface({ input: ui.stdout as NodeJS.ReadableStream }).once('line', resolve));
     const url = new URL(String((JSON.parse(first) as { url: string }).url));
     const port = Number(url.port);
+    const prefix = url.pathname;
     const cookie = `aura_ui_${port}=${url.searchParams.get('token') ?? ''}`;
     for (let round = 0; round < 2; round++) {
-      const list = await get(port, '/', cookie);
+      const list = await get(port, prefix, cookie);
       expect(list.status).toBe(200);
       expect(list.body).toContain(goodId);
       expect(list.body).not.toContain(FIFO);
-      expect((await get(port, `/s/${goodId}`, cookie)).status).toBe(200);
-      for (const id of Object.keys(WHY)) expect((await get(port, `/s/${id}`, cookie)).status, id).toBe(404);
+      expect((await get(port, `${prefix}s/${goodId}`, cookie)).status).toBe(200);
+      for (const id of Object.keys(WHY)) expect((await get(port, `${prefix}s/${id}`, cookie)).status, id).toBe(404);
     }
   });
 

@@ -20,7 +20,7 @@
     row.className = 'session';
     // A deleted session has no page: its seal is all that is left.
     const link = s.state === 'deleted' ? document.createTextNode(s.session_id) : el('a', null, s.session_id);
-    if (s.state !== 'deleted') link.href = '/s/' + encodeURIComponent(s.session_id);
+    if (s.state !== 'deleted') link.href = 's/' + encodeURIComponent(s.session_id);
     const f = s.findings;
     const cells = [link, s.agent_ref || '-', s.opened_at || '-', s.events, verdictBadge(s.verdict), f ? f.critical : '-', f ? f.warn : '-', f ? f.info : '-', s.chain, s.state];
     for (const cell of cells) put(row.insertCell(), typeof cell === 'object' ? cell : document.createTextNode(String(cell)));
