@@ -53,7 +53,7 @@ function buildProgram(invocation: Invocation, register: Registration): Command {
     .showHelpAfterError('(run aura --help for usage)')
     .exitOverride()
     // With --json a usage error is printed as JSON, by reportError.
-    .configureOutput({ writeErr: (text) => !invocation.asJson && process.stderr.write(text) });
+    .configureOutput({ writeErr: (text) => !invocation.asJson && process.stderr.write(usageText(text)) });
 
   for (const { flags, description } of GLOBAL_OPTIONS) program.option(flags, description);
   const global = (): GlobalOptions => program.opts<GlobalOptions>();
@@ -124,7 +124,7 @@ function reportError(error: unknown, asJson: boolean): number {
     // other parse failure, is a usage error (commander has already printed why, unless --json).
     if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return EXIT.ok;
     if (!asJson) return EXIT.usage;
-    [code, message, exit] = ['USAGE', error.message.replace(/^error: /, ''), EXIT.usage];
+    [code, message, exit] = ['USAGE', usageText(error.message.replace(/^error: /, '')), EXIT.usage];
   } else if (error instanceof AuraError) {
     [code, message, data, exit] = [error.code, error.message, error.data, EXIT.usage];
   } else if (isSystemError(error)) {
@@ -138,6 +138,15 @@ function reportError(error: unknown, asJson: boolean): number {
   if (asJson) process.stdout.write(`${JSON.stringify({ error: { code, message, ...(data === undefined ? {} : { data }) } }, quoted, 2)}\n`);
   else process.stderr.write(`aura: ${terminalText(redactCredentials(message))}\n`);
   return exit;
+}
+
+/**
+ * A usage error's text without what an option was given: an option the parser does not know
+ * (`--stroe=postgres://user:password@…`, `--headers=x-api-key=…`) is quoted with its value, and
+ * only its name says what was wrong. Credentials elsewhere in it are redacted as in every error.
+ */
+function usageText(text: string): string {
+  return redactCredentials(text.replace(/'(-{1,2}[^'=\s]+)=[^']*'/g, "'$1=…'"));
 }
 
 /**

@@ -189,4 +189,22 @@ describe('an error that quotes what it was given', () => {
     expect(json.json).toMatchObject({ error: { code: 'NOT_FOUND', message: expect.stringContaining('OPENAI_API_KEY=[redacted]') } });
     for (const output of [text.stdout + text.stderr, JSON.stringify(json)]) expect(output).not.toMatch(/hunter2-pass-77|Zx8Zx8/);
   });
+
+  it('names an unknown option without the value it was given (a store URL, a header), on stderr and in --json', () => {
+    const home = tempDir();
+    const cases = [
+      { args: ['verify', 'chain', 'aura_sess_0123456789ab', '--store=postgres://admin:Pw-S3cret-998877@127.0.0.1/fleet'], option: '--store' },
+      { args: ['push', '--stroe=postgres://admin:Pw-S3cret-998877@127.0.0.1/fleet'], option: '--stroe' },
+      { args: ['export-otel', 'aura_sess_0123456789ab', '--headers=x-honeycomb-team=Pw-S3cret-998877'], option: '--headers' },
+    ];
+    for (const { args, option } of cases) {
+      const text = aura(args, { home });
+      expect(text.status, args.join(' ')).toBe(2);
+      expect(text.stderr).toContain(`unknown option '${option}=…'`);
+      const json = auraJson([...args, '--json'], { home });
+      expect(json.status).toBe(2);
+      expect(json.json).toEqual({ error: { code: 'USAGE', message: expect.stringContaining(`unknown option '${option}=…'`) as unknown } });
+      for (const output of [text.stdout + text.stderr, JSON.stringify(json)]) expect(output).not.toContain('Pw-S3cret-998877');
+    }
+  });
 });
