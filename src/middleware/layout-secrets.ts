@@ -16,8 +16,9 @@ type Separator = '|' | ',' | ';' | '\t';
 
 /**
  * Which cells of a table are kept as holding no secret, beyond {@link NO_SECRET_CELL}'s: in docs'
- * Markdown, a short word or words (`Yes`, `3.3V`, `The DB login`); in a fixed-width table, words
- * (a command's help lists its options so); in a database's output, none.
+ * Markdown, a short word or words (`Yes`, `3.3V`, `The DB login`); beside a name in a fixed-width
+ * table of names and values, words (a command's help lists its options so); in a database's
+ * output, and under a secret's name in a fixed-width table, none (a password may hold spaces).
  */
 type CellReading = 'docs' | 'text' | 'data';
 
@@ -53,9 +54,10 @@ const MAX_HEADER_CELL = 64;
 const RULE_LINE = /^[ \t]*(?:[|+][ \t]*)?:?(?:--|==)[-=+|: \t]*\r?$/;
 // Markdown's: bars and dashes.
 const MARKDOWN_RULE = /^[ \t]*\|[ \t]*:?-[-:| \t]*\r?$/;
-// What a cell holds when there is no secret in it: nothing, a NULL, a mask, a name in backticks
-// as docs write one, a yes or no, a version or an address (`2.23.0`, `10.0.0.1`).
-const NO_SECRET_CELL = /^(?:|NULL|null|\(null\)|None|\*+|\[redacted\]|`[^`]*`|true|false|True|False|TRUE|FALSE|v?\d+(?:\.\d+)+)$/;
+// What a cell holds when there is no secret in it: nothing, a NULL, a mask, a placeholder for a
+// value not set (`(not set)`, `<none>`), a name in backticks as docs write one, a yes or no, a
+// version or an address (`2.23.0`, `10.0.0.1`).
+const NO_SECRET_CELL = /^(?:|NULL|null|None|\*+|\[redacted\]|\((?:null|none|not set|unset|empty|hidden)\)|<(?:none|not set|unset|empty|hidden)>|`[^`]*`|true|false|True|False|TRUE|FALSE|v?\d+(?:\.\d+)+)$/;
 const NO_SECRET_DOCS_CELL = /^(?:.{0,4}|.*\s.*)$/;
 const NO_SECRET_TEXT_CELL = /\s/;
 // A box-drawn table's lines (DuckDB, Polars, `sqlite3 -box`, Python's rich and tabulate, psql's
@@ -219,13 +221,21 @@ function rowRedacted(line: string, cells: readonly Cell[], secret: readonly numb
   return SECRET_WORD.test(line) && isSecretLikeKey(line.slice(name.start, name.end)) ? cellsRedacted(line, [value], reading) : line;
 }
 
+/** A row of a fixed-width table: its cells, and which of them are under a secret's name. */
+interface Row {
+  readonly cells: readonly Cell[];
+  readonly secret: readonly number[];
+  /** Read word by word, of more words than the table has columns: which words are whose is not known. */
+  readonly loose: boolean;
+}
+
 /**
  * A fixed-width table whose header is line `at`, its rule under it: each column starts at its
  * `runs` (the rule's runs of dashes, or the header's names) and spans the spaces after it. Its rows
  * run to a blank line, a row count, or a line whose text crosses a gap between columns (not a
- * row). A table whose rule is as wide as its names (`sqlcmd -W`) has its cells trimmed, its columns
- * out of line: a row of as many words as it has columns is read word by word. Returns the index of
- * the first line after the table.
+ * row). A table whose rule is as wide as its names (`sqlcmd -W`, and rich's, whose columns start
+ * where its names do) may have its cells trimmed or centred, its columns out of line: such a row is
+ * read word by word. Returns the index of the first line after the table.
  */
 function columnTable(lines: string[], shapes: readonly string[], at: number, runs: readonly RegExpMatchArray[]): number {
   const starts = runs.map((run) => run.index as number);
@@ -250,18 +260,41 @@ function columnTable(lines: string[], shapes: readonly string[], at: number, run
   const secret = secretColumns(header, names);
   if (secret.length === 0 && names.length !== 2) return at + 2;
   const trimmed = names.every((name, n) => name.length === (runs[n] as RegExpMatchArray)[0].length);
-  const words = (line: string): Cell[] | null => {
-    const cells = [...line.matchAll(/\S+/g)].map((word) => ({ start: word.index, end: word.index + word[0].length }));
-    return cells.length === starts.length ? cells : null;
+  // A row of more words than columns holds a cell of words: the columns from the first secret one
+  // to the last take every word they may hold (a name's beside them too), the others one word each;
+  // in a table of names and values, the value takes the words after the name.
+  const words = (line: string): Row | null => {
+    const found = [...line.matchAll(/\S+/g)].map((word) => ({ start: word.index, end: word.index + word[0].length }));
+    const extra = found.length - starts.length;
+    if (extra <= 0) return extra === 0 ? { cells: found, secret, loose: false } : null;
+    const first = secret[0] ?? starts.length - 1;
+    const last = (secret.at(-1) ?? first) + extra;
+    const cells = [...found.slice(0, first), { start: (found[first] as Cell).start, end: (found[last] as Cell).end }, ...found.slice(last + 1)];
+    return { cells, secret: secret.length > 0 ? [first] : [], loose: true };
   };
-  let i = at + 2;
-  for (; i < lines.length; i++) {
-    const shape = shapes[i] as string;
-    const cells = shape.trim() === '' || ROW_COUNT.test(shape) ? null : (spans(shape) ?? (trimmed ? words(shape) : null));
-    if (cells === null) break;
-    lines[i] = rowRedacted(lines[i] as string, cells, secret, 'text');
+  const rowAt = (i: number): Row | null => {
+    const shape = shapes[i];
+    if (shape === undefined || shape.trim() === '' || ROW_COUNT.test(shape)) return null;
+    const cells = spans(shape);
+    return cells !== null ? { cells, secret, loose: false } : trimmed ? words(shape) : null;
+  };
+  const rows: Row[] = [];
+  let next = rowAt(at + 2);
+  while (next !== null) {
+    rows.push(next);
+    next = rowAt(at + 2 + rows.length);
   }
-  return i;
+  // Loose rows the table ends with are its own only when its row count follows them (`sqlcmd`
+  // prints one after a blank line): else they are text under it, a note, kept.
+  const after = at + 2 + rows.length;
+  const counted = ROW_COUNT.test(shapes[after] ?? '') || ((shapes[after] ?? '').trim() === '' && ROW_COUNT.test(shapes[after + 1] ?? ''));
+  if (!counted) while (rows.at(-1)?.loose === true) rows.pop();
+  // Secret columns hold values, words too; a table of names and values may be a help text's, its values words.
+  const reading = secret.length > 0 ? 'data' : 'text';
+  rows.forEach((row, n) => {
+    lines[at + 2 + n] = rowRedacted(lines[at + 2 + n] as string, row.cells, row.secret, reading);
+  });
+  return at + 2 + rows.length;
 }
 
 /** psql's `name | value` lines of expanded records, from `from` on: the values of secret names replaced. */

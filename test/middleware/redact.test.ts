@@ -653,6 +653,29 @@ describe('credentials in text', () => {
     ], ['Real-Pw']);
   });
 
+  it('of words, under a column a secret names in a fixed-width or bar-less table (rich, sqlite3 -column, sqlcmd, sqlcmd -W), are [redacted] whole; a placeholder is kept', async () => {
+    // As rich prints them: a title over a blank line, a cell of words last, one centred under its name, one wrapped over lines.
+    const rich = '                Users                 \n                                      \n  id   name    password               \n ────────────────────────────────────── \n  1    alice   Sp-Pw-41 two Sp-Pw-42  \n  2    bob     Sp-Pw-43               \n                                      \n';
+    const centred = '                             \n  id     password     name   \n ─────────────────────────── \n   1   Sp-Pw-44 two   alice  \n  22     Sp-Pw-45     bob    \n                             \n';
+    const wrapped = '                              \n  id   name    password       \n ──────────────────────────── \n  1    alice   Sp-Pw-46 and   \n               a Sp-Pw-47     \n               tail           \n                              \n';
+    const sqlite = 'id  username  password\n--  --------  -----------------\n1   alice     Sp-Pw-48 Sp-Pw-49\n2   bob       (not set)\n';
+    const sqlcmd = 'id          password\n----------- -----------------\n          1 Sp-Pw-50 Sp-Pw-51\n\n(1 rows affected)\n';
+    // sqlcmd -W trims its cells: which words are the secret's is not known, so every word it may hold goes, a name's too.
+    const trimmed = 'id name password\n-- ---- --------\n1 alice Sp-Pw-52 two\n2 bob Sp-Pw-53\n\n(2 rows affected)';
+    const middle = 'id name password role\n-- ---- -------- ----\n1 Ann Lee Sp-Pw-54 admin\n2 bob Sp-Pw-55 user\n';
+    const last = 'id password\n-- --------\n1 Sp-Pw-56 two\n\n(1 rows affected)\n';
+    await expectRecordedAs([
+      [rich, rich.replace('Sp-Pw-41 two Sp-Pw-42', '[redacted]').replace('Sp-Pw-43', '[redacted]')],
+      [centred, centred.replace('Sp-Pw-44 two', '[redacted]').replace('Sp-Pw-45', '[redacted]')],
+      [wrapped, wrapped.replace('Sp-Pw-46 and', '[redacted]').replace('a Sp-Pw-47', '[redacted]').replace('tail', '[redacted]')],
+      [sqlite, sqlite.replace('Sp-Pw-48 Sp-Pw-49', '[redacted]')],
+      [sqlcmd, sqlcmd.replace('Sp-Pw-50 Sp-Pw-51', '[redacted]')],
+      [trimmed, trimmed.replace('Sp-Pw-52 two', '[redacted]').replace('Sp-Pw-53', '[redacted]')],
+      [middle, middle.replace('Lee Sp-Pw-54', '[redacted]').replace('Sp-Pw-55', '[redacted]')],
+      [last, last.replace('Sp-Pw-56 two', '[redacted]')],
+    ], ['Sp-Pw']);
+  });
+
   it('in a .pgpass entry a command writes are [redacted], its host, port, database and user kept', async () => {
     const echo = 'echo "db.internal:5432:*:app:Real-Pw-31" >> ~/.pgpass && chmod 600 ~/.pgpass';
     const printf = "printf '%s\\n' '*:*:orders:svc:Real\\:Pw-32' > \"$HOME/.pgpass\"";
@@ -898,6 +921,8 @@ describe('credentials in text', () => {
     ['equals signs after a .pgpass name', `pgpass ${'=a'.repeat(50_000)}`],
     ['colons and escapes after a .pgpass name', `pgpass ${'\\:'.repeat(50_000)}`],
     ['semicolon rows under a secret header', `id;password\n${'1;"x'.repeat(20_000)}`],
+    ['a trimmed table, then many rows of more words than columns', `id password\n-- --------\n${'1 x y\n'.repeat(20_000)}`],
+    ['a rule under names, then many rows out of line', `  id   password\n ━━━━━━━━━━━━━\n${'   1   a b c d\n'.repeat(10_000)}`],
   ];
 
   it('are found in time linear in the length of the text, pathological texts included', () => {
