@@ -48,6 +48,9 @@ const SECRET_WORD = new RegExp(SECRET_WORDS, 'i');
 // its header, may be anything of that length (`count(*)`, DuckDB's `…` for columns left out, an
 // index's empty name).
 const COLUMN_NAME = /^[A-Za-z_][\w.#-]{0,63}$/;
+// A message of the database server that psql prints before its rows (`NOTICE:  …`, and
+// `psql:FILE:LINE: WARNING:  …` as it runs a file), to stderr, which a tool gives with its output.
+const SERVER_MESSAGE = /^(?:psql:[^\s:]+:\d+: )?(?:NOTICE|WARNING|INFO|LOG|DEBUG\d?|DETAIL|HINT|CONTEXT|LOCATION|STATEMENT|QUERY|ERROR): /;
 const MAX_HEADER_CELL = 64;
 // A table's rule line: `----+----`, `+----+`, `|---|:--:|`, `+====+` (tabulate's grid). Each part
 // read once: two runs that could both take a space or a dash made its time the square of the run.
@@ -152,10 +155,10 @@ function numberedLines(lines: readonly string[]): boolean {
 /**
  * The header a table starts with at line `i`, when its rows can hold a secret: a bar table's is
  * followed by its rule line (a row of another table, a pipeline, a log line are not), a CSV's or
- * TSV's starts the text or follows a blank line and names its columns in single words, as does a
- * bar table printed without a rule (`psql -A`), whose rows are read only under a secret's name. A
- * box-drawn table's header (`boxed`) may have a line of column types between it and its rule
- * (DuckDB); one in a box's top border (`named`) has its rows right under it.
+ * TSV's starts the text or follows a blank line or a server's message and names its columns in
+ * single words, as does a bar table printed without a rule (`psql -A`), whose rows are read only
+ * under a secret's name. A box-drawn table's header (`boxed`) may have a line of column types
+ * between it and its rule (DuckDB); one in a box's top border (`named`) has its rows right under it.
  */
 function tableHeader(lines: readonly string[], i: number, boxed: boolean, named: boolean): Header | null {
   const line = lines[i] as string;
@@ -163,9 +166,10 @@ function tableHeader(lines: readonly string[], i: number, boxed: boolean, named:
   if (separator === null) return null;
   const bordered = separator === '|' && line.trimStart().startsWith('|');
   const ruled = separator !== '|' || named ? 0 : RULE_LINE.test(lines[i + 1] ?? '') ? 1 : boxed && RULE_LINE.test(lines[i + 2] ?? '') ? 2 : -1;
-  // Words for names, at the text's start or after a blank line: a CSV's, a TSV's, `psql -A`'s.
+  // Words for names, at the text's start or after a blank line or a server's message: a CSV's, a TSV's, `psql -A`'s.
   const delimited = separator !== '|' || (ruled < 0 && !bordered && !boxed);
-  if ((ruled < 0 && !delimited) || (delimited && i > 0 && (lines[i - 1] as string).trim() !== '')) return null;
+  const above = i > 0 ? (lines[i - 1] as string) : '';
+  if ((ruled < 0 && !delimited) || (delimited && above.trim() !== '' && !SERVER_MESSAGE.test(above))) return null;
   const cells = cellsOf(line, separator, bordered);
   if (cells === null || cells.length < 2) return null;
   const names = cells.map((cell) => line.slice(cell.start, cell.end));

@@ -637,6 +637,11 @@ describe('credentials in text', () => {
     const rich = '                 Users\n  id   name    password\n ━━━━━━━━━━━━━━━━━━━━━━━━━━━━\n  1    alice   Real-Pw-23\n  2    bob     Real-Pw-24\n';
     const trimmed = 'id name password\n-- ---- --------\n1 alice Real-Pw-25\n2 bob Real-Pw-26\n\n(2 rows affected)';
     const unaligned = 'id|name|password\n1|alice|Real-Pw-27\n(1 row)';
+    // The server's messages psql prints before its rows, as a tool that reads both streams gets them.
+    const notice = 'NOTICE:  relation "users" already exists, skipping\nid|name|password\n1|alice|Real-Pw-31\n2|bob|Real Pw 32\n(2 rows)';
+    const warning = 'psql:seed.sql:3: WARNING:  there is no transaction in progress\nid|api_token\n1|Real-Pw-33\n(1 row)';
+    // Prose over bars is no server's message: not read as a header.
+    const prose = 'Note: the columns are\nuser|password\nalice|bob';
     const semicolons = 'id;name;password\n1;alice;"Real-Pw-28"\n2;bob;Real-Pw-29';
     // A heading over a line of dashes names no column: its text is kept.
     const heading = 'Password rules\n--------------\nUse at least twelve characters.';
@@ -647,10 +652,13 @@ describe('credentials in text', () => {
       [rich, rich.replace('Real-Pw-23', '[redacted]').replace('Real-Pw-24', '[redacted]')],
       [trimmed, trimmed.replace('Real-Pw-25', '[redacted]').replace('Real-Pw-26', '[redacted]')],
       [unaligned, unaligned.replace('Real-Pw-27', '[redacted]')],
+      [notice, notice.replace('Real-Pw-31', '[redacted]').replace('Real Pw 32', '[redacted]')],
+      [warning, warning.replace('Real-Pw-33', '[redacted]')],
+      [prose, prose],
       [semicolons, semicolons.replace('Real-Pw-28', '[redacted]').replace('Real-Pw-29', '[redacted]')],
       [heading, heading],
       [note, note.replace('Real-Pw-30', '[redacted]')],
-    ], ['Real-Pw']);
+    ], ['Real-Pw', 'Real Pw']);
   });
 
   it('of words, under a column a secret names in a fixed-width or bar-less table (rich, sqlite3 -column, sqlcmd, sqlcmd -W), are [redacted] whole; a placeholder is kept', async () => {
@@ -923,6 +931,7 @@ describe('credentials in text', () => {
     ['semicolon rows under a secret header', `id;password\n${'1;"x'.repeat(20_000)}`],
     ['a trimmed table, then many rows of more words than columns', `id password\n-- --------\n${'1 x y\n'.repeat(20_000)}`],
     ['a rule under names, then many rows out of line', `  id   password\n ━━━━━━━━━━━━━\n${'   1   a b c d\n'.repeat(10_000)}`],
+    ['server messages over bar lines', 'NOTICE:  x\na|password\n'.repeat(8_000)],
   ];
 
   it('are found in time linear in the length of the text, pathological texts included', () => {
