@@ -11,6 +11,7 @@
 
 import { MAX_DEPTH } from '../spine/canonical.js';
 import { REDACTED } from '../spine/redactor.js';
+import { pgpassPassword } from './redact.js';
 import { isSecretLikeKey } from './secret-names.js';
 
 // The options between a command and the one that makes it print a secret: bounded, so a long line
@@ -130,8 +131,9 @@ function printsSecretText(command: string): boolean {
 
 /**
  * A tool's answer as recorded when its command printed a secret: each text it holds replaced; and,
- * when the answer is a few lines, the values they print (each line, without quotes around it, and
- * what follows an `=` or a `:` on it), for the session to scrub from then on.
+ * when the answer is a few lines, the values they print (each line, without quotes around it, what
+ * follows an `=` or a `:` on it, and a `.pgpass` entry's password, spaces and all, as the file
+ * writes it and as it is read), for the session to scrub from then on.
  */
 function printedOut(result: unknown): { readonly recorded: unknown; readonly printed: readonly string[] } {
   const texts: string[] = [];
@@ -141,7 +143,8 @@ function printedOut(result: unknown): { readonly recorded: unknown; readonly pri
   const printed = lines.flatMap((line) => {
     const unquoted = line.replace(/^(["'])(.*)\1$/, '$2');
     const after = /[=:]([^=:\s]+)$/.exec(unquoted)?.[1];
-    return [line, unquoted, ...(after === undefined ? [] : [after])];
+    const password = pgpassPassword(unquoted);
+    return [line, unquoted, ...(after === undefined ? [] : [after]), ...(password === null ? [] : [password, password.replace(/\\(.)/g, '$1')])];
   });
   return { recorded, printed: [...new Set(printed)].filter((value) => value.length <= MAX_PRINTED_VALUE && !PATH_VALUE.test(value)) };
 }

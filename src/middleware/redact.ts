@@ -415,12 +415,32 @@ const LDIF_BASE64_VALUE = /^(?<name>[A-Za-z][\w-]{0,63})(?:;[\w-]+)*::[ \t]*(?<b
 
 /**
  * A `.pgpass` entry (`host:port:database:user:password`, `*` for any, `\:` a colon in a field),
- * looked for only in a text that names the file: its lines name nothing else. Its host starts
- * after a space, a quote or an `=`, and holds neither `=` nor `&` (so a query string is not read
- * again from each of its `=`); its password holds no bare colon (a MAC address is no entry).
+ * looked for only in a text that names the file: its lines name nothing else. Its host starts a
+ * line, or follows a space, a quote (a backtick too, as Markdown writes one) or an `=`, and holds
+ * neither `=` nor `&` (so a query string is not read again from each of its `=`); its password
+ * holds no bare colon (a MAC address is no entry), and may hold spaces: on a line of its own (the
+ * file, a here-document) it runs to the line's end; after a quote, to the closing one; bare on a
+ * command line, to a word that starts with a shell's operator (`>> ~/.pgpass`). A password's words
+ * and the spaces between them share no character, so each is read once. The fields before the
+ * password are kept: group 1, 3 or 4.
  */
-const PGPASS_ENTRY = /(?<![^\s'"=])((?:[^\s:'"\\=&]|\\[:\\])+:(?:\d{1,5}|\*):(?:[^\s:'"\\]|\\[:\\])+:(?:[^\s:'"\\]|\\[:\\])+:)(?:[^\s:'"\\]|\\.)+(?![^\s'"])/g;
+const PGPASS_FIELDS = String.raw`(?:[^\s:'"${'`'}\\=&]|\\[:\\])+:(?:\d{1,5}|\*):(?:[^\s:'"${'`'}\\]|\\[:\\])+:(?:[^\s:'"${'`'}\\]|\\[:\\])+:`;
+const PGPASS_LINE_PASSWORD = String.raw`(?:[^\s:\\]|\\.)+(?:[ \t]+(?:[^\s:\\]|\\.)+)*`;
+const PGPASS_ENTRY = new RegExp(
+  [
+    String.raw`^([ \t]*${PGPASS_FIELDS})${PGPASS_LINE_PASSWORD}(?=[ \t]*\r?$)`,
+    String.raw`(?<=(['"${'`'}]))(${PGPASS_FIELDS})(?:(?!\2)[^\r\n:\\]|\\.)+(?=\2)`,
+    String.raw`(?<![^\s'"${'`'}=])(${PGPASS_FIELDS})(?:[^\s:'"${'`'}\\]|\\.)+(?:[ \t]+(?![|;&<>])(?:[^\s:'"${'`'}\\]|\\.)+)*(?![^\s'"${'`'}])`,
+  ].join('|'),
+  'gm',
+);
+const PGPASS_LINE = new RegExp(String.raw`^[ \t]*${PGPASS_FIELDS}(${PGPASS_LINE_PASSWORD})[ \t]*\r?$`);
 const PGPASS = /pgpass/i;
+
+/** The password of a line that is a `.pgpass` entry ({@link PGPASS_ENTRY}'s, on a line of its own), as the file writes it; null for another line. */
+export function pgpassPassword(line: string): string | null {
+  return PGPASS_LINE.exec(line)?.[1] ?? null;
+}
 
 /** A shell assignment whose value is on the next line, after a backslash that continues the line. */
 const CONTINUED_VALUE = new RegExp(String.raw`(?<![\w.-])${SECRET_NAME}[ \t]*=[ \t]*\\\r?\n[ \t]*(?:${DQ_VALUE}|${SQ_VALUE}|(?<bare>[^\s"'\\]+))`, 'gi');
@@ -837,7 +857,7 @@ function textRedacted(text: string): string {
   for (const pattern of COMMAND_PASSWORDS) out = out.replace(pattern, argumentPassword);
   for (const pattern of FILLED_FIELDS) out = out.replace(pattern, filledField);
   out = out.replace(HEADER_VALUE, assignedValue);
-  if (PGPASS.test(out)) out = out.replace(PGPASS_ENTRY, `$1${REDACTED}`);
+  if (PGPASS.test(out)) out = out.replace(PGPASS_ENTRY, `$1$3$4${REDACTED}`);
   return out
     .replace(LDIF_BASE64_VALUE, assignedValue)
     .replace(CONTINUED_VALUE, assignedValue)

@@ -690,12 +690,21 @@ describe('credentials in text', () => {
     // Without the file's name, colons are no entry: a time stays as it is; nor is a MAC address, with it.
     const clock = 'started at 10:30:45:12:00';
     const mac = 'no .pgpass on 00:11:22:33:44:55';
+    // A password may hold spaces: in quotes it runs to the closing one, bare to a shell's operator, on a line of its own (the file as a tool writes it) to the line's end.
+    const quoted = "echo 'db.internal:5432:*:app:Real Pw 33 | x' >> ~/.pgpass";
+    const bare = 'echo db.internal:5432:*:app:Real Pw 34 >> ~/.pgpass';
+    const file = '# ~/.pgpass\ndb.internal:5432:*:app:Real Pw & 35\n*:*:*:postgres:Real\\:Pw 36  \n';
+    const markdown = 'Add `db.internal:5432:*:app:Real Pw 37` to your `~/.pgpass`.';
     await expectRecordedAs([
       [echo, echo.replace('Real-Pw-31', '[redacted]')],
       [printf, printf.replace('Real\\:Pw-32', '[redacted]')],
+      [quoted, quoted.replace('Real Pw 33 | x', '[redacted]')],
+      [bare, bare.replace('Real Pw 34', '[redacted]')],
+      [file, file.replace('Real Pw & 35', '[redacted]').replace('Real\\:Pw 36', '[redacted]')],
+      [markdown, markdown.replace('Real Pw 37', '[redacted]')],
       [clock, clock],
       [mac, mac],
-    ], ['Real-Pw', 'Real\\:Pw']);
+    ], ['Real-Pw', 'Real\\:Pw', 'Real Pw', 'Pw 3']);
   });
 
   it("of a Kubernetes Secret, as YAML or JSON prints it, are [redacted] whatever their keys are called; a ConfigMap's are kept", async () => {
@@ -932,6 +941,9 @@ describe('credentials in text', () => {
     ['a trimmed table, then many rows of more words than columns', `id password\n-- --------\n${'1 x y\n'.repeat(20_000)}`],
     ['a rule under names, then many rows out of line', `  id   password\n ━━━━━━━━━━━━━\n${'   1   a b c d\n'.repeat(10_000)}`],
     ['server messages over bar lines', 'NOTICE:  x\na|password\n'.repeat(8_000)],
+    ['a .pgpass entry in quotes never closed, of many words', `pgpass '${'a:1:b:c:d '.repeat(12_000)}`],
+    ['a .pgpass entry, then many words and a colon', `pgpass a:1:b:c:d${' x'.repeat(50_000)}:`],
+    ['a .pgpass entry on its own line, then many words and a colon', `pgpass\na:1:b:c:d${' x'.repeat(50_000)}:`],
   ];
 
   it('are found in time linear in the length of the text, pathological texts included', () => {
@@ -1040,11 +1052,12 @@ describe('a secret a command prints', () => {
     const session = agent('acme/printed', { home: tempDir() }).session({ ids: countingIds(), clock: steppingClock() });
     const entry = 'db.internal:5432:*:app:Printed-Pw-0011';
     await session.tool('shell', { command: 'head -n 1 ~/.pgpass' }, () => ({ stdout: `${entry}\n`, exit_code: 0 }));
-    await session.tool('read_file', { path: '/home/app/.pgpass' }, () => ({ content: [{ type: 'text', text: `${entry}\n*:*:*:postgres:Printed-Pw-0012\n` }] }));
+    await session.tool('read_file', { path: '/home/app/.pgpass' }, () => ({ content: [{ type: 'text', text: `${entry}\n*:*:*:postgres:Printed-Pw-0012\n*:*:*:ops:Printed Pw\\:0014 x\n` }] }));
     // As a Claude Code hook records its Read tool.
     session.emit('tool.result', { tool: 'Read', args: { file_path: '/run/secrets/api_token' }, result: { type: 'text', file: { filePath: '/run/secrets/api_token', content: 'Printed-Pw-0013' } } });
     await session.tool('read_file', { path: '/home/app/.pgpass.md' }, () => 'how to write a .pgpass');
-    session.emit('model.call', { messages: [{ role: 'tool', content: 'the password is Printed-Pw-0011, the token Printed-Pw-0013' }] });
+    // A password of spaces and escaped colons, as the file writes it and as it is.
+    session.emit('model.call', { messages: [{ role: 'tool', content: 'the password is Printed-Pw-0011, the token Printed-Pw-0013, the ops one Printed Pw\\:0014 x, read Printed Pw:0014 x' }] });
     const result = await session.close();
     const events = lines(result.log_path).map((line) => JSON.parse(line) as { kind: string; payload: Record<string, unknown> });
     expect(events.filter((e) => e.kind === 'tool.result').map((e) => e.payload['result'])).toEqual([
@@ -1053,8 +1066,8 @@ describe('a secret a command prints', () => {
       { type: 'text', file: { filePath: '[redacted]', content: '[redacted]' } },
       'how to write a .pgpass',
     ]);
-    expect(events.find((e) => e.kind === 'model.call')?.payload['messages']).toEqual([{ role: 'tool', content: 'the password is [redacted], the token [redacted]' }]);
-    for (const file of [result.log_path, result.exports.summary ?? '', result.exports.otel ?? '']) expect(fs.readFileSync(file, 'utf8'), file).not.toMatch(/Printed-Pw/);
+    expect(events.find((e) => e.kind === 'model.call')?.payload['messages']).toEqual([{ role: 'tool', content: 'the password is [redacted], the token [redacted], the ops one [redacted], read [redacted]' }]);
+    for (const file of [result.log_path, result.exports.summary ?? '', result.exports.otel ?? '']) expect(fs.readFileSync(file, 'utf8'), file).not.toMatch(/Printed[- ]Pw/);
   });
 });
 
