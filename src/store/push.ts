@@ -143,8 +143,6 @@ class Pusher {
     private readonly store: StoreConnection,
     private readonly options: Omit<PushOptions, 'ids'>,
     private readonly pool: CheckPool,
-    private readonly seals: ReadonlyMap<string, { entry: SealLogEntry; raw: Buffer }>,
-    private readonly places: ReadonlyMap<string, SealLogPlace>,
   ) {}
 
   /** @param sessions how many sessions will be pushed, when known (no more workers than that) */
@@ -153,24 +151,30 @@ class Pusher {
     const keys = KeyRing.load(options.keysDir);
     const texts = keys.list().map((entry) => ({ key_id: entry.keyId, public_key: fs.readFileSync(entry.path, 'utf8'), host: options.host }));
     if (texts.length > 0) await storeCall(store.label, () => store.sql`INSERT INTO aura.host_keys ${store.sql(texts)} ON CONFLICT (key_id) DO NOTHING`);
-    const seals = sealEntries(options.sealLog);
     const pool = new CheckPool({
       publicKeys: texts.map((text) => text.public_key),
       keysOrigin: options.keysDir,
       ...(options.workers === undefined ? {} : { size: options.workers }),
       ...(sessions === undefined ? {} : { sessions }),
     });
-    return new Pusher(store, options, pool, seals, sealLogPlaces([...seals.values()].map((seal) => seal.entry)));
+    return new Pusher(store, options, pool);
   }
 
   /** Ships sessions: closed ones whole, open ones (when following) up to their last complete line; `record` hears of each. */
   async push(ids: readonly string[], stored: ReadonlyMap<string, StoredState>, follow: boolean, record: (session: PushedSession) => void): Promise<void> {
+    const sessions = ids.map((id) => {
+      const files = sessionFiles(this.options.sessionsDir, id);
+      return { files, open: trailWriter(files.trail)?.alive === true || closing(files.trail, files.summary) };
+    });
+    // Read after the sessions are found closed, not once a push: a close logs its seal before it
+    // writes its summary, so the log read now holds the seal of each, one that closed while
+    // --follow ran too.
+    const logs = sessions.some((session) => !session.open) ? this.hostLogs() : null;
     const closed = new Map<string, boolean>();
     const tasks = function* (this: Pusher): Generator<CheckTask> {
-      for (const id of ids) {
-        const files = sessionFiles(this.options.sessionsDir, id);
-        const open = trailWriter(files.trail)?.alive === true || closing(files.trail, files.summary);
-        const task = open && !follow ? null : this.task(files, !open, stored.get(id) ?? null);
+      for (const { files, open } of sessions) {
+        const id = files.sessionId;
+        const task = open && !follow ? null : this.task(files, !open, stored.get(id) ?? null, logs);
         if (task === null) record({ session_id: id, outcome: 'open' });
         else {
           closed.set(id, task.closed);
@@ -191,16 +195,32 @@ class Pusher {
     await this.pool.close();
   }
 
-  /** The session's bytes as the files hold them (an open one's only up to its last complete line), or null for an open one with none. */
-  private task(files: SessionFiles, closed: boolean, stored: StoredState | null): CheckTask | null {
+  /**
+   * The host's seal log now: each entry with its line as the log holds it, and each entry's place.
+   * @throws ReadError when it is there but cannot be read
+   */
+  private hostLogs(): HostLogs {
+    const seals = sealEntries(this.options.sealLog);
+    return { seals, places: sealLogPlaces([...seals.values()].map((seal) => seal.entry)) };
+  }
+
+  /** The session's bytes as the files hold them (an open one's only up to its last complete line), or null for an open one with none; a closed one's seal as the host's `logs` hold it. */
+  private task(files: SessionFiles, closed: boolean, stored: StoredState | null, logs: HostLogs | null): CheckTask | null {
     // Shared with the worker that checks it: a trail crosses to it without a copy.
     const whole = readRegularFileShared(files.trail, 'trail');
     const trail = closed ? whole : whole.subarray(0, whole.lastIndexOf(0x0a) + 1);
     if (!closed && trail.length === 0) return null;
     const summary = closed && fs.existsSync(files.summary) ? readRegularFile(files.summary, 'summary') : null;
     const id = files.sessionId;
-    return { sessionId: id, host: this.options.host, trail, summary, sealEntry: closed ? (this.seals.get(id) ?? null) : null, sealPlace: closed ? (this.places.get(id) ?? null) : null, closed, stored };
+    const log = closed ? logs : null;
+    return { sessionId: id, host: this.options.host, trail, summary, sealEntry: log?.seals.get(id) ?? null, sealPlace: log?.places.get(id) ?? null, closed, stored };
   }
+}
+
+/** A host's seal log as a push read it (Pusher.hostLogs). */
+interface HostLogs {
+  readonly seals: ReadonlyMap<string, { readonly entry: SealLogEntry; readonly raw: Buffer }>;
+  readonly places: ReadonlyMap<string, SealLogPlace>;
 }
 
 function pushedOf(id: string, outcome: IngestOutcome, closed: boolean): PushedSession {

@@ -303,7 +303,7 @@ describe('aura push and aura pull', () => {
 });
 
 describe('aura push --follow', () => {
-  it('ships a live session as it grows, then closes it in the store', async () => {
+  it('ships a live session as it grows, then closes it in the store with its seal-log entry', async () => {
     const url = await initialized();
     const home = tempDir('aura-follow-');
     const sql = client(url);
@@ -332,6 +332,8 @@ describe('aura push --follow', () => {
     await session.close();
     await until(async () => (await sql`SELECT 1 FROM aura.closes WHERE session_id = ${session.id}`).length === 1);
     expect(await stored()).toBe(lines(trail(home, session.id)).length);
+    // It closed after the follow began: its seal is read from the log as it is then.
+    expect(await sql`SELECT seal_entry IS NOT NULL AS sealed FROM aura.closes WHERE session_id = ${session.id}`).toEqual([{ sealed: true }]);
     follower.kill('SIGTERM');
     expect(await exited).toBe(0);
     const verify = auraJson(['verify', 'store', '--store', url]);
