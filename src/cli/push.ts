@@ -43,7 +43,7 @@ export async function pushCommand(ids: readonly string[], flags: PushFlags & Sto
   const { openStore } = await import('../store/postgres/connection.js');
   const { pushSessions, followSessions } = await import('../store/push.js');
   const store = openStore(url, { applicationName: 'aura push' });
-  const base = { sessionsDir: config.paths.sessions, sealLog: config.paths.sealLog, keysDir: config.paths.keys, host };
+  const base = { sessionsDir: config.paths.sessions, sealLog: config.paths.sealLog, anchorLog: config.paths.anchorLog, keysDir: config.paths.keys, host };
   const progress = (session: PushedSession): void => {
     if (flags.follow === true || process.stderr.isTTY === true) process.stderr.write(`aura push: ${session.session_id} ${session.outcome}${session.lines === undefined ? '' : ` (${session.lines} lines)`}${session.message === undefined ? '' : `: ${session.message}`}\n`);
   };

@@ -41,7 +41,7 @@ export function folderMaterial(files: SessionFiles, log: SealLogView | null = nu
   const writer = trailWriter(files.trail);
   return {
     sealPlace: log === null ? null : (log.places.get(files.sessionId) ?? 'absent'),
-    ...(log?.anchor === undefined ? {} : { anchorDisagreement: log.anchor.get(files.sessionId) ?? null }),
+    ...anchorWord(log, files.sessionId),
     writer: writer === null ? 'none' : writer.alive ? 'alive' : 'gone',
     sessionId: files.sessionId,
     trailName: files.trail,
@@ -59,6 +59,14 @@ export function folderMaterial(files: SessionFiles, log: SealLogView | null = nu
         }
       : null,
   };
+}
+
+/**
+ * What a seal log's anchor copy says of session `id`'s seal, as material carries it: the folder's
+ * readers, and a push that hands it to the fleet store, which cannot read the copy itself.
+ */
+export function anchorWord(log: SealLogView | null, id: string): Pick<SessionMaterial, 'anchorDisagreement'> {
+  return log?.anchor === undefined ? {} : { anchorDisagreement: log.anchor.get(id) ?? null };
 }
 
 /** Something is there (a symlink loop too, which its reader then refuses). */

@@ -2,9 +2,10 @@
  * `aura push`: a host's sessions folder into the fleet store. Hosts keep writing locally (nothing
  * on the emit path touches the network); pushing reads the files as they are on disk and ships
  * their bytes unchanged: every line, the summary, the session's seal-log entry (checkpoints are
- * lines of the trail). Closed sessions go whole, each inside one transaction (checked on worker
- * threads and written in batches: postgres/ingest.ts); `--follow` also ships the complete lines
- * of open sessions as they grow, and closes them in the store when they close.
+ * lines of the trail), and, where the seal log has an anchor copy, what the copy says of that
+ * seal (the store cannot read the copy). Closed sessions go whole, each inside one transaction
+ * (checked on worker threads and written in batches: postgres/ingest.ts); `--follow` also ships
+ * the complete lines of open sessions as they grow, and closes them in the store when they close.
  *
  * What is stored is asked of the store, never remembered here: a push killed at any point and run
  * again finds what was committed and goes on, so every session ends up stored once and whole.
@@ -21,7 +22,9 @@ import { storeCall } from './postgres/connection.js';
 import { ingestSessions, storedStates, type IngestOutcome } from './postgres/ingest.js';
 import { splitLines, type CheckTask, type StoredState } from './postgres/ingest-check.js';
 import { requireSchema } from './postgres/schema.js';
-import { sealLogPlaces, type SealLogEntry, type SealLogPlace } from './seal-log.js';
+import { anchorWord } from './material.js';
+import { sealLogPlaces, type SealLogEntry, type SealLogPlace, type SealLogView } from './seal-log.js';
+import { sealLogView } from './session-status.js';
 import { listSessionIds, resolveSessionKey, sessionFiles, type SessionFiles } from './session-files.js';
 import { parseJsonStrict } from '../spine/fast-record.js';
 import { readRegularFile, readRegularFileShared } from '../spine/regular-file.js';
@@ -30,6 +33,8 @@ import { readRegularFile, readRegularFileShared } from '../spine/regular-file.js
 export interface PushOptions {
   readonly sessionsDir: string;
   readonly sealLog: string;
+  /** That log's anchor copy (config `anchor_dir`), or null (the default). */
+  readonly anchorLog?: string | null;
   /** The host's keys folder: its public keys go to the store, and signatures are checked with them at ingest. */
   readonly keysDir: string;
   /** Names this host in the store. */
@@ -196,12 +201,19 @@ class Pusher {
   }
 
   /**
-   * The host's seal log now: each entry with its line as the log holds it, and each entry's place.
-   * @throws ReadError when it is there but cannot be read
+   * The host's seal log now: each entry with its line as the log holds it, each entry's place, and,
+   * when it has an anchor copy, the log's view as the folder's readers take it, so the store hears
+   * from the copy what they would say.
+   * @throws ReadError when either is there but cannot be read
    */
   private hostLogs(): HostLogs {
     const seals = sealEntries(this.options.sealLog);
-    return { seals, places: sealLogPlaces([...seals.values()].map((seal) => seal.entry)) };
+    const anchorLog = this.options.anchorLog ?? null;
+    return {
+      seals,
+      places: sealLogPlaces([...seals.values()].map((seal) => seal.entry)),
+      anchored: anchorLog === null ? null : sealLogView(this.options.sealLog, null, anchorLog),
+    };
   }
 
   /** The session's bytes as the files hold them (an open one's only up to its last complete line), or null for an open one with none; a closed one's seal as the host's `logs` hold it. */
@@ -213,7 +225,7 @@ class Pusher {
     const summary = closed && fs.existsSync(files.summary) ? readRegularFile(files.summary, 'summary') : null;
     const id = files.sessionId;
     const log = closed ? logs : null;
-    return { sessionId: id, host: this.options.host, trail, summary, sealEntry: log?.seals.get(id) ?? null, sealPlace: log?.places.get(id) ?? null, closed, stored };
+    return { sessionId: id, host: this.options.host, trail, summary, sealEntry: log?.seals.get(id) ?? null, sealPlace: log?.places.get(id) ?? null, anchor: anchorWord(log?.anchored ?? null, id), closed, stored };
   }
 }
 
@@ -221,6 +233,7 @@ class Pusher {
 interface HostLogs {
   readonly seals: ReadonlyMap<string, { readonly entry: SealLogEntry; readonly raw: Buffer }>;
   readonly places: ReadonlyMap<string, SealLogPlace>;
+  readonly anchored: SealLogView | null;
 }
 
 function pushedOf(id: string, outcome: IngestOutcome, closed: boolean): PushedSession {

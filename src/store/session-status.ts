@@ -28,7 +28,7 @@ import { readTextFile } from './json-file.js';
 import { entrySigned, entryVouches, readSealLog, sealEntryHash, sealLogPlaces, type SealLogEntry, type SealLogPlace, type SealLogRead, type SealLogView } from './seal-log.js';
 import { anchoredView } from './seal-log-anchor.js';
 import { assertReadable, sessionFiles } from './session-files.js';
-import type { SessionMaterial } from './material.js';
+import { anchorWord, type SessionMaterial } from './material.js';
 import { sealOfSummary } from './summary-seal.js';
 
 /** Where a session stands. */
@@ -363,7 +363,7 @@ export function folderSessionStatus(sessionsDir: string, id: string, options: Fo
     writer: writer === null ? 'none' : writer.alive ? 'alive' : 'gone',
     ...(options.collectEvents === true ? { collectEvents: true } : {}),
   });
-  return anchorVerdict(status, options.log?.anchor === undefined ? undefined : (options.log.anchor.get(id) ?? null));
+  return anchorVerdict(status, anchorWord(options.log, id).anchorDisagreement);
 }
 
 /**

@@ -16,7 +16,7 @@ import { AURA_BIN, aura, auraAsync, auraJson } from '../helpers/cli.js';
 import { client, dropRoles, roleName, tempDatabase } from '../helpers/postgres.js';
 import { pythonVerify } from '../helpers/python.js';
 import { lines, rehash } from '../helpers/sessions.js';
-import { tempDir } from '../helpers/temp.js';
+import { anchoredHome, tempDir } from '../helpers/temp.js';
 
 /** A host: an AURA_HOME with closed sessions, signed when asked. */
 async function host(ref: string, sessions: number, options: { readonly events?: number; readonly signed?: boolean } = {}): Promise<{ home: string; ids: string[] }> {
@@ -53,9 +53,9 @@ describe('aura store init', () => {
     const url = await tempDatabase();
     const first = auraJson(['store', 'init', '--store', url, '--ingest-role', ingestRole, '--reader-role', readerRole]);
     expect(first.status, first.stderr).toBe(0);
-    expect(first.json).toMatchObject({ from_version: 0, to_version: 5, applied: [{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }, { version: 5 }] });
+    expect(first.json).toMatchObject({ from_version: 0, to_version: 6, applied: [{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }, { version: 5 }, { version: 6 }] });
     const again = auraJson(['store', 'init', '--store', url, '--ingest-role', ingestRole, '--reader-role', readerRole]);
-    expect(again.json).toMatchObject({ from_version: 5, to_version: 5, applied: [] });
+    expect(again.json).toMatchObject({ from_version: 6, to_version: 6, applied: [] });
     const sql = client(url);
     await expect(sql`UPDATE aura.schema_version SET name = 'x'`).rejects.toThrow(/append-only: UPDATE/);
     await expect(sql`DELETE FROM aura.schema_version`).rejects.toThrow(/append-only: DELETE/);
@@ -67,7 +67,7 @@ describe('aura store init', () => {
     expect(tuned.filter((t) => t.reloptions?.includes('autovacuum_vacuum_insert_scale_factor=0.01') === true).map((t) => t.relname)).toEqual(['checks', 'closes', 'findings', 'lines', 'sessions']);
   });
 
-  it('migrates a version 1 store to version 5: its rows kept, still append-only, first lines indexed; a line without its session is reported by verify', async () => {
+  it('migrates a version 1 store to version 6: its rows kept, still append-only, first lines indexed, its closes checked against no anchor copy; a line without its session is reported by verify', async () => {
     const url = await initialized();
     const a = await host('acme/migrated', 3);
     expect(aura(['--home', a.home, 'push', '--all', '--store', url]).status).toBe(0);
@@ -87,16 +87,18 @@ describe('aura store init', () => {
       await tx`DROP INDEX aura.refusals_by_session`;
       await tx`ALTER TABLE aura.lines ADD COLUMN prev_hash text, ADD COLUMN content_hash text`;
       await tx`ALTER TABLE aura.lines ADD CONSTRAINT lines_session_id_fkey FOREIGN KEY (session_id) REFERENCES aura.sessions`;
+      await tx`ALTER TABLE aura.closes DROP CONSTRAINT closes_anchor_disagreement, DROP COLUMN anchored, DROP COLUMN anchor_disagreement`;
     });
     const old = aura(['--home', a.home, 'push', '--all', '--store', url]);
     expect(old.status).toBe(2);
-    expect(old.stderr).toMatch(/schema is version 1, older than this aura's \(5\): run aura store init/);
+    expect(old.stderr).toMatch(/schema is version 1, older than this aura's \(6\): run aura store init/);
     const lineCount = async (): Promise<unknown> => (await sql`SELECT count(*)::int AS n FROM aura.lines`)[0];
     const before = await lineCount();
     const migrated = auraJson(['store', 'init', '--store', url, '--ingest-role', ingestRole, '--reader-role', readerRole]);
     expect(migrated.status, migrated.stderr).toBe(0);
-    expect(migrated.json).toMatchObject({ from_version: 1, to_version: 5, applied: [{ version: 2 }, { version: 3 }, { version: 4 }, { version: 5 }] });
+    expect(migrated.json).toMatchObject({ from_version: 1, to_version: 6, applied: [{ version: 2 }, { version: 3 }, { version: 4 }, { version: 5 }, { version: 6 }] });
     expect(await lineCount()).toEqual(before);
+    expect(await sql`SELECT DISTINCT anchored, anchor_disagreement FROM aura.closes`).toEqual([{ anchored: false, anchor_disagreement: null }]);
     expect(await sql`SELECT conname FROM pg_constraint WHERE conrelid = 'aura.lines'::regclass AND contype = 'f'`).toEqual([]);
     expect(await sql`SELECT tgname FROM pg_trigger WHERE tgrelid = 'aura.lines'::regclass AND NOT tgisinternal ORDER BY tgname`).toEqual([{ tgname: 'lines_append_only' }, { tgname: 'lines_no_truncate' }]);
     const columns = await sql<{ attname: string }[]>`SELECT attname FROM pg_attribute WHERE attrelid = 'aura.lines'::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum`;
@@ -303,9 +305,9 @@ describe('aura push and aura pull', () => {
 });
 
 describe('aura push --follow', () => {
-  it('ships a live session as it grows, then closes it in the store with its seal-log entry', async () => {
+  it("ships a live session as it grows, then closes it in the store with its seal-log entry and its anchor copy's word on it", async () => {
     const url = await initialized();
-    const home = tempDir('aura-follow-');
+    const { home } = anchoredHome(tempDir('aura-follow-'));
     const sql = client(url);
     const follower = spawn(process.execPath, [AURA_BIN, '--home', home, 'push', '--follow', '--interval', '50', '--store', url, '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
@@ -333,11 +335,12 @@ describe('aura push --follow', () => {
     await until(async () => (await sql`SELECT 1 FROM aura.closes WHERE session_id = ${session.id}`).length === 1);
     expect(await stored()).toBe(lines(trail(home, session.id)).length);
     // It closed after the follow began: its seal is read from the log as it is then.
-    expect(await sql`SELECT seal_entry IS NOT NULL AS sealed FROM aura.closes WHERE session_id = ${session.id}`).toEqual([{ sealed: true }]);
+    expect(await sql`SELECT seal_entry IS NOT NULL AS sealed, anchored, anchor_disagreement FROM aura.closes WHERE session_id = ${session.id}`).toEqual([{ sealed: true, anchored: true, anchor_disagreement: null }]);
     follower.kill('SIGTERM');
     expect(await exited).toBe(0);
     const verify = auraJson(['verify', 'store', '--store', url]);
     expect(verify.status, JSON.stringify(verify.json)).toBe(0);
+    expect(verify.json['sessions']).toEqual([expect.objectContaining({ session_id: session.id, status: 'intact' })]);
   });
 });
 

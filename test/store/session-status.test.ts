@@ -476,37 +476,129 @@ describe("the seal log's anchor copy", () => {
   });
 });
 
-describe("a session sealed only by its summary, in a folder whose seal log is anchored", () => {
-  it('is unsealed on every surface: a summary anyone can write proves nothing the anchored log does not hold; without an anchor it stays intact', async () => {
-    const { home } = anchoredHome();
-    const source = await closedSession(home, 3, false);
-    const sessions = path.join(home, 'sessions');
+describe('in a folder whose seal log is anchored, a session sealed only by its summary, or whose seal only the anchor copy holds', () => {
+  const { home, anchorDir } = anchoredHome();
+  const sessions = path.join(home, 'sessions');
+  const anchorLog = path.join(anchorDir, 'seals.jsonl');
+  const ids = { genuine: '', removed: '', forged: 'aura_sess_0ddba11c0ffe' };
+  const expected = {
+    genuine: { status: 'intact', reason: null, kind: null },
+    removed: { status: 'damaged', reason: 'seal_mismatch', kind: 'SUMMARY_MISMATCH' },
+    forged: { status: 'unsealed', reason: 'unsealed', kind: 'SEAL_MISSING' },
+  } as const;
+  const names = Object.keys(expected) as (keyof typeof expected)[];
+  const statusKinds = ['HASH_CHAIN_BROKEN', 'TRAIL_TRUNCATED', 'TRAIL_MISSING', 'SEAL_MISSING', 'SUMMARY_MISMATCH', 'SIGNATURE_MISSING', 'SIGNATURE_INVALID'];
+  const labelOf = (name: keyof typeof expected): string => {
+    const want = expected[name];
+    return want.reason === null || want.reason === want.status ? want.status : `${want.status}: ${want.reason}`;
+  };
+
+  beforeAll(async () => {
+    ids.genuine = await closedSession(home, 3, false);
+    ids.removed = await closedSession(home, 3, false);
+    // Its seal (the log's last entry) removed: the log is still a valid chain, only the anchor copy tells.
+    const sealLog = path.join(home, 'seals.jsonl');
+    write(sealLog, lines(sealLog).slice(0, -1));
     // A new session, written whole by hand: its trail rehashed, and a summary whose chain (as Python Aura's event_count) seals it.
-    const forged = 'aura_sess_0ddba11c0ffe';
-    const rows = rehash(lines(sessionFiles(sessions, source).trail).map((line) => JSON.stringify({ ...(JSON.parse(line) as object), session_id: forged })));
+    const forged = ids.forged;
+    const rows = rehash(lines(sessionFiles(sessions, ids.genuine).trail).map((line) => JSON.stringify({ ...(JSON.parse(line) as object), session_id: forged })));
     write(sessionFiles(sessions, forged).trail, rows);
-    const summary = JSON.parse(fs.readFileSync(sessionFiles(sessions, source).summary, 'utf8')) as Record<string, unknown>;
+    const summary = JSON.parse(fs.readFileSync(sessionFiles(sessions, ids.genuine).summary, 'utf8')) as Record<string, unknown>;
     delete summary['seal'];
     summary['session_id'] = forged;
     const hashOf = (row: string | undefined): string => (JSON.parse(row as string) as Row).content_hash;
     summary['chain'] = { ...(summary['chain'] as object), events: rows.length, first_hash: hashOf(rows[0]), head_hash: hashOf(rows.at(-1)) };
     fs.writeFileSync(sessionFiles(sessions, forged).summary, JSON.stringify(summary));
-    expect(auraJson(['verify', 'chain', forged], { home })).toMatchObject({ status: 1, json: { status: 'unsealed', seal_from: 'summary' } });
+  }, 60_000);
+
+  /** What the MCP tools say of each session: list_sessions, verify_session, get_session_findings and get_session_report. */
+  async function expectTools(client: Client): Promise<void> {
+    const listed = ((await client.callTool({ name: 'list_sessions', arguments: {} })).structuredContent as { sessions: Record<string, unknown>[] }).sessions;
+    const findings = ((await client.callTool({ name: 'get_session_findings', arguments: { per_kind_limit: 50 } })).structuredContent as { findings: Record<string, unknown>[] }).findings;
+    for (const name of names) {
+      const want = expected[name];
+      const id = ids[name];
+      const row = listed.find((s) => s['session_id'] === id);
+      expect([name, row?.['status'], row?.['reason']]).toEqual([name, want.status, want.reason]);
+      const verified = (await client.callTool({ name: 'verify_session', arguments: { session_key: id } })).structuredContent as Record<string, unknown>;
+      expect([name, verified['status']]).toEqual([name, want.status]);
+      const kinds = findings.filter((f) => f['session_id'] === id && statusKinds.includes(String(f['kind']))).map((f) => f['kind']);
+      expect([name, kinds]).toEqual([name, want.kind === null ? [] : [want.kind]]);
+      const report = (await client.callTool({ name: 'get_session_report', arguments: { session_key: id } })).structuredContent as { audit_report: { findings: { kind: string }[] } };
+      expect([name, [...new Set(report.audit_report.findings.map((f) => f.kind).filter((kind) => statusKinds.includes(kind)))]]).toEqual([name, want.kind === null ? [] : [want.kind]]);
+    }
+  }
+
+  it('verify chain, verify store, sessions list, report show and html, the ui list', () => {
     const store = auraJson(['verify', 'store'], { home });
     expect(store.status).toBe(1);
-    expect(store.json['sessions']).toContainEqual(expect.objectContaining({ session_id: forged, status: 'unsealed' }));
-    expect(auraJson(['sessions', 'list'], { home }).json['sessions']).toContainEqual(expect.objectContaining({ session_id: forged, status: 'unsealed' }));
-    expect(auraJson(['verify', 'chain', source], { home }).json).toMatchObject({ status: 'intact', seal_from: 'seal_log' });
+    const listed = auraJson(['sessions', 'list'], { home }).json['sessions'] as Record<string, unknown>[];
+    const rows = sessionsListRows(sessions, path.join(home, 'seals.jsonl'), null, anchorLog);
+    const out = tempDir();
+    for (const name of names) {
+      const want = expected[name];
+      const id = ids[name];
+      const chain = auraJson(['verify', 'chain', id], { home });
+      expect([name, chain.status, chain.json['status'], chain.json['status_reason']]).toEqual([name, want.status === 'intact' ? 0 : 1, want.status, want.reason]);
+      const fromStore = (store.json['sessions'] as Record<string, unknown>[]).find((s) => s['session_id'] === id);
+      expect([name, fromStore?.['status'], fromStore?.['reason'] ?? null]).toEqual([name, want.status, want.reason]);
+      const row = listed.find((s) => s['session_id'] === id);
+      expect([name, row?.['status'], row?.['reason']]).toEqual([name, want.status, want.reason]);
+      expect([name, auraJson(['report', 'show', id], { home }).json['status_label']]).toEqual([name, labelOf(name)]);
+      expect([name, rows.find((r) => r.session_id === id)?.chain]).toEqual([name, labelOf(name)]);
+      const html = path.join(out, `${id}.html`);
+      expect(aura(['report', 'html', id, '-o', html], { home }).status).toBe(0);
+      expect([name, fs.readFileSync(html, 'utf8').includes(`"label":"${labelOf(name)}"`)]).toEqual([name, true]);
+    }
+    expect(auraJson(['verify', 'chain', ids.genuine], { home }).json).toMatchObject({ seal_from: 'seal_log' });
+    expect(auraJson(['verify', 'chain', ids.forged], { home }).json).toMatchObject({ seal_from: 'summary' });
+  });
+
+  it('aura mcp over stdio', async () => {
     const client = await mcpClient(home);
     try {
-      const verified = (await client.callTool({ name: 'verify_session', arguments: { session_key: forged } })).structuredContent as Record<string, unknown>;
-      expect(verified).toMatchObject({ status: 'unsealed' });
+      await expectTools(client);
     } finally {
       await client.close();
     }
-    // The same folder without its anchor: the summary is the only seal there is, as for Python Aura's trails.
+  }, 60_000);
+
+  it('the fleet store, pushed from the folder: verify store, sessions list, report show and html, and aura mcp --store', async () => {
+    const url = await tempDatabase();
+    expect(aura(['store', 'init', '--store', url]).status).toBe(0);
+    // Older than the push's grace for a session between close and summary.
+    const past = new Date(Date.now() - 60_000);
+    for (const id of Object.values(ids)) fs.utimesSync(sessionFiles(sessions, id).trail, past, past);
+    const pushed = auraJson(['push', '--all', '--host', 'anchored', '--store', url], { home });
+    expect(pushed.status, pushed.stderr).toBe(0);
+    const verified = auraJson(['verify', 'store', '--store', url]);
+    expect(verified.status).toBe(1);
+    const listed = auraJson(['sessions', 'list', '--store', url]).json['sessions'] as Record<string, unknown>[];
+    const out = tempDir();
+    for (const name of names) {
+      const want = expected[name];
+      const id = ids[name];
+      const fromStore = (verified.json['sessions'] as Record<string, unknown>[]).find((s) => s['session_id'] === id);
+      expect([name, fromStore?.['status'], fromStore?.['reason'] ?? null]).toEqual([name, want.status, want.reason]);
+      const row = listed.find((s) => s['session_id'] === id);
+      expect([name, row?.['status'], row?.['reason']]).toEqual([name, want.status, want.reason]);
+      expect([name, auraJson(['report', 'show', id, '--store', url]).json['status_label']]).toEqual([name, labelOf(name)]);
+      const html = path.join(out, `${id}.html`);
+      expect(aura(['report', 'html', id, '--store', url, '-o', html]).status).toBe(0);
+      expect([name, fs.readFileSync(html, 'utf8').includes(`"label":"${labelOf(name)}"`)]).toEqual([name, true]);
+    }
+    const client = new Client({ name: 'status-test', version: '1.0.0' });
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [AURA_BIN, 'mcp', '--store', url], stderr: 'ignore' }));
+    try {
+      await expectTools(client);
+    } finally {
+      await client.close();
+    }
+  }, 120_000);
+
+  it('the same folder without its anchor: the summary is the only seal there is, as for Python Aura\'s trails', () => {
     fs.writeFileSync(path.join(home, 'config.yaml'), '');
-    expect(auraJson(['verify', 'chain', forged], { home })).toMatchObject({ status: 0, json: { status: 'intact', seal_from: 'summary' } });
+    expect(auraJson(['verify', 'chain', ids.forged], { home })).toMatchObject({ status: 0, json: { status: 'intact', seal_from: 'summary' } });
   });
 });
 

@@ -19,7 +19,7 @@ import type { SealLogEntry, SealLogPlace } from '../seal-log.js';
 import type { SessionMaterial } from '../material.js';
 import { STORE_KINDS } from '../store-findings.js';
 import { CopyRows } from './copy-binary.js';
-import { alonePlace, storedStatus, type StoredStatus } from './stored-status.js';
+import { alonePlace, storedStatus, type StoredMaterial, type StoredStatus } from './stored-status.js';
 
 /** What the store already holds of a session. */
 export interface StoredState {
@@ -46,6 +46,8 @@ export interface CheckTask {
   readonly sealEntry: { readonly entry: SealLogEntry; readonly raw: Uint8Array } | null;
   /** Where the entry stands in the host's log (signing), as the host's log says; re-checked by `verify store --store`. */
   readonly sealPlace: SealLogPlace | null;
+  /** What the host's anchor copy of its seal log says of its seal, when closed and the log has a copy; kept in its close record. */
+  readonly anchor: Pick<StoredMaterial, 'anchorDisagreement'>;
   /** Closed (its writer is gone): stored with its close record. Open: its lines so far. */
   readonly closed: boolean;
   /** What the store held of it, or null for nothing. */
@@ -70,7 +72,7 @@ export interface SessionWrite {
   readonly session: { readonly session_id: string; readonly host: string; readonly agent_ref: string | null; readonly opened_at: string | null; readonly session_key: string | null } | null;
   /** Its new lines as binary COPY rows of `aura.lines`, without header and trailer. */
   readonly copy: Uint8Array;
-  readonly close: Readonly<Record<string, string | number | Uint8Array | null>> | null;
+  readonly close: Readonly<Record<string, string | number | boolean | Uint8Array | null>> | null;
   /** Its row in `aura.checks`, `detail` to be stored as JSON. */
   readonly check: {
     readonly session_id: string;
@@ -129,7 +131,7 @@ export function checkSession(task: CheckTask, keys: KeyRing | null): Checked {
     }
     if (from === lines.length && !task.closed) return { outcome: 'present' };
   }
-  const check = storedStatus({ sessionId: id, lines, summary, sealPlace: task.sealPlace ?? alonePlace(task.sealEntry?.entry ?? null), keys, closed: task.closed });
+  const check = storedStatus({ sessionId: id, lines, summary, sealPlace: task.sealPlace ?? alonePlace(task.sealEntry?.entry ?? null), keys, closed: task.closed, ...task.anchor });
   if (check.foreignId !== null) return { outcome: 'refused', reason: 'forged_id', message: `pushed as ${id}, but it names ${check.foreignId}`, trailSha256 };
   const report = reportOf(id, lines, summary, task.closed, check);
   const chain = check.chain;
@@ -155,6 +157,8 @@ export function checkSession(task: CheckTask, keys: KeyRing | null): Checked {
             seal_hash: entry?.entry.hash ?? null,
             seal_prev_hash: entry?.entry.prev_hash ?? null,
             host: task.host,
+            anchored: task.anchor.anchorDisagreement !== undefined,
+            anchor_disagreement: task.anchor.anchorDisagreement ?? null,
           }
         : null,
       check: {

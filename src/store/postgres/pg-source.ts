@@ -15,7 +15,7 @@ import type { SessionMaterial } from '../material.js';
 import type { SessionOverview, SessionSource } from '../source.js';
 import { openStore, storeCall, type Sql, type StoreConnection } from './connection.js';
 import { requireSchema } from './schema.js';
-import { hostKeys, readStoredSession, type StoredSession } from './stored-status.js';
+import { hostKeys, readStoredSession, storedPlace, type StoredSession } from './stored-status.js';
 
 interface ListRow {
   session_id: string;
@@ -78,14 +78,19 @@ export class PostgresSource implements SessionSource {
     });
   }
 
+  /** Placed in its host's log as the store holds it, with its anchor copy's word at push: as `verify_session` and `verify store --store` judge it. */
   async material(sessionKey: string): Promise<SessionMaterial> {
     const stored = await this.session(sessionKey);
+    const sql = this.store.sql;
+    const sealPlace = await storeCall(this.label, () => storedPlace(sql, stored.sessionId, stored.host));
     return {
       sessionId: stored.sessionId,
       trailName: `${this.label}#${stored.sessionId}`,
       summaryName: `${this.label}#${stored.sessionId}.summary`,
       lines: stored.lines.length === 0 ? null : () => linesOfBytes(stored.lines),
       summaryText: stored.summary === null ? null : () => (stored.summary as Buffer).toString('utf8'),
+      sealPlace,
+      ...stored.anchor,
     };
   }
 

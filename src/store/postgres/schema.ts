@@ -251,6 +251,19 @@ const MIGRATIONS: readonly Migration[] = [
       `CREATE TRIGGER refusals_once BEFORE INSERT ON aura.refusals FOR EACH ROW EXECUTE FUNCTION aura.refusal_once()`,
     ],
   },
+  {
+    version: 6,
+    name: "closes: what the host's anchor copy of its seal log said of the session when it was pushed",
+    statements: [
+      // In a folder whose seal log is anchored, a seal the copy disagrees with, or one only the
+      // summary holds, does not count, and the store cannot read a host's copy (it is kept where
+      // the host cannot rewrite it, often off the network). The pushing host compares its log with the copy as its own readers do, and
+      // the close record keeps that word beside the seal-log entry, for every reader of the store.
+      // A session pushed before this was checked against no copy: it stays as it was judged.
+      `ALTER TABLE aura.closes ADD COLUMN anchored boolean NOT NULL DEFAULT false, ADD COLUMN anchor_disagreement text,
+        ADD CONSTRAINT closes_anchor_disagreement CHECK (anchored OR anchor_disagreement IS NULL)`,
+    ],
+  },
 ];
 
 /** The schema version this aura reads and writes. */

@@ -9,12 +9,16 @@ import { parseJsonStrict } from '../../spine/fast-record.js';
 import type { AuraEvent } from '../../spine/record.js';
 import { KeyRing } from '../../spine/signing.js';
 import { linesOfBytes } from '../../spine/trail-lines.js';
+import type { SessionMaterial } from '../material.js';
 import { sealLogPlaces, type SealLogEntry, type SealLogPlace } from '../seal-log.js';
-import { sessionStatus, type SessionStatusRead } from '../session-status.js';
+import { anchorVerdict, sessionStatus, type SessionStatusRead } from '../session-status.js';
 import type { Sql } from './connection.js';
 
-/** A stored session's material. */
-export interface StoredMaterial {
+/**
+ * A stored session's material. Its `anchorDisagreement` is what its host's anchor copy said of its
+ * seal when it was pushed closed: the store cannot read the copy itself.
+ */
+export interface StoredMaterial extends Pick<SessionMaterial, 'anchorDisagreement'> {
   readonly sessionId: string;
   /** Each line's bytes, with its newline when it had one; null when the store holds none of the lines pushed ({@link storedLines}). */
   readonly lines: readonly Buffer[] | null;
@@ -41,7 +45,7 @@ export function storedStatus(material: StoredMaterial): StoredStatus {
   const named = new Set<string>();
   const summaryText = material.summary?.toString('utf8') ?? null;
   const lines = material.lines;
-  const status = sessionStatus({
+  const read = sessionStatus({
     sessionId: id,
     lines: lines === null ? null : () => linesOfBytes(lines),
     summaryText,
@@ -53,6 +57,7 @@ export function storedStatus(material: StoredMaterial): StoredStatus {
       if (record !== null && typeof record.session_id === 'string' && record.session_id !== id) named.add(record.session_id);
     },
   });
+  const status = anchorVerdict(read, material.anchorDisagreement);
   const sealed = material.sealPlace?.entry.seal.session_id;
   if (typeof sealed === 'string' && sealed !== id) named.add(sealed);
   const summaryId = summaryIdOf(summaryText);
@@ -131,12 +136,14 @@ export interface StoredSession {
   readonly closed: { readonly lines: number; readonly trailSha256: string; readonly summarySha256: string | null } | null;
   /** The lines the store recorded as pushed: its close record's count, else its latest check's; null when it recorded neither. */
   readonly pushedLines: number | null;
+  /** What its host's anchor copy said of its seal when it was pushed closed, spread into its material. */
+  readonly anchor: Pick<StoredMaterial, 'anchorDisagreement'>;
 }
 
 /** A stored session's rows now, or null when the store has no record of it. */
 export async function readStoredSession(sql: Sql, sessionId: string): Promise<StoredSession | null> {
-  const [head] = await sql<{ host: string; lines: number | null; trail_sha256: string | null; summary: Buffer | null; summary_sha256: string | null; seal_entry: Buffer | null; checked_lines: number | null }[]>`
-    SELECT s.host, c.lines, c.trail_sha256, c.summary, c.summary_sha256, c.seal_entry,
+  const [head] = await sql<({ host: string; lines: number | null; trail_sha256: string | null; summary: Buffer | null; summary_sha256: string | null; seal_entry: Buffer | null; checked_lines: number | null } & AnchorColumns)[]>`
+    SELECT s.host, c.lines, c.trail_sha256, c.summary, c.summary_sha256, c.seal_entry, c.anchored, c.anchor_disagreement,
       (SELECT k.lines FROM aura.checks k WHERE k.session_id = s.session_id ORDER BY k.id DESC LIMIT 1) AS checked_lines
     FROM aura.sessions s LEFT JOIN aura.closes c USING (session_id) WHERE s.session_id = ${sessionId}`;
   if (head === undefined) return null;
@@ -149,11 +156,23 @@ export async function readStoredSession(sql: Sql, sessionId: string): Promise<St
     sealEntry: head.seal_entry,
     closed: head.lines === null || head.trail_sha256 === null ? null : { lines: head.lines, trailSha256: head.trail_sha256, summarySha256: head.summary_sha256 },
     pushedLines: head.lines ?? head.checked_lines,
+    anchor: anchorOf(head),
   };
+}
+
+/** A close record's anchor columns (null without a close record). */
+export interface AnchorColumns {
+  readonly anchored: boolean | null;
+  readonly anchor_disagreement: string | null;
+}
+
+/** A close record's anchor columns as material says them: absent when its host's log had no anchor copy. */
+export function anchorOf(close: AnchorColumns): Pick<StoredMaterial, 'anchorDisagreement'> {
+  return close.anchored === true ? { anchorDisagreement: close.anchor_disagreement } : {};
 }
 
 /** A stored session's status from its rows now, its seal-log entry placed in its host's log as the store holds it. */
 export async function storedSessionStatus(sql: Sql, stored: StoredSession, keys: KeyRing | null): Promise<StoredStatus> {
   const place = await storedPlace(sql, stored.sessionId, stored.host);
-  return storedStatus({ sessionId: stored.sessionId, lines: storedLines(stored.lines, stored.pushedLines), summary: stored.summary, sealPlace: place, keys, closed: stored.closed !== null });
+  return storedStatus({ sessionId: stored.sessionId, lines: storedLines(stored.lines, stored.pushedLines), summary: stored.summary, sealPlace: place, keys, closed: stored.closed !== null, ...stored.anchor });
 }

@@ -11,6 +11,9 @@
  * - a whole session deleted: the next seal of its host links to a seal the store lacks (a gap);
  * - a chain rewritten and rehashed: its seal, the seal-log entry and their signatures.
  *
+ * A session pushed from a folder whose seal log is anchored is judged with what the host's anchor
+ * copy said of its seal at push, kept in its close record: the store cannot read the copy.
+ *
  * Each session goes through the one status module the store uses at ingest (store/session-status.ts),
  * with its seal-log entry placed in its host's log as the store holds it (which entries are signed).
  */
@@ -22,7 +25,7 @@ import type { SignatureFacet, StatusReason } from '../session-status.js';
 import { PASSING_STATUSES } from '../session-status.js';
 import { storeCall, type Sql } from './connection.js';
 import { digestOf } from '../../spine/hash.js';
-import { hostKeys, parseSealEntry, storedLines, storedStatus } from './stored-status.js';
+import { anchorOf, hostKeys, parseSealEntry, storedLines, storedStatus, type AnchorColumns } from './stored-status.js';
 
 /** One session's verdict. */
 export interface FleetSessionVerdict {
@@ -58,7 +61,7 @@ export interface FleetStoreReport {
   readonly ok: boolean;
 }
 
-interface Head {
+interface Head extends AnchorColumns {
   session_id: string;
   host: string;
   closed_lines: number | null;
@@ -88,7 +91,7 @@ export async function verifyFleetStore(sql: Sql, label: string, keys: KeyRing | 
   return storeCall(label, async () => {
     const ringOf = keys === null ? await hostKeys(sql, label) : () => keys;
     const heads = await sql<Head[]>`
-      SELECT s.session_id, s.host, c.lines AS closed_lines, c.trail_sha256 AS closed_sha, c.summary, c.seal_entry,
+      SELECT s.session_id, s.host, c.lines AS closed_lines, c.trail_sha256 AS closed_sha, c.summary, c.seal_entry, c.anchored, c.anchor_disagreement,
         k.lines AS checked_lines, k.trail_sha256 AS checked_sha, k.status AS recorded
       FROM aura.sessions s
       LEFT JOIN aura.closes c USING (session_id)
@@ -151,7 +154,7 @@ function verdictOfSession(head: Head, rows: readonly LineRow[], keys: KeyRing | 
   const base = { session_id: head.session_id, host: head.host, recorded: head.recorded };
   const closed = head.closed_lines !== null;
   const lines = storedLines(rows.map((row) => row.line), head.closed_lines ?? head.checked_lines);
-  const check = storedStatus({ sessionId: head.session_id, lines, summary: head.summary, sealPlace: place, keys, closed });
+  const check = storedStatus({ sessionId: head.session_id, lines, summary: head.summary, sealPlace: place, keys, closed, ...anchorOf(head) });
   const reasoned = { ...(check.reason === null ? {} : { reason: check.reason }), ...(check.message === null ? {} : { message: check.message }) };
   if (lines === null) return { ...base, status: check.status, ...reasoned };
   const problems = rowProblems(head, rows);
