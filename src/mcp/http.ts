@@ -24,11 +24,16 @@ import { buildServer } from './server.js';
 export interface Grant {
   readonly digest: Buffer;
   readonly folders: readonly string[];
+  /** The anchor copy of the seal log of each of its folders that has one, by folder. */
+  readonly anchors: ReadonlyMap<string, string>;
 }
 
 /**
  * Reads a tokens file: `tokens: [{sha256: <hex of SHA-256 of the token>, folders: [<sessions folder>, …]}]`
- * (`token: <plain text>` is accepted too, for tests and throwaway setups).
+ * (`token: <plain text>` is accepted too, for tests and throwaway setups), and `anchors: {<sessions
+ * folder>: <its seal log's anchor copy>}`. A granted folder's home is its tenant's, config and all:
+ * its anchor is named here, where the tenant cannot move it (as `AURA_ANCHOR_DIR` above a home's
+ * config), and a copy the tenant named could be another tenant's.
  * @throws ConfigError naming the file and line (an unknown key too: a typo must not drop a grant's limits)
  */
 export function readTokens(file: string): Grant[] {
@@ -39,21 +44,40 @@ export function readTokens(file: string): Grant[] {
     throw new ConfigError(file, null, `cannot read the tokens file: ${describeCause(error)}`);
   }
   const yaml = parseYamlSource(text, (message, line) => new ConfigError(file, line, message));
-  const value = yaml.value as { tokens?: unknown } | null;
+  const value = yaml.value as { tokens?: unknown; anchors?: unknown } | null;
   const fail = (keys: KeyPath, why: string): ConfigError => new ConfigError(file, yaml.lineOf(keys), why);
   if (value === null || typeof value !== 'object' || !Array.isArray(value.tokens) || value.tokens.length === 0) throw fail([], 'expected tokens: [{sha256, folders: [...]}, ...]');
-  for (const key of Object.keys(value)) if (key !== 'tokens') throw fail([key], `unknown key ${JSON.stringify(key)}; expected tokens`);
-  return value.tokens.map((entry: unknown, i: number) => {
+  for (const key of Object.keys(value)) if (!FILE_KEYS.includes(key)) throw fail([key], `unknown key ${JSON.stringify(key)}; expected ${FILE_KEYS.join(', ')}`);
+  const beside = (named: string): string => realFolder(path.resolve(path.dirname(file), named));
+  const grants = value.tokens.map((entry: unknown, i: number) => {
     const grant = (entry ?? {}) as { sha256?: unknown; token?: unknown; folders?: unknown };
     for (const key of Object.keys(grant)) if (!TOKEN_KEYS.includes(key)) throw fail(['tokens', i, key], `unknown key ${JSON.stringify(key)} in tokens[${i}]; expected ${TOKEN_KEYS.join(', ')}`);
     const digest = typeof grant.sha256 === 'string' && /^[0-9a-f]{64}$/.test(grant.sha256) ? Buffer.from(grant.sha256, 'hex') : typeof grant.token === 'string' && grant.token.length >= 16 ? secretDigest(grant.token) : null;
     if (digest === null) throw fail(['tokens', i], `tokens[${i}] needs sha256 (64 hex) or a token of at least 16 characters`);
     if (!Array.isArray(grant.folders) || grant.folders.length === 0 || grant.folders.some((f) => typeof f !== 'string')) throw fail(['tokens', i, 'folders'], `tokens[${i}].folders must list sessions folders`);
-    return { digest, folders: (grant.folders as string[]).map((f) => realFolder(path.resolve(path.dirname(file), f))) };
+    return { digest, folders: (grant.folders as string[]).map(beside) };
   });
+  const granted = new Set(grants.flatMap((grant) => grant.folders));
+  const named = value.anchors ?? {};
+  if (named === null || typeof named !== 'object' || Array.isArray(named)) throw fail(['anchors'], "anchors must map sessions folders to their seal logs' anchor copies");
+  const anchors = new Map<string, string>();
+  for (const [folder, copy] of Object.entries(named)) {
+    if (typeof copy !== 'string') throw fail(['anchors', folder], `anchors[${JSON.stringify(folder)}] must name the anchor copy of the folder's seal log`);
+    if (!granted.has(beside(folder))) throw fail(['anchors', folder], `anchors names ${folder}, which no token grants`);
+    anchors.set(beside(folder), beside(copy));
+  }
+  return grants.map((grant) => ({
+    ...grant,
+    anchors: new Map(
+      grant.folders.flatMap((folder) => {
+        const copy = anchors.get(folder);
+        return copy === undefined ? [] : [[folder, copy] as const];
+      }),
+    ),
+  }));
 }
 
-/** A granted folder where it really is when the server starts (a link the operator made is followed then, once). */
+/** A folder (or anchor copy) the tokens file names, where it really is when the server starts (a link the operator made is followed then, once). */
 function realFolder(folder: string): string {
   try {
     return fs.realpathSync(folder);
@@ -67,10 +91,11 @@ function realFolder(folder: string): string {
  * Why a granted folder is not read now, or null: its tenant can write its home, so a symlink put
  * since the server started in place of the folder, of its seal log or of a folder above them (the
  * home itself) would have the server read another tenant's sessions for them. The folder was
- * taken where it really was at the start: it must still be reached at that path, and its log too.
+ * taken where it really was at the start: it must still be reached at that path, and its log and
+ * their anchor copy too.
  */
-function swappedFor(sessionsDir: string): string | null {
-  for (const file of [sessionsDir, sealLogOf(sessionsDir)]) {
+function swappedFor(sessionsDir: string, anchorLog: string | null): string | null {
+  for (const file of [sessionsDir, sealLogOf(sessionsDir), ...(anchorLog === null ? [] : [anchorLog])]) {
     let real: string;
     try {
       real = fs.realpathSync(file);
@@ -87,6 +112,7 @@ function sealLogOf(sessionsDir: string): string {
   return path.join(path.dirname(sessionsDir), 'seals.jsonl');
 }
 
+const FILE_KEYS = ['tokens', 'anchors'];
 const TOKEN_KEYS = ['sha256', 'token', 'folders'];
 
 function grantOf(grants: readonly Grant[], header: string | undefined): Grant | null {
@@ -104,14 +130,16 @@ export type ServiceOf = (grant: Grant) => FindingsTools;
 
 /**
  * A grant's sessions folders, judged with `keys` (a tenant's home is not ours: its `keys/` folder is
- * not trusted for it; with no keys, signatures read as unchecked).
+ * not trusted for it; with no keys, signatures read as unchecked), each against the anchor copy
+ * the tokens file names for it.
  */
 export function foldersOf(keys: KeyRing | null): ServiceOf {
   return (grant) =>
     new FindingsService(
       grant.folders.flatMap((sessionsDir) => {
-        const swapped = swappedFor(sessionsDir);
-        if (swapped === null) return [{ sessionsDir, sealLog: sealLogOf(sessionsDir), keys }];
+        const anchorLog = grant.anchors.get(sessionsDir) ?? null;
+        const swapped = swappedFor(sessionsDir, anchorLog);
+        if (swapped === null) return [{ sessionsDir, sealLog: sealLogOf(sessionsDir), anchorLog, keys }];
         process.stderr.write(`aura mcp: ${swapped}; the folder is left out of this call\n`);
         return [];
       }),

@@ -279,6 +279,22 @@ describe('the tokens file', () => {
     fs.writeFileSync(file, 'tokens:\n  - { token: a-token-of-sixteen-chars, folders: [sessions] }\ntokns: []\n');
     expect(expectAuraError(() => readTokens(file), ConfigError, 'CONFIG_INVALID').data).toEqual({ path: file, line: 3 });
   });
+
+  it("names a granted folder's anchor copy beside the file, and refuses one for a folder no token grants (a typo would leave the folder unanchored)", () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'tokens.yaml');
+    const grants = 'tokens:\n  - { token: a-token-of-sixteen-chars, folders: [a/sessions] }\n  - { token: another-token-of-sixteen, folders: [b/sessions] }\n';
+    fs.writeFileSync(file, `${grants}anchors:\n  a/sessions: anchors/a.jsonl\n`);
+    const [a, b] = readTokens(file);
+    expect([...(a?.anchors ?? [])]).toEqual([[path.join(dir, 'a', 'sessions'), path.join(dir, 'anchors', 'a.jsonl')]]);
+    expect(b?.anchors.size).toBe(0);
+    fs.writeFileSync(file, `${grants}anchors:\n  a/sessions: anchors/a.jsonl\n  a/sesions: anchors/a.jsonl\n`);
+    const typo = expectAuraError(() => readTokens(file), ConfigError, 'CONFIG_INVALID');
+    expect(typo.data).toEqual({ path: file, line: 6 });
+    expect(typo.message).toContain(`anchors names a/sesions, which no token grants`);
+    fs.writeFileSync(file, `${grants}anchors:\n  a/sessions: [anchors/a.jsonl]\n`);
+    expect(expectAuraError(() => readTokens(file), ConfigError, 'CONFIG_INVALID').data).toEqual({ path: file, line: 5 });
+  });
 });
 
 describe('aura mcp over Streamable HTTP', () => {

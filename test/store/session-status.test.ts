@@ -6,11 +6,13 @@
  * html, the ui list, the MCP tools through the SDK client, and the fleet store.
  */
 
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reportPageModel } from '../../src/report/page-model.js';
 import { sessionsListRows } from '../../src/report/list-model.js';
@@ -19,7 +21,7 @@ import { lockPathOf } from '../../src/spine/writer.js';
 import { KeyRing } from '../../src/spine/signing.js';
 import { readSealLog, sealEntryHash, type SealLogEntry } from '../../src/store/seal-log.js';
 import { sessionFiles } from '../../src/store/session-files.js';
-import { AURA_BIN, aura, auraJson } from '../helpers/cli.js';
+import { AURA_BIN, aura, auraJson, listeningUrl } from '../helpers/cli.js';
 import { tempDatabase } from '../helpers/postgres.js';
 import { lines, rehash } from '../helpers/sessions.js';
 import { anchoredHome, tempDir } from '../helpers/temp.js';
@@ -560,6 +562,25 @@ describe('in a folder whose seal log is anchored, a session sealed only by its s
       await expectTools(client);
     } finally {
       await client.close();
+    }
+  }, 60_000);
+
+  it('aura mcp --http, for a granted folder whose anchor copy the tokens file names', async () => {
+    const token = 'token-for-the-anchored-folder-0123';
+    const tokens = path.join(tempDir(), 'tokens.yaml');
+    fs.writeFileSync(tokens, `tokens:\n  - token: ${token}\n    folders: [${sessions}]\nanchors:\n  ${sessions}: ${anchorLog}\n`);
+    const server = spawn(process.execPath, [AURA_BIN, 'mcp', '--http', '0', '--tokens', tokens], { stdio: ['ignore', 'ignore', 'pipe'] });
+    try {
+      const url = await listeningUrl(server);
+      const client = new Client({ name: 'status-test', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+      try {
+        await expectTools(client);
+      } finally {
+        await client.close();
+      }
+    } finally {
+      server.kill('SIGTERM');
     }
   }, 60_000);
 
