@@ -19,12 +19,13 @@ export interface ApprovalRequest {
 }
 
 /**
- * The digest of a call: SHA-256 over the canonical text of `{args, session_id, tool}`.
- * @param salt a secret mixed in when the recorded arguments are masked, so the digest on the trail
- *   cannot be brute-forced back to the personal data it binds (a phone number has few candidates).
+ * The digest of a call: SHA-256 over the canonical text of `{args, salt, session_id, tool}`.
+ * @param salt the session's secret (session/approval-salt.ts), never recorded: the digest binds the
+ *   arguments as made, and without it the digest on the trail could be brute-forced back to what
+ *   the record redacts or masks (a password in a command, a phone number has few candidates).
  */
-export function callDigest(sessionId: string, tool: string, args: unknown, salt?: string): string {
-  return sha256(canonicalJson({ session_id: sessionId, tool, args: args ?? null, ...(salt === undefined ? {} : { salt }) }, 'call'));
+export function callDigest(sessionId: string, tool: string, args: unknown, salt: string): string {
+  return sha256(canonicalJson({ session_id: sessionId, tool, args: args ?? null, salt }, 'call'));
 }
 
 /** The approval requests of one session. */
@@ -58,6 +59,12 @@ export class ApprovalBook {
     request.state = 'approved';
     request.principal = principal;
     return request;
+  }
+
+  /** Whether a request waits for approval. */
+  hasPending(): boolean {
+    for (const request of this.requests.values()) if (request.state === 'pending') return true;
+    return false;
   }
 
   /** The request with this id, if one was made. */

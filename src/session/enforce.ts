@@ -5,7 +5,6 @@
  * because the tool has already run. Sequencer gates are approvals too, and live here.
  */
 
-import { randomBytes } from 'node:crypto';
 import { ApprovalRequiredError, PolicyDeniedError } from '../errors.js';
 import { callDigest, type ApprovalBook } from '../policy/approvals.js';
 import type { Decision, Policy } from '../policy/policy.js';
@@ -20,10 +19,15 @@ export const TOOL_KINDS: ReadonlySet<string> = new Set(['tool.call', 'action.req
 // Shared, not made per event: most events go through policy unmasked.
 const unchanged = (message: string): string => message;
 
+/** What the gate asks of the session beyond its stages: the digests' salt. */
+export interface GateSecrets {
+  /** The session's approval-digest salt (session/approval-salt.ts). */
+  readonly salt: () => string;
+}
+
 export class PolicyGate {
   private pauseRequest: string | null = null;
-  // Never recorded: it keeps the approval digest of a call with masked arguments from being brute-forced.
-  private readonly digestSalt = randomBytes(16).toString('hex');
+  private salt: string | null = null;
 
   constructor(
     private readonly sessionId: string,
@@ -31,6 +35,7 @@ export class PolicyGate {
     private readonly approvals: ApprovalBook,
     private readonly loop: LoopHold,
     private readonly record: RecordFn,
+    private readonly secrets: GateSecrets,
   ) {}
 
   /** Whether an event of this kind goes through policy (a session stopped by an observer holds every tool call). */
@@ -44,9 +49,11 @@ export class PolicyGate {
     this.pauseRequest = requestId;
   }
 
-  /** The digests a pending request for this call may be held under (plain, and salted for masked arguments). */
-  callDigests(tool: string, args: unknown): string[] {
-    return [callDigest(this.sessionId, tool, args), callDigest(this.sessionId, tool, args, this.digestSalt)];
+  /** The digest a request for this call is held under. */
+  digestOf(tool: string, args: unknown): string {
+    // Taken at the first digest: most sessions hold no call, and a shared one reads its salt from a file.
+    this.salt ??= this.secrets.salt();
+    return callDigest(this.sessionId, tool, args, this.salt);
   }
 
   /**
@@ -85,7 +92,7 @@ export class PolicyGate {
 
   /** A sequencer gate (reference §16.4): an approved request for this step releases it, once. */
   gate(step: StepSpec, gate: GateName): void {
-    const digest = callDigest(this.sessionId, `sequencer.gate.${gate}`, { step_id: step.id });
+    const digest = this.digestOf(`sequencer.gate.${gate}`, { step_id: step.id });
     const open = this.approvals.open(digest);
     if (open?.state === 'approved') {
       this.approvals.use(open);
@@ -124,7 +131,7 @@ export class PolicyGate {
       }
     }
     if (decision.approval === null) return null;
-    const digest = callDigest(this.sessionId, tool, payload['args'], shown['args'] === payload['args'] ? undefined : this.digestSalt);
+    const digest = this.digestOf(tool, payload['args']);
     const open = this.approvals.open(digest);
     if (open?.state === 'approved') {
       this.approvals.use(open);

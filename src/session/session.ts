@@ -32,6 +32,7 @@ import { KeyRing } from '../spine/signing.js';
 import { parseFsyncPolicy, type TrailWriter } from '../spine/writer.js';
 import { makeFolder } from '../store/fs-write.js';
 import { SESSION_ID_PATTERN, type SessionFiles } from '../store/session-files.js';
+import { newSalt, removeSalt, sharedSalt } from './approval-salt.js';
 import { Checkpointer } from './checkpoint.js';
 import { exportClosed } from './close.js';
 import { openBroker } from './egress.js';
@@ -193,7 +194,7 @@ export class Session implements AsyncDisposable {
       if (this.writer.length >= this.aheadAt) this.startAhead();
     });
     this.loop = new LoopHold(this.approvals, record);
-    this.gate = new PolicyGate(this.id, policy, this.approvals, this.loop, record);
+    this.gate = new PolicyGate(this.id, policy, this.approvals, this.loop, record, { salt: this.writer.shared === null ? newSalt : () => sharedSalt(this.files.trail) });
     this.mask = new MaskStage(pii, record);
     this.calls = new ToolCalls(record, this.gate, this.mask, policy, this.broker, redactor);
   }
@@ -339,11 +340,10 @@ export class Session implements AsyncDisposable {
    */
   approveCall(tool: string, args: Readonly<Record<string, unknown>>, options: { readonly principal?: string } = {}): RecordedEvent | null {
     this.assertOpen('approve a call of', tool);
-    for (const digest of this.gate.callDigests(tool, args)) {
-      const request = this.approvals.open(digest);
-      if (request?.state === 'pending') return this.approve(request.request_id, options);
-    }
-    return null;
+    // Most calls were never held (the hook asks after every call): no digest, nor a shared session's salt, is needed to know.
+    if (!this.approvals.hasPending()) return null;
+    const request = this.approvals.open(this.gate.digestOf(tool, args));
+    return request?.state === 'pending' ? this.approve(request.request_id, options) : null;
   }
 
   /**
@@ -377,7 +377,10 @@ export class Session implements AsyncDisposable {
         this.recorder.record('session.close', { reason, goal_reached: this.goalReached }, {});
         this.checkpointer.final();
       });
-      if (this.writer.shared !== null) removeResumeState(this.files.trail);
+      if (this.writer.shared !== null) {
+        removeResumeState(this.files.trail);
+        removeSalt(this.files.trail);
+      }
     } catch (error) {
       this.ahead?.abandon();
       throw error;

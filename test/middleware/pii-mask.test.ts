@@ -3,9 +3,10 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { agent, type AgentOptions } from '../../src/session/agent.js';
 import { ApprovalRequiredError, InvalidOptionError, PolicyDeniedError, SecretNotFoundError } from '../../src/errors.js';
-import { callDigest } from '../../src/policy/approvals.js';
 import { findPii, PII_ENTITIES, type PiiEntity } from '../../src/middleware/pii-detectors.js';
 import { PiiMasker } from '../../src/middleware/pii-mask.js';
+import { canonicalJson } from '../../src/spine/canonical.js';
+import { sha256 } from '../../src/spine/hash.js';
 import { readTrail } from '../../src/spine/trail-reader.js';
 import type { SessionOptions } from '../../src/session/session.js';
 import { expectAuraError, expectAuraRejection } from '../helpers/errors.js';
@@ -238,7 +239,7 @@ describe('pii_mask in a session', () => {
     // Another address redacts to the same '[email]', and still is another call.
     await expectAuraRejection(() => session.tool('mail.send', { to: 'john@example.com' }, () => 'sent'), ApprovalRequiredError, 'APPROVAL_REQUIRED');
     expect(await session.tool('mail.send', { to: 'jane.doe@example.com' }, () => 'sent')).toBe('sent');
-    expect(held.data?.digest).not.toBe(callDigest(session.id, 'mail.send', { to: 'jane.doe@example.com' }));
+    expect(held.data?.digest).not.toBe(sha256(canonicalJson({ args: { to: 'jane.doe@example.com' }, session_id: session.id, tool: 'mail.send' })));
     await session.close();
   });
 

@@ -4,6 +4,8 @@ import { agent, type AgentOptions } from '../../src/session/agent.js';
 import type { Session, SessionOptions } from '../../src/session/session.js';
 import { verifyTrail } from '../../src/spine/verify.js';
 import { ApprovalError, ApprovalRequiredError, IdentityRequiredError, NonJsonValueError, PolicyDeniedError, SecretNotFoundError } from '../../src/errors.js';
+import { canonicalJson } from '../../src/spine/canonical.js';
+import { sha256 } from '../../src/spine/hash.js';
 import { expectAuraError } from '../helpers/errors.js';
 import { pythonVerify } from '../helpers/python.js';
 import { countingIds, lines, steppingClock } from '../helpers/sessions.js';
@@ -202,6 +204,25 @@ describe('Session.tool', () => {
       const result = await session.close();
       expect(result.conformance.pending_approvals).toEqual([first.data?.request_id]);
       expect(result.audit_report.findings.map((f) => f.kind)).toContain('APPROVAL_PENDING');
+    });
+
+    it('records a digest that the trail and a guess cannot recompute: a password the trail redacts is not brute-forced from it', async () => {
+      const session = open({ rules: [{ type: 'confirm_before', tools: ['db.exec'] }] });
+      const args = { command: 'mysql -uroot -pSummer2024 -e "DROP TABLE x"', password: 'Summer2024' };
+      const held = (await rejection(() => session.tool('db.exec', args, () => 'dropped'))) as ApprovalRequiredError;
+      const required = rows(session).find((r) => r.kind === 'constraint.approval_required') as Row;
+      const recorded = (required.payload['pending_event'] as { payload: { args: { command: string } } }).payload.args;
+      expect(recorded).toEqual({ command: 'mysql -uroot -p[redacted] -e "DROP TABLE x"', password: '[redacted]' });
+      expect(required.payload['digest']).toBe(held.data?.digest);
+      // What one who reads only the trail tries: each guess put back where it says [redacted], hashed as a call is.
+      for (const guess of ['letmein', 'Summer2024']) {
+        const guessed = { command: recorded.command.replace('[redacted]', guess), password: guess };
+        expect(sha256(canonicalJson({ args: guessed, session_id: session.id, tool: 'db.exec' }))).not.toBe(held.data?.digest);
+      }
+      session.approve(held.data?.request_id ?? '', { principal: 'ops' });
+      expect(await session.tool('db.exec', args, () => 'dropped')).toBe('dropped');
+      const closed = await session.close();
+      expect(fs.readFileSync(closed.log_path, 'utf8')).not.toContain('Summer2024');
     });
 
     it('refuses to approve an unknown or already approved request', async () => {

@@ -4,6 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { ApprovalRequiredError, LoopBrokenError, ReadError, SessionClosedError, SessionLockedError } from '../../src/errors.js';
 import { agent } from '../../src/session/agent.js';
 import { Session } from '../../src/session/session.js';
+import { canonicalJson } from '../../src/spine/canonical.js';
+import { sha256 } from '../../src/spine/hash.js';
 import { readTrail } from '../../src/spine/trail-reader.js';
 import { verifyTrail } from '../../src/spine/verify.js';
 import { expectAuraError } from '../helpers/errors.js';
@@ -113,6 +115,56 @@ describe('Session.attach', () => {
     share(home, (s) => expect(s.emit('tool.call', { tool: 'pay', args: { amount: 5 } }).kind).toBe('tool.call'));
     const events = readTrail(`${home}/sessions/${ID}.jsonl`).events;
     expect(events.filter((e) => e.kind === 'tool.call').map((e) => e.payload['approval'])).toEqual([{ request_id: expect.any(String), principal: 'alice' }]);
+  });
+
+  it('binds an approval made in one process to the retry in another by a salt no trail holds: masked arguments too, and a password is not brute-forced', async () => {
+    const home = tempDir();
+    const trailPath = `${home}/sessions/${ID}.jsonl`;
+    const saltPath = `${trailPath}.approval-salt`;
+    const masking = () => agent('acme/shared', { home, middleware: { pii_mask: { strategy: 'redact', boundaries: ['emit'] } }, rules: [{ type: 'confirm_before', tools: ['mail.send', 'db.exec'] }] });
+    const take = (part: (session: Session) => void): void => {
+      const session = Session.attach(masking(), { sessionId: ID, ownerPid: process.pid, traceParent: null });
+      try {
+        part(session);
+      } finally {
+        session.detach();
+      }
+    };
+    const mail = { tool: 'mail.send', args: { to: 'jane.doe@example.com' } };
+    const db = { tool: 'db.exec', args: { command: 'mysql -uroot -pSummer2024', password: 'Summer2024' } };
+    take((s) => {
+      s.emit('turn.start', { input: 'go' });
+      expect(s.approveCall(mail.tool, mail.args)).toBeNull();
+    });
+    // A session no call of which was held needs no salt, and has none written.
+    expect(fs.existsSync(saltPath)).toBe(false);
+    take((s) => {
+      expectAuraError(() => s.emit('tool.call', mail), ApprovalRequiredError, 'APPROVAL_REQUIRED');
+      expectAuraError(() => s.emit('tool.call', db), ApprovalRequiredError, 'APPROVAL_REQUIRED');
+    });
+    expect(fs.statSync(saltPath).mode & 0o777).toBe(0o600);
+    take((s) => {
+      expect(s.approveCall(mail.tool, mail.args, { principal: 'alice' })?.kind).toBe('constraint.approved');
+      expect(s.approveCall(db.tool, db.args, { principal: 'alice' })?.kind).toBe('constraint.approved');
+    });
+    take((s) => {
+      expect(s.emit('tool.call', mail).kind).toBe('tool.call');
+      expect(s.emit('tool.call', db).kind).toBe('tool.call');
+    });
+    const events = readTrail(trailPath).events;
+    expect(events.filter((e) => e.kind === 'tool.call').map((e) => e.payload['approval'])).toEqual([
+      { request_id: expect.any(String), principal: 'alice' },
+      { request_id: expect.any(String), principal: 'alice' },
+    ]);
+    const held = events.find((e) => e.kind === 'constraint.approval_required' && (e.payload['pending_event'] as { payload: { tool: string } }).payload.tool === 'db.exec');
+    const guessed = { command: 'mysql -uroot -pSummer2024', password: 'Summer2024' };
+    expect(sha256(canonicalJson({ args: guessed, session_id: ID, tool: 'db.exec' }))).not.toBe(held?.payload['digest']);
+    const salt = fs.readFileSync(saltPath, 'utf8');
+    for (const file of [trailPath, `${trailPath}.resume`]) expect(fs.readFileSync(file, 'utf8')).not.toContain(salt);
+    const result = await Session.attach(masking(), { sessionId: ID, ownerPid: process.pid }).close();
+    // No approval is made after the close: the salt goes with it.
+    expect(fs.existsSync(saltPath)).toBe(false);
+    expect(fs.readFileSync(result.log_path, 'utf8')).not.toMatch(/Summer2024|jane\.doe/);
   });
 
   it('goes on when something else is where its state is saved: a FIFO is not read, a folder fails neither a hook nor the close', async () => {
