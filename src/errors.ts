@@ -35,7 +35,10 @@ export type AuraErrorCode =
   | 'WRITE_FAILED'
   /** An agent profile is invalid: `data.path`, `data.line`, `data.key` say where. */
   | 'PROFILE_INVALID'
-  /** Policy refused a tool call; the tool did not run (`data.tool`, `data.rule`, `data.event_id`). */
+  /**
+   * Policy refused a tool call, which did not run, or its answer (`data.kind` `tool.result`), kept
+   * back (`data.tool`, `data.rule`, `data.event_id`).
+   */
   | 'POLICY_DENIED'
   /** A tool call waits for approval of `data.request_id`; the tool did not run. */
   | 'APPROVAL_REQUIRED'
@@ -249,13 +252,19 @@ export class ProfileError extends AuraError<'PROFILE_INVALID', ProfileErrorData>
 /** What a denial names. */
 export interface PolicyDeniedData {
   readonly tool: string;
+  /** The kind of the refused event: a `tool.result` is an answer refused after the tool ran. */
+  readonly kind: string;
   readonly rule: unknown;
   readonly rule_type: string;
   /** The `constraint.violated` event that records the denial. */
   readonly event_id: string;
 }
 
-/** Policy refused a tool call; it did not run. The host may recover (pick another tool, ask a human). */
+/**
+ * Policy refused a tool call, which did not run, or the answer of one that ran (`data.kind` is
+ * `tool.result`: a schema check of results), which is kept back. The host may recover (pick another
+ * tool, ask a human).
+ */
 export class PolicyDeniedError extends AuraError<'POLICY_DENIED', PolicyDeniedData> {
   constructor(message: string, data: PolicyDeniedData) {
     super('POLICY_DENIED', message, { data });

@@ -21,7 +21,7 @@ export interface AdapterOptions {
   readonly principal?: string;
 }
 
-/** A guarded call's outcome: the tool's value, or aura's refusal (the tool did not run). */
+/** A guarded call's outcome: the tool's value, or aura's refusal (the tool did not run, or a check of results kept its answer back). */
 export type GuardedOutcome<R> = { readonly ran: true; readonly value: R } | { readonly ran: false; readonly error: AuraError; readonly refusal: Refusal };
 
 /** What one call says about itself. */

@@ -19,10 +19,12 @@ export const TOOL_KINDS: ReadonlySet<string> = new Set(['tool.call', 'action.req
 // Shared, not made per event: most events go through policy unmasked.
 const unchanged = (message: string): string => message;
 
-/** What the gate asks of the session beyond its stages: the digests' salt. */
+/** What the gate asks of the session beyond its stages: the digests' salt, and the redactor's scrub. */
 export interface GateSecrets {
   /** The session's approval-digest salt (session/approval-salt.ts). */
   readonly salt: () => string;
+  /** A text as the trail records it (every secret and credential the redactor knows replaced). */
+  readonly scrub: (text: string) => string;
 }
 
 export class PolicyGate {
@@ -109,8 +111,11 @@ export class PolicyGate {
   }
 
   private deny(result: RuleResult, kind: string, payload: Readonly<Record<string, unknown>>, tool: string, say: (message: string) => string): never {
-    const violation = this.record('constraint.violated', { message: say(result.message), rule: result.rule, event: { kind, payload }, audit_only: false });
-    throw new PolicyDeniedError(result.message, { tool, rule: result.rule, rule_type: String(result.rule['type']), event_id: violation.event_id });
+    // The caller is told what the trail holds: a rule's message can quote the payload (a key a
+    // schema refuses), where the record masks personal data and scrubs an injected secret.
+    const message = this.secrets.scrub(say(result.message));
+    const violation = this.record('constraint.violated', { message, rule: result.rule, event: { kind, payload }, audit_only: false });
+    throw new PolicyDeniedError(message, { tool, kind, rule: result.rule, rule_type: String(result.rule['type']), event_id: violation.event_id });
   }
 
   /**

@@ -194,7 +194,7 @@ export class Session implements AsyncDisposable {
       if (this.writer.length >= this.aheadAt) this.startAhead();
     });
     this.loop = new LoopHold(this.approvals, record);
-    this.gate = new PolicyGate(this.id, policy, this.approvals, this.loop, record, { salt: this.writer.shared === null ? newSalt : () => sharedSalt(this.files.trail) });
+    this.gate = new PolicyGate(this.id, policy, this.approvals, this.loop, record, { salt: this.writer.shared === null ? newSalt : () => sharedSalt(this.files.trail), scrub: (text) => redactor.scrub(text) });
     this.mask = new MaskStage(pii, record);
     this.calls = new ToolCalls(record, this.gate, this.mask, policy, this.broker, redactor);
   }

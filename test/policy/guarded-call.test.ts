@@ -4,9 +4,10 @@ import { agent, type AgentOptions } from '../../src/session/agent.js';
 import type { Session, SessionOptions } from '../../src/session/session.js';
 import { verifyTrail } from '../../src/spine/verify.js';
 import { ApprovalError, ApprovalRequiredError, IdentityRequiredError, NonJsonValueError, PolicyDeniedError, SecretNotFoundError } from '../../src/errors.js';
+import { refusalOf } from '../../src/policy/refusal.js';
 import { canonicalJson } from '../../src/spine/canonical.js';
 import { sha256 } from '../../src/spine/hash.js';
-import { expectAuraError } from '../helpers/errors.js';
+import { everyText, expectAuraError } from '../helpers/errors.js';
 import { pythonVerify } from '../helpers/python.js';
 import { countingIds, lines, steppingClock } from '../helpers/sessions.js';
 import { tempDir } from '../helpers/temp.js';
@@ -405,6 +406,45 @@ describe('Session.tool', () => {
       const open_ = rows(session)[1]?.payload['spectrum'] as Record<string, unknown>;
       expect(open_['schema']).toEqual({ refs: 1, active_rules: 1, auto_enforced: false });
       await session.close();
+    });
+  });
+
+  describe('schema checks of results', () => {
+    const SECRET = 'pay-key-7c1f0e9a55d24b18a6';
+    const closedObject = { type: 'object', properties: { accounts: { type: 'object', additionalProperties: false } } };
+
+    it('refuses an answer by what the trail holds: the caller is not told the injected secret a key of it is, and hears that the tool ran', async () => {
+      const session = open(
+        { capabilities: [{ id: 'pay-a', tool: 'payment.pay', inject: [{ ref: 'env:PAY_KEY', as: 'api_key' }] }], rules: [{ type: 'schema_check', tool: 'payment.pay', on: 'result', schema: closedObject }] },
+        { secretBroker: { resolve: () => SECRET } },
+      );
+      let ran = false;
+      const error = await rejection(() => session.tool('payment.pay', {}, (live) => ((ran = true), { accounts: { [String(live['api_key'])]: 1 } }), { capabilityId: 'pay-a' }));
+      expect(ran).toBe(true);
+      expect(error).toBeInstanceOf(PolicyDeniedError);
+      const denied = error as PolicyDeniedError;
+      const violation = rows(session).find((r) => r.kind === 'constraint.violated') as Row;
+      expect(denied.message).toBe('Schema validation failed for payment.pay on tool.result: accounts: must NOT have additional properties ([redacted])');
+      expect(denied.message).toBe(violation.payload['message']);
+      expect(denied.data).toMatchObject({ tool: 'payment.pay', kind: 'tool.result', event_id: violation.event_id });
+      expect(everyText(denied)).not.toContain(SECRET);
+      const refusal = refusalOf(denied, (id) => `approve ${id}`).text;
+      expect(refusal).toContain('The tool ran');
+      expect(refusal).not.toContain('did not run');
+      const closed = await session.close();
+      expect(fs.readFileSync(closed.log_path, 'utf8')).not.toContain(SECRET);
+    });
+
+    it('masks the personal data a refusal names, for the caller as on the trail', async () => {
+      const contacts = { type: 'object', properties: { contacts: { type: 'object', additionalProperties: { type: 'object' } } } };
+      const session = open({ middleware: { pii_mask: { strategy: 'redact' } }, rules: [{ type: 'schema_check', tool: 'crm.lookup', on: 'result', schema: contacts }] });
+      const error = await rejection(() => session.tool('crm.lookup', { q: 'acme' }, () => ({ contacts: { 'alice.smith@example.com': 'VIP' } })));
+      expect(error).toBeInstanceOf(PolicyDeniedError);
+      expect((error as Error).message).toBe('Schema validation failed for crm.lookup on tool.result: [email]: must be object');
+      expect((error as Error).message).toBe(rows(session).find((r) => r.kind === 'constraint.violated')?.payload['message']);
+      expect(everyText(error)).not.toContain('alice.smith');
+      const closed = await session.close();
+      expect(fs.readFileSync(closed.log_path, 'utf8')).not.toContain('alice.smith');
     });
   });
 
