@@ -286,7 +286,7 @@ export class Session implements AsyncDisposable {
    * (or `tool.error`). A denied call, or one waiting for approval, never runs `fn`. Secrets of the
    * claimed capability are injected into the live arguments only, and scrubbed from the record.
    * @returns what `fn` returned.
-   * @throws PolicyDeniedError, ApprovalRequiredError, LoopBrokenError, SecretNotFoundError, or what `fn` threw (recorded as `tool.error`)
+   * @throws PolicyDeniedError, ApprovalRequiredError, LoopBrokenError, SecretNotFoundError, or what `fn` threw (recorded as `tool.error`; cleaned of injected secrets and masked personal data)
    */
   async tool<R>(name: string, args: Readonly<Record<string, unknown>>, fn: (liveArgs: Record<string, unknown>) => R | Promise<R>, options: ToolOptions = {}): Promise<R> {
     this.assertOpen('call', name);

@@ -2,7 +2,8 @@
  * A guarded tool call as a sequence of the session's stages: `tool.intent` → policy →
  * `tool.call` → the tool → `tool.result` (or `tool.error`). Secrets of the claimed capability are
  * injected into the live arguments only, and scrubbed from the record; masked arguments and results
- * are what is recorded and what the caller gets back.
+ * are what is recorded and what the caller gets back. What the tool throws reaches the caller
+ * cleaned the same way, in every field (./caller-error.ts).
  */
 
 import { InvalidOptionError, NonJsonValueError } from '../errors.js';
@@ -12,6 +13,7 @@ import type { Masked } from '../middleware/pii-mask.js';
 import type { Policy } from '../policy/policy.js';
 import type { SecretBroker } from '../policy/secrets.js';
 import { canonicalJson } from '../spine/canonical.js';
+import { callerCopy } from './caller-error.js';
 import { injectSecrets, withoutSecretKeys } from './egress.js';
 import type { PolicyGate } from './enforce.js';
 import type { MaskStage } from './mask.js';
@@ -25,6 +27,8 @@ const MAX_CALL_ID = 256;
 
 export class ToolCalls {
   private readonly attempts = new Map<string, number>();
+  /** A secret was injected into a call: a tool may hold it from then on (a client it configured), and throw it in any call. */
+  private injected = false;
 
   constructor(
     private readonly record: RecordFn,
@@ -38,7 +42,7 @@ export class ToolCalls {
   /**
    * Runs `fn` through the guarded path.
    * @returns what `fn` returned (masked when results are).
-   * @throws PolicyDeniedError, ApprovalRequiredError, LoopBrokenError, SecretNotFoundError, or what `fn` threw (recorded as `tool.error`)
+   * @throws PolicyDeniedError, ApprovalRequiredError, LoopBrokenError, SecretNotFoundError, or what `fn` threw (recorded as `tool.error`; cleaned of injected secrets and masked personal data)
    */
   async call<R>(name: string, args: Readonly<Record<string, unknown>>, fn: (liveArgs: Record<string, unknown>) => R | Promise<R>, options: ToolOptions): Promise<R> {
     if (typeof name !== 'string' || name === '') throw new InvalidOptionError('tool', name, 'a non-empty tool name');
@@ -64,6 +68,7 @@ export class ToolCalls {
     if (capability !== null && capability.inject.length > 0) {
       try {
         const injected = await injectSecrets(capability, this.broker, live, (value) => this.redactor.addSecret(value));
+        this.injected = true;
         this.record('capability.injected', { capability_id: capability.id, tool: name, skill_id: options.skillId ?? null, injected }, emitOptions);
       } catch (error) {
         const ref = (error as { data?: { ref?: string } }).data?.ref ?? null;
@@ -77,14 +82,12 @@ export class ToolCalls {
     try {
       result = await fn(live);
     } catch (error) {
-      // The caller gets the failure without a secret the tool was given and wrote into it.
-      if (error instanceof Error) scrubError(error, this.redactor);
       const failure = error instanceof Error ? { name: error.name, message: error.message } : { name: 'Error', message: String(error) };
       const maskedFailure = masker?.boundaries.has('tool.result') === true ? masker.masker.mask(failure, 'error') : null;
       const errorEvent = this.record('tool.error', { ...base, error: maskedFailure?.value ?? failure }, { ...emitOptions, telemetry: { attempt, latency_ms: elapsed(started) } });
       const failureReport = maskedFailure?.report ?? null;
       if (failureReport !== null) this.mask.applied(failureReport, 'tool.result', errorEvent.event_id, stepId, name);
-      throw error;
+      throw this.failureForCaller(error, masker);
     }
     const telemetry = { attempt, latency_ms: elapsed(started) };
     const maskedResult: Masked<R> | null = masker?.boundaries.has('tool.result') === true ? masker.masker.mask(result, 'result') : null;
@@ -114,6 +117,20 @@ export class ToolCalls {
     return this.redactor.withoutInjected(maskedResult.value);
   }
 
+  /**
+   * What the caller gets of what a tool threw: cleaned as the tool's answer is (./caller-error.ts),
+   * in every field, once the session holds a secret the tool may have written into it or the call
+   * masks its results; else as thrown.
+   */
+  private failureForCaller(thrown: unknown, masker: SessionPii | null): unknown {
+    const pii = masker?.boundaries.has('tool.result') === true ? masker.masker : null;
+    if (!this.injected && pii === null) return thrown;
+    return callerCopy(thrown, (text) => {
+      const scrubbed = this.redactor.withoutInjected(text);
+      return pii === null ? scrubbed : pii.maskText(scrubbed, new Map());
+    });
+  }
+
   /** The attempt number of this call: calls with the same tool and the same canonical arguments count up. */
   private attempt(name: string, args: Readonly<Record<string, unknown>>): number {
     const sameCall = `${name}\u0000${canonicalJson(args, 'args')}`;
@@ -122,18 +139,6 @@ export class ToolCalls {
     if (this.attempts.size >= ATTEMPT_MEMORY) this.attempts.clear();
     this.attempts.set(sameCall, attempt);
     return attempt;
-  }
-}
-
-/** An error's message (and the stack that repeats it) without the secrets the session injected. */
-function scrubError(error: Error, redactor: SessionRedactor): void {
-  const message = redactor.withoutInjected(error.message);
-  if (message === error.message) return;
-  try {
-    if (typeof error.stack === 'string') error.stack = error.stack.split(error.message).join(message);
-    error.message = message;
-  } catch {
-    // A frozen error is handed on as the tool threw it; its record is redacted all the same.
   }
 }
 

@@ -216,20 +216,21 @@ describe('pii_mask in a session', () => {
     expect(events.find((e) => e.kind === 'middleware.applied')?.payload).toMatchObject({ boundary: 'emit', fields: ['args.to'], for_event: violation?.event_id });
   });
 
-  it('masks a tool error message and the values a policy message quotes', async () => {
+  it('masks a tool error message and the values a policy message quotes, for the caller as on the trail', async () => {
     const session = openWith(
       { pii_mask: { strategy: 'redact' } },
       {},
       { capabilities: [{ id: 'crm', tool: 'crm.lookup', allowed: { email: 'ops@example.org' } }] },
     );
-    await expect(session.tool('crm.lookup', { email: 'jane.doe@example.com' }, () => 1, { capabilityId: 'crm' })).rejects.toThrow(/scope mismatch/);
-    await expect(session.tool('mail.send', { to: 'x' }, () => { throw new Error('bounced: jane.doe@example.com'); })).rejects.toThrow(/bounced/);
+    await expect(session.tool('crm.lookup', { email: 'jane.doe@example.com' }, () => 1, { capabilityId: 'crm' })).rejects.toThrow(/scope mismatch: email="\[email\]"/);
+    await expect(session.tool('mail.send', { to: 'x' }, () => { throw new Error('bounced', { cause: { to: 'jane.doe@example.com' } }); })).rejects.toMatchObject({ message: 'bounced', cause: { to: '[email]' } });
+    await expect(session.tool('mail.send', { to: 'x' }, () => { throw new Error('bounced: jane.doe@example.com'); })).rejects.toThrow(/^bounced: \[email\]$/);
     const closed = await session.close();
     const text = fs.readFileSync(closed.log_path, 'utf8');
     expect(text).not.toContain('jane.doe@example.com');
     const events = readTrail(closed.log_path).events;
     expect(events.find((e) => e.kind === 'constraint.violated')?.payload['message']).toMatch(/scope mismatch: email="\[email\]"/);
-    expect(events.find((e) => e.kind === 'tool.error')?.payload['error']).toEqual({ name: 'Error', message: 'bounced: [email]' });
+    expect(events.filter((e) => e.kind === 'tool.error').at(-1)?.payload['error']).toEqual({ name: 'Error', message: 'bounced: [email]' });
   });
 
   it('binds an approval to the real arguments, with a digest the trail cannot be brute-forced from', async () => {

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { agent, type AgentOptions } from '../../src/session/agent.js';
 import type { Session, SessionOptions } from '../../src/session/session.js';
 import { verifyTrail } from '../../src/spine/verify.js';
-import { ApprovalError, ApprovalRequiredError, IdentityRequiredError, NonJsonValueError, PolicyDeniedError, SecretNotFoundError } from '../../src/errors.js';
+import { ApprovalError, ApprovalRequiredError, IdentityRequiredError, InvalidOptionError, NonJsonValueError, PolicyDeniedError, SecretNotFoundError } from '../../src/errors.js';
 import { refusalOf } from '../../src/policy/refusal.js';
 import { canonicalJson } from '../../src/spine/canonical.js';
 import { sha256 } from '../../src/spine/hash.js';
@@ -291,6 +291,66 @@ describe('Session.tool', () => {
       expect(rows(session).at(-1)).toMatchObject({ kind: 'tool.result', payload: { result: { not_recorded: expect.stringMatching(/nested deeper than 500 levels/) } } });
       const closed = await session.close();
       expect(fs.readFileSync(closed.log_path, 'utf8')).not.toContain(SECRET);
+    });
+
+    describe('what a tool throws', () => {
+      type Live = Record<string, unknown>;
+      const key = (live: Live): string => String(live['api_key']);
+      const header = (live: Live): string => (live['headers'] as { Authorization: string }).Authorization;
+      const pay = (session: Session, fail: (live: Live) => never): Promise<unknown> => rejection(() => session.tool('payment.pay', { vendor: 'vendor-a', currency: 'EUR' }, fail, { capabilityId: 'pay-a' }));
+      class HttpError extends Error {
+        constructor(
+          message: string,
+          readonly status: number,
+          readonly config: unknown,
+        ) {
+          super(message);
+          this.name = 'HttpError';
+        }
+      }
+      const failures: [string, (live: Live) => never][] = [
+        ['its message', (live) => { throw new Error(`rejected key ${key(live)}`); }],
+        ['its name', (live) => { throw Object.assign(new Error('x'), { name: `E_${key(live)}` }); }],
+        ['its cause', (live) => { throw new Error('boom', { cause: { header: header(live) } }); }],
+        ["its cause's message", (live) => { throw new Error('outer', { cause: new TypeError(`inner ${key(live)}`) }); }],
+        ['a field of its own', (live) => { throw Object.assign(new Error('request failed'), { config: { headers: live['headers'] } }); }],
+        ['a field that is not plain data', (live) => { throw new HttpError('request failed', 401, { headers: new Map([['Authorization', header(live)]]) }); }],
+        ['a field with the secret as its key', (live) => { throw Object.assign(new Error('request failed'), { seen: { [key(live)]: true } }); }],
+        ['an error among the errors of an AggregateError', (live) => { throw new AggregateError([new Error(`no ${key(live)}`)], 'all failed'); }],
+        ['a frozen error', (live) => { throw Object.freeze(new Error(`rejected key ${key(live)}`)); }],
+        ['a getter', (live) => { throw Object.defineProperty(new Error('request failed'), 'auth', { get: () => header(live), enumerable: true }); }],
+        ['a field beside one that refers back to the error', (live) => { const error = Object.assign(new Error('request failed'), { token: key(live) }); throw Object.assign(error, { self: error }); }],
+        ['an error that throws when its fields are read', (live) => { throw new Proxy(new Error(`rejected key ${key(live)}`), { ownKeys: () => { throw new Error('not now'); } }); }],
+        ['a thrown string', (live) => { throw `failed with ${key(live)}`; }],
+        ['a thrown object', (live) => { throw { status: 401, header: header(live) }; }],
+      ];
+      for (const [where, fail] of failures) {
+        it(`hands the caller the failure without the injected secret in ${where}, and records none`, async () => {
+          const session = open(payments, { secretBroker: broker });
+          const error = await pay(session, fail);
+          expect(error).toBeInstanceOf(Error);
+          expect(everyText(error)).not.toContain(SECRET);
+          expect(rows(session).at(-1)?.kind).toBe('tool.error');
+          const closed = await session.close();
+          expect(fs.readFileSync(closed.log_path, 'utf8')).not.toContain(SECRET);
+        });
+      }
+
+      it('keeps the class, code and plain fields a caller relies on, and hands an error that holds no secret on as thrown', async () => {
+        const session = open(payments, { secretBroker: broker });
+        const http = await pay(session, (live) => { throw new HttpError(`401 for ${key(live)}`, 401, { headers: live['headers'], retry: false }); });
+        expect(http).toBeInstanceOf(HttpError);
+        expect(http).toMatchObject({ name: 'HttpError', message: '401 for [redacted]', status: 401, config: { headers: { Authorization: '[redacted]' }, retry: false } });
+        expect((http as Error).stack).toMatch(/^HttpError: 401 for \[redacted\]\n\s+at /);
+        const aura = await pay(session, (live) => { throw new InvalidOptionError('vendor', key(live), 'a vendor id'); });
+        expect(aura).toBeInstanceOf(InvalidOptionError);
+        expect(aura).toMatchObject({ code: 'INVALID_OPTION', data: { option: 'vendor', value: '[redacted]' } });
+        expect(everyText(aura)).not.toContain(SECRET);
+        const plain = new RangeError('no such vendor');
+        expect(await pay(session, () => { throw plain; })).toBe(plain);
+        expect(await pay(session, () => { throw 'declined'; })).toBe('declined');
+        await session.close();
+      });
     });
 
     const misses: [string, Record<string, unknown>, string | undefined, RegExp][] = [
