@@ -249,33 +249,52 @@ export class SessionRedactor implements Redactor {
    * objects are copied where they hold one; anything else is handed on as it is.
    */
   withoutInjected<T>(value: T): T {
-    return this.secrets.length === 0 ? value : (this.injectedOut(value, 0) as T);
+    return this.secrets.length === 0 ? value : (this.injectedOut(value, 0, false) as T);
   }
 
-  /** Walked no deeper than a record may nest: an answer the trail could not hold (a cycle) is still handed back. */
-  private injectedOut(value: unknown, depth: number): unknown {
+  /**
+   * {@link withoutInjected} for what is passed on whole or not at all (what a relay hands on
+   * besides a tool's answer): undefined once the session has injected a secret, when `value`
+   * holds what the walk cannot look into, nested deeper than a record may be or an object that is
+   * not plain data.
+   */
+  withoutInjectedWhole<T>(value: T): T | undefined {
+    if (this.secrets.length === 0) return value;
+    try {
+      return this.injectedOut(value, 0, true) as T;
+    } catch (error) {
+      if (error instanceof NotWalked) return undefined;
+      throw error;
+    }
+  }
+
+  /**
+   * Walked no deeper than a record may nest: an answer the trail could not hold (a cycle) is still
+   * handed back, unless it must be walked `whole`.
+   * @throws NotWalked, when `whole`, at what is left unwalked
+   */
+  private injectedOut(value: unknown, depth: number, whole: boolean): unknown {
     if (typeof value === 'string') return replaced(value, this.secrets);
-    if (depth > MAX_DEPTH) return value;
+    if (depth > MAX_DEPTH) return unwalked(value, whole);
     if (Array.isArray(value)) {
-      const items = value.map((item) => this.injectedOut(item, depth + 1));
+      const items = value.map((item) => this.injectedOut(item, depth + 1, whole));
       return items.some((item, i) => item !== value[i]) ? items : value;
     }
     if (value === null || typeof value !== 'object') return value;
     const proto = Object.getPrototypeOf(value) as unknown;
-    if (proto !== Object.prototype && proto !== null) return value;
+    if (proto !== Object.prototype && proto !== null) return unwalked(value, whole);
     let changed = false;
     const out: Record<string, unknown> = {};
     for (const [key, item] of Object.entries(value)) {
       const scrubbed = replaced(key, this.secrets);
       // As in the record: keys that come out alike are kept apart.
       const name = scrubbed === key ? key : freeKey(scrubbed, (candidate) => Object.hasOwn(out, candidate) || Object.hasOwn(value, candidate));
-      const kept = this.injectedOut(item, depth + 1);
+      const kept = this.injectedOut(item, depth + 1, whole);
       changed ||= name !== key || kept !== item;
       Object.defineProperty(out, name, { value: kept, enumerable: true, writable: true, configurable: true });
     }
     return changed ? out : value;
   }
-
 
   scrubKey(key: string): string {
     let scrubbed = this.keys.get(key);
@@ -289,6 +308,42 @@ export class SessionRedactor implements Redactor {
   scrub(text: string): string {
     return redactCredentials(this.scrubbed.length === 0 ? text : replaced(text, this.scrubbed));
   }
+
+  /**
+   * {@link scrub} for the start of a text whose rest is still to come (a log line cut where it
+   * runs over a limit): `scrubbed`, the text up to an end that a secret the rest completes may
+   * begin, scrubbed; and `rest`, that end, to go before the rest. Each piece is then scrubbed with
+   * every secret whole in it.
+   */
+  scrubStart(text: string): { readonly scrubbed: string; readonly rest: string } {
+    const cleared = replaced(text, this.scrubbed);
+    let open = 0;
+    for (const form of this.scrubbed) {
+      for (let length = Math.min(form.length - 1, cleared.length); length > open; length--) {
+        if (cleared.endsWith(form.slice(0, length))) {
+          open = length;
+          break;
+        }
+      }
+    }
+    const cut = cleared.length - open;
+    return { scrubbed: redactCredentials(cleared.slice(0, cut)), rest: cleared.slice(cut) };
+  }
+}
+
+/**
+ * What a host that passes on more of a tool server's traffic than its answers (`aura proxy`: its
+ * errors, notifications and requests, its stderr) asks of the session's redactor.
+ */
+export type RelayScrubber = Pick<SessionRedactor, 'withoutInjected' | 'withoutInjectedWhole' | 'scrub' | 'scrubStart'>;
+
+/** Thrown inside a walk that must be whole, at what it cannot look into. */
+class NotWalked extends Error {}
+
+/** `value`, left unwalked where the walk need not be whole. */
+function unwalked(value: unknown, whole: boolean): unknown {
+  if (whole) throw new NotWalked();
+  return value;
 }
 
 /** The forms of a secret's value (as given, trimmed, inside JSON text, in a URL, encoded) long enough to scrub, that `known` lacks. */

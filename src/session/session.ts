@@ -20,7 +20,7 @@ import { IdentityRequiredError, InvalidOptionError, InvalidSessionIdError, Sessi
 import { CLOSE_AHEAD_BYTES, CloseAhead } from '../export/close-ahead.js';
 import { LiveExport } from '../export/live-export.js';
 import { openPiiMasking } from '../middleware/middleware.js';
-import { SessionRedactor } from '../middleware/redact.js';
+import { SessionRedactor, type RelayScrubber } from '../middleware/redact.js';
 import { ObserverBus, type StopRequest } from '../observers/bus.js';
 import { ApprovalBook } from '../policy/approvals.js';
 import { EscalationEngine } from '../policy/escalations.js';
@@ -264,6 +264,15 @@ export class Session implements AsyncDisposable {
   /** The observer stop in force, or null: until its request is approved, guarded calls throw {@link LoopBrokenError}. */
   get stoppedBy(): (StopRequest & { readonly request_id: string }) | null {
     return this.loop.current;
+  }
+
+  /**
+   * The session's redactor, for a host that passes on more of a tool server's traffic than the
+   * answers {@link Session.tool} returns (an MCP proxy: the server's errors, notifications and
+   * requests, and its stderr): the secrets the session injects are kept from those too.
+   */
+  get scrubber(): RelayScrubber {
+    return this.redactor;
   }
 
   /**

@@ -103,10 +103,13 @@ export class ToolCalls {
         if (!(error instanceof NonJsonValueError)) throw error;
         const unrecorded = { not_recorded: error.message };
         this.gate.enforce('tool.result', { ...raw, result: unrecorded }, { ...emitOptions, telemetry }, maskingOf(masker, { ...base, result: unrecorded }));
-        // An answer that cannot be walked whole cannot be cleared of a secret injected into the call.
-        if (capability !== null && capability.inject.length > 0) {
-          throw new NonJsonValueError(`the tool ran, but its answer is kept back: ${error.message}, so it cannot be cleared of the secrets injected into the call`, error.data ?? { path: 'result', reason: 'too_deep' });
+        // An answer that cannot be walked whole cannot be cleared of a secret injected into this
+        // call or an earlier one, which the tool (an MCP server that keeps what it was sent) may echo.
+        const cleared = this.redactor.withoutInjectedWhole(result);
+        if (cleared === undefined) {
+          throw new NonJsonValueError(`the tool ran, but its answer is kept back: ${error.message}, so it cannot be cleared of the secrets injected into the session's calls`, error.data ?? { path: 'result', reason: 'too_deep' });
         }
+        return cleared;
       }
       return this.redactor.withoutInjected(result);
     }

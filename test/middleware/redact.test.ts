@@ -7,7 +7,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { redactCredentials } from '../../src/middleware/redact.js';
+import { redactCredentials, SessionRedactor } from '../../src/middleware/redact.js';
 import { NonJsonValueError } from '../../src/errors.js';
 import { printsSecret } from '../../src/middleware/printed-secrets.js';
 import { isSecretLikeKey } from '../../src/middleware/secret-names.js';
@@ -214,6 +214,35 @@ describe('an injected secret', () => {
       ...outputs.map((run, i) => [`output ${i}`, run.stdout + run.stderr]),
     ];
     for (const [where, text] of texts) expect(text?.includes(SECRET), where).toBe(false);
+  });
+
+  it('is cleared from what a relay passes on whole, or the value is not passed on: too deep, or not plain data', () => {
+    const redactor = new SessionRedactor();
+    let deep: unknown = SECRET;
+    for (let i = 0; i < 600; i++) deep = [deep];
+    const message = { method: 'notifications/message', params: { data: `key ${SECRET}`, level: 'info' } };
+    // Nothing injected yet: handed on as it is, the very value.
+    expect(redactor.withoutInjectedWhole(message)).toBe(message);
+    expect(redactor.withoutInjectedWhole(deep)).toBe(deep);
+    redactor.addSecret(SECRET);
+    expect(redactor.withoutInjectedWhole(message)).toEqual({ method: 'notifications/message', params: { data: 'key [redacted]', level: 'info' } });
+    expect(redactor.withoutInjectedWhole({ plain: 'words', n: 1 })).toEqual({ plain: 'words', n: 1 });
+    expect(redactor.withoutInjectedWhole({ echo: deep })).toBeUndefined();
+    expect(redactor.withoutInjectedWhole({ at: new Date(0) })).toBeUndefined();
+    // The walk that need not be whole hands them back.
+    expect(redactor.withoutInjected(deep)).toBe(deep);
+  });
+
+  it('is scrubbed whole from the pieces of a text cut where it may begin: the piece ends before it', () => {
+    const redactor = new SessionRedactor();
+    expect(redactor.scrubStart(`xx ${SECRET.slice(0, 6)}`)).toEqual({ scrubbed: `xx ${SECRET.slice(0, 6)}`, rest: '' });
+    redactor.addSecret(SECRET);
+    expect(redactor.scrubStart(`xx ${SECRET.slice(0, 6)}`)).toEqual({ scrubbed: 'xx ', rest: SECRET.slice(0, 6) });
+    expect(redactor.scrubStart(`${SECRET} and ${SECRET.slice(0, 3)}`)).toEqual({ scrubbed: '[redacted] and ', rest: SECRET.slice(0, 3) });
+    expect(redactor.scrubStart(`${SECRET} token=ghp_${'x9'.repeat(18)} ok`)).toEqual({ scrubbed: '[redacted] token=[redacted] ok', rest: '' });
+    // Its encodings too: its base64 cut short.
+    const encoded = Buffer.from(SECRET).toString('base64');
+    expect(redactor.scrubStart(`auth ${encoded.slice(0, 10)}`)).toEqual({ scrubbed: 'auth ', rest: encoded.slice(0, 10) });
   });
 });
 

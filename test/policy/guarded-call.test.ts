@@ -286,7 +286,7 @@ describe('Session.tool', () => {
       for (let i = 0; i < 600; i++) deep = [deep];
       const error = await rejection(() => session.tool('payment.pay', { vendor: 'vendor-a', currency: 'EUR' }, () => ({ echo: deep }), { capabilityId: 'pay-a' }));
       expect(error).toBeInstanceOf(NonJsonValueError);
-      expect(String((error as Error).message)).toMatch(/^the tool ran, but its answer is kept back: .* cleared of the secrets injected into the call$/);
+      expect(String((error as Error).message)).toMatch(/^the tool ran, but its answer is kept back: .* cleared of the secrets injected into the session's calls$/);
       expect(String((error as Error).message)).not.toContain(SECRET);
       expect(rows(session).at(-1)).toMatchObject({ kind: 'tool.result', payload: { result: { not_recorded: expect.stringMatching(/nested deeper than 500 levels/) } } });
       const closed = await session.close();
@@ -351,6 +351,19 @@ describe('Session.tool', () => {
         expect(await pay(session, () => { throw 'declined'; })).toBe('declined');
         await session.close();
       });
+    });
+
+    it('keeps back such an answer in a later call that injects nothing, and hands on one not JSON that it can clear (a NaN)', async () => {
+      const session = open(payments, { secretBroker: broker });
+      await session.tool('payment.pay', { vendor: 'vendor-a', currency: 'EUR' }, () => ({ ok: true }), { capabilityId: 'pay-a' });
+      let deep: unknown = SECRET;
+      for (let i = 0; i < 600; i++) deep = [deep];
+      const error = await rejection(() => session.tool('lookup', {}, () => ({ echo: deep })));
+      expect(error).toBeInstanceOf(NonJsonValueError);
+      expect(String((error as Error).message)).not.toContain(SECRET);
+      expect(await session.tool('lookup', {}, () => ({ rate: NaN, note: `key ${SECRET}` }))).toEqual({ rate: NaN, note: 'key [redacted]' });
+      const closed = await session.close();
+      expect(fs.readFileSync(closed.log_path, 'utf8')).not.toContain(SECRET);
     });
 
     const misses: [string, Record<string, unknown>, string | undefined, RegExp][] = [
