@@ -109,6 +109,7 @@ function proxySettings(command: readonly string[], options: ProxyOptions, config
     findingsTool: profile.findingsTool,
     config,
     log,
+    upstreamStderr: process.stderr,
     maxMessageBytes: options.maxMessageBytes === undefined ? DEFAULT_MAX_MESSAGE_BYTES : positiveOption('--max-message-bytes', options.maxMessageBytes, 'a number of bytes, at least 1'),
   };
 }

@@ -9,8 +9,14 @@
  * injection, schema checks and whatever else the session applies. What it returns is what the
  * client gets; what it refuses never reaches the upstream. Upstream annotations such as
  * `readOnlyHint` are hints to the client, never trust: policy does not read them.
+ *
+ * A secret injected into one call was given to the upstream, which may say it anywhere: once the
+ * session has injected one, everything the upstream sends toward the client (answers, errors and
+ * their data, notifications, progress, its own requests) has it replaced, as a tool's answer
+ * has, and so does its stderr (upstream-log.ts).
  */
 
+import type { Writable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -37,7 +43,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { AuraConfig } from '../config/config.js';
 import { AuraError, InvalidOptionError } from '../errors.js';
-import { redactCredentials } from '../middleware/redact.js';
+import { redactCredentials, SessionRedactor, type RelayScrubber } from '../middleware/redact.js';
 import { profileError } from '../policy/profile-source.js';
 import { approveCommand, refusalOf } from '../policy/refusal.js';
 import { agent } from '../session/agent.js';
@@ -53,6 +59,7 @@ import { FindingsService } from './findings-service.js';
 import { buildServer } from './server.js';
 import { MALFORMED, TOO_LARGE, toolResultOf } from './refused-answer.js';
 import { UpstreamProcess, upstreamEndReason, upstreamTransport, type UpstreamSpec } from './upstream.js';
+import { UpstreamLog } from './upstream-log.js';
 
 /** The findings tool's name, unless an upstream tool already has it. */
 export const FINDINGS_TOOL = 'get_session_findings';
@@ -70,6 +77,8 @@ export interface ProxySettings {
   readonly config: AuraConfig;
   /** Where log lines go (stderr: stdout may carry the protocol). */
   readonly log: (line: string) => void;
+  /** Where a stdio upstream's stderr goes, a line at a time once scrubbed (the proxy's stderr). */
+  readonly upstreamStderr: Writable;
   /** The largest message the upstream may send (`--max-message-bytes`): a line over stdio, a JSON answer or an event over HTTP; a larger answer fails its call. */
   readonly maxMessageBytes: number;
 }
@@ -88,6 +97,10 @@ export interface ConnectionEnd {
 // catches an upstream that never answers at all. Progress restarts it.
 const FORWARD_TIMEOUT_MS = 24 * 60 * 60 * 1000;
 const FORWARD: RequestOptions = { timeout: FORWARD_TIMEOUT_MS, resetTimeoutOnProgress: true };
+
+// Knows no secret: the scrubbing before a session is open, and toward the upstream, which was
+// given the secrets it could send back.
+const NO_SECRETS: RelayScrubber = new SessionRedactor();
 
 /**
  * Reads the proxy's own profile key, `proxy: {findings_tool: boolean}`, and the profile's
@@ -145,7 +158,22 @@ export class ProxyConnection {
     });
     this.gate.onclose = () => void this.end('client_disconnected');
     this.upstream = new Client({ name: 'aura-proxy', version: VERSION });
-    this.upstreamTransport = upstreamTransport(settings.upstream, settings.maxMessageBytes);
+    this.upstreamTransport = upstreamTransport(settings.upstream, settings.maxMessageBytes, new UpstreamLog(settings.upstreamStderr, () => this.scrubber));
+  }
+
+  /** What clears the secrets the session injected from what the upstream sends toward the client. */
+  private get scrubber(): RelayScrubber {
+    return this.session?.scrubber ?? NO_SECRETS;
+  }
+
+  /**
+   * An answer of the upstream's as the client may get it.
+   * @throws Error, failing the request, for an answer that cannot be cleared of an injected secret
+   */
+  private cleared<T>(answer: T): T {
+    const cleared = this.scrubber.withoutInjectedWhole(answer);
+    if (cleared === undefined) throw new Error("aura proxy: the MCP server's answer is not passed on: it cannot be cleared whole of the secrets injected into this session's calls");
+    return cleared;
   }
 
   /** Starts listening to the client. */
@@ -241,20 +269,23 @@ export class ProxyConnection {
     server.oninitialized = () => this.clientInitialized();
     // The SDK answers logging/setLevel itself when logging is declared; the upstream must hear it.
     server.removeRequestHandler('logging/setLevel');
-    server.fallbackRequestHandler = (request, extra) => forward(upstream, request, extra.signal, extra.sendNotification);
+    server.fallbackRequestHandler = async (request, extra) => this.cleared(await forward(upstream, request, extra.signal, extra.sendNotification, this.scrubber));
     server.fallbackNotificationHandler = (notification) => upstream.notification(notification);
     // Requests and notifications from the upstream wait until the client has initialized.
     upstream.fallbackRequestHandler = async (request, extra) => {
       await this.clientReady;
-      return forward(server, request, extra.signal, extra.sendNotification);
+      return forward(server, this.cleared(request), extra.signal, extra.sendNotification, NO_SECRETS);
     };
     upstream.fallbackNotificationHandler = async (notification: Notification) => {
       if (notification.method === 'notifications/tools/list_changed') this.findingsName = null;
       await this.clientReady;
-      await server.notification(notification);
+      const cleared = this.scrubber.withoutInjectedWhole(notification);
+      // Dropped, as one over the size limit is; the line leaves out its method, which the upstream chose.
+      if (cleared === undefined) this.settings.log("dropped a notification of the MCP server's: it cannot be cleared whole of the secrets injected into this session's calls");
+      else await server.notification(cleared);
     };
     server.setRequestHandler(ListToolsRequestSchema, async (request, extra) => {
-      const page = (await upstream.request({ method: 'tools/list', params: request.params }, ResultSchema, { ...FORWARD, signal: extra.signal })) as Result & { tools?: Tool[]; nextCursor?: string };
+      const page = this.cleared(await upstream.request({ method: 'tools/list', params: request.params }, ResultSchema, { ...FORWARD, signal: extra.signal })) as Result & { tools?: Tool[]; nextCursor?: string };
       if (this.findings === null || request.params?.cursor !== undefined) return page;
       this.findingsName = findingsToolName(await this.upstreamToolNames(page));
       return { ...page, tools: [...(page.tools ?? []), { ...(await this.findingsTool()), name: this.findingsName }] };
@@ -278,7 +309,8 @@ export class ProxyConnection {
       return await session.tool(name, params.arguments ?? {}, (live) => {
         if (findings !== null) return findings.request({ method: 'tools/call', params: { name: FINDINGS_TOOL, arguments: live } }, CallToolResultSchema, { signal });
         const request = { method: 'tools/call', params: { name, arguments: live, ...(params._meta === undefined ? {} : { _meta: params._meta }) } };
-        return forward(this.upstream, request, signal, notify).then(toolResultOf);
+        // The guarded path clears the answer, as any tool's; `forward` clears progress and errors.
+        return forward(this.upstream, request, signal, notify, this.scrubber).then(toolResultOf);
       }, traceParent === null ? {} : { traceParent });
     } catch (error) {
       if (error instanceof AuraError) return refusal(error, session.id);
@@ -374,19 +406,32 @@ export function refusal(error: AuraError, sessionId: string): CallToolResult {
 /**
  * Forwards a request to the other side and answers with its result, unchanged. Progress the
  * caller asked for is relayed under the caller's own token; cancellation follows `signal`. An
- * error from the other side keeps its code and message (the SDK prefixes its messages).
+ * error from the other side keeps its code, message (the SDK prefixes its messages) and data.
+ * Progress and errors go to the caller as `toCaller` clears them; the result is the caller's to clear.
  */
-async function forward(target: Client | Server, request: Request, signal: AbortSignal, notify: (n: Notification) => Promise<void>): Promise<Result> {
+async function forward(target: Client | Server, request: Request, signal: AbortSignal, notify: (n: Notification) => Promise<void>, toCaller: RelayScrubber): Promise<Result> {
   const token = objectOf(request.params?._meta)['progressToken'];
-  const relay = token === undefined ? {} : { onprogress: (progress: object) => void notify({ method: 'notifications/progress', params: { ...progress, progressToken: token } }).catch(() => undefined) };
+  const relay =
+    token === undefined
+      ? {}
+      : {
+          onprogress: (progress: object) => {
+            const params = toCaller.withoutInjectedWhole({ ...progress, progressToken: token });
+            if (params !== undefined) void notify({ method: 'notifications/progress', params }).catch(() => undefined);
+          },
+        };
   try {
     // Either side's request() takes any method at run time; their types name only their own.
     return await (target as Client).request({ method: request.method, params: request.params } as never, ResultSchema, { ...FORWARD, signal, ...relay });
   } catch (error) {
-    if (error instanceof McpError && !connectionClosed(error) && error.code !== ErrorCode.RequestTimeout) {
-      throw Object.assign(new Error(error.message.replace(`MCP error ${error.code}: `, '')), { code: error.code, data: error.data });
-    }
-    throw error;
+    if (!(error instanceof McpError)) throw error;
+    // Data that cannot be cleared whole (nested deeper than a record may be, not plain JSON) is
+    // dropped: the code and the message still say what failed, and no secret rides in it.
+    const data = toCaller.withoutInjectedWhole(error.data);
+    const message = toCaller.withoutInjected(error.message.replace(`MCP error ${error.code}: `, ''));
+    // The SDK's own word stays an McpError, as `callTool` reads it.
+    if (connectionClosed(error) || timedOut(error)) throw new McpError(error.code, message, data);
+    throw Object.assign(new Error(message), { code: error.code, data });
   }
 }
 
@@ -397,6 +442,15 @@ async function forward(target: Client | Server, request: Request, signal: AbortS
  */
 function connectionClosed(error: unknown): boolean {
   return error instanceof McpError && error.code === ErrorCode.ConnectionClosed && /Connection closed$/.test(error.message);
+}
+
+/**
+ * The SDK's word that a request got no answer in time. Its code, -32001, is also one a server
+ * answers with for its own reasons (a rejected credential): that one is the server's answer,
+ * passed on as it is.
+ */
+function timedOut(error: McpError): boolean {
+  return error.code === ErrorCode.RequestTimeout && /^MCP error -32001: (?:Request timed out|Maximum total timeout exceeded)$/.test(error.message);
 }
 
 /** Where a client declares its session key in `initialize`: `params._meta["aura/session_key"]`. */

@@ -19,6 +19,7 @@ import { HttpUpstream } from './http-upstream.js';
 import { LineReader, type Line } from './json-rpc-lines.js';
 import { overLimitMessage, upstreamMessageOf } from './refused-answer.js';
 import { writeMessage } from './stdio-batch.js';
+import type { UpstreamLog } from './upstream-log.js';
 
 /**
  * The largest message an upstream may send (a line over stdio, a JSON answer or an event over
@@ -44,8 +45,9 @@ const EXIT_GRACE_MS = 1000;
 
 /**
  * A stdio upstream: a child process speaking newline-delimited JSON-RPC. It inherits the proxy's
- * environment (a client's config gives the proxy the upstream's variables) and its stderr (the
- * proxy's log), never its stdout (the protocol).
+ * environment (a client's config gives the proxy the upstream's variables), never its stdout (the
+ * protocol); its stderr goes to the proxy's through {@link UpstreamLog}, which keeps the secrets
+ * injected into its calls out of it.
  */
 export class UpstreamProcess implements Transport {
   onclose?: () => void;
@@ -60,14 +62,16 @@ export class UpstreamProcess implements Transport {
   constructor(
     private readonly command: string,
     private readonly args: readonly string[],
+    private readonly log: UpstreamLog,
     private readonly maxMessageBytes: number = DEFAULT_MAX_MESSAGE_BYTES,
   ) {}
 
   /** Spawns the process; rejects when it cannot be started (command not found). */
   start(): Promise<void> {
     return new Promise((resolve, reject) => {
-      const child = spawn(this.command, [...this.args], { stdio: ['pipe', 'pipe', 'inherit'], env: process.env, windowsHide: true });
+      const child = spawn(this.command, [...this.args], { stdio: ['pipe', 'pipe', 'pipe'], env: process.env, windowsHide: true });
       this.child = child;
+      if (child.stderr !== null) this.log.follow(child.stderr);
       child.once('error', (error) => {
         if (this.exit === null && child.pid === undefined) reject(error);
         else this.onerror?.(error);
@@ -133,9 +137,9 @@ export class UpstreamProcess implements Transport {
   }
 }
 
-/** The transport toward the upstream, not yet started. */
-export function upstreamTransport(spec: UpstreamSpec, maxMessageBytes: number): UpstreamProcess | HttpUpstream {
-  return spec.transport === 'stdio' ? new UpstreamProcess(spec.command, spec.args, maxMessageBytes) : new HttpUpstream(spec.url, maxMessageBytes);
+/** The transport toward the upstream, not yet started; `log` takes a stdio upstream's stderr. */
+export function upstreamTransport(spec: UpstreamSpec, maxMessageBytes: number, log: UpstreamLog): UpstreamProcess | HttpUpstream {
+  return spec.transport === 'stdio' ? new UpstreamProcess(spec.command, spec.args, log, maxMessageBytes) : new HttpUpstream(spec.url, maxMessageBytes);
 }
 
 /** How an upstream that ended by itself ended, as `session.close` records it. */

@@ -13,10 +13,11 @@ import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CreateMessageRequestSchema, ListRootsRequestSchema, type CallToolResult, type JSONRPCMessage, type Progress } from '@modelcontextprotocol/sdk/types.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CreateMessageRequestSchema, ListRootsRequestSchema, LoggingMessageNotificationSchema, type CallToolResult, type JSONRPCMessage, type McpError, type Progress } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SecretNotFoundError } from '../../src/errors.js';
 import { findingsToolName, refusal } from '../../src/mcp/proxy.js';
+import { MAX_LOG_LINE } from '../../src/mcp/upstream-log.js';
 import { readTrail } from '../../src/spine/trail-reader.js';
 import { verifyTrail } from '../../src/spine/verify.js';
 import { listSessionIds, sessionFiles } from '../../src/store/session-files.js';
@@ -40,9 +41,9 @@ function proxyArgs(home: string, profile: string | null, upstream: readonly stri
   return [AURA_BIN, '--home', home, 'proxy', ...(profile === null ? [] : ['--profile', profile]), '--', ...upstream];
 }
 
-async function connect(args: readonly string[]): Promise<{ client: Client; transport: StdioClientTransport }> {
+async function connect(args: readonly string[], env?: Record<string, string>): Promise<{ client: Client; transport: StdioClientTransport }> {
   const client = new Client({ name: 'proxy-test', version: '1.0.0' });
-  const transport = new StdioClientTransport({ command: process.execPath, args: [...args], cwd: REPO, stderr: 'pipe' });
+  const transport = new StdioClientTransport({ command: process.execPath, args: [...args], cwd: REPO, stderr: 'pipe', ...(env === undefined ? {} : { env }) });
   await client.connect(transport);
   return { client, transport };
 }
@@ -742,7 +743,7 @@ describe('the findings tool name', () => {
     const home = tempDir();
     const off = writeProfile('proxy: { findings_tool: false }\n');
     const { client } = await connect(proxyArgs(home, off, [process.execPath, ...FAULT_UPSTREAM]));
-    expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['ask', 'big', 'crash', 'echo', 'keys', 'slow']);
+    expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['ask', 'big', 'crash', 'echo', 'keys', 'slow', 'tell']);
     await client.close();
     const bad = writeProfile('proxy: { findings: false }\n');
     const run = aura(['proxy', '--profile', bad, '--', process.execPath, ...FAULT_UPSTREAM], { home });
@@ -854,16 +855,16 @@ async function initializeOverHttp(url: string, token: string): Promise<{ status:
 
 const ELEVEN_MIB = 11 * 1024 * 1024;
 
-/** The SDK client through `aura proxy` in front of the fault upstream, run over stdio or reached over HTTP answering in event streams or in JSON. */
-async function faultProxy(via: 'stdio' | 'event streams' | 'JSON', flags: readonly string[] = []): Promise<{ client: Client; home: string; stop: () => Promise<void> }> {
+/** The SDK client through `aura proxy` (given `env`, else the SDK's default environment) in front of the fault upstream, run over stdio or reached over HTTP answering in event streams or in JSON. */
+async function faultProxy(via: 'stdio' | 'event streams' | 'JSON', flags: readonly string[] = [], env?: Record<string, string>): Promise<{ client: Client; home: string; stop: () => Promise<void> }> {
   const home = tempDir();
   if (via === 'stdio') {
-    const { client } = await connect([AURA_BIN, '--home', home, 'proxy', ...flags, '--', process.execPath, ...FAULT_UPSTREAM]);
+    const { client } = await connect([AURA_BIN, '--home', home, 'proxy', ...flags, '--', process.execPath, ...FAULT_UPSTREAM], env);
     return { client, home, stop: () => client.close() };
   }
   const { upstream, url } = await upstreamOverHttp([...FAULT_UPSTREAM, '--http', ...(via === 'JSON' ? ['--json'] : [])]);
   try {
-    const { client } = await connect([AURA_BIN, '--home', home, 'proxy', ...flags, '--upstream-url', url]);
+    const { client } = await connect([AURA_BIN, '--home', home, 'proxy', ...flags, '--upstream-url', url], env);
     return {
       client,
       home,
@@ -1156,5 +1157,123 @@ describe('aura proxy survives its upstream', () => {
     } finally {
       proxy.kill('SIGTERM');
     }
+  });
+});
+
+describe('aura proxy keeps a secret it injected from the client and from its stderr', () => {
+  const key = 'Kx9-Tq2Lm7Vw4Rz8!Np';
+  const env = { ...(process.env as Record<string, string>), AURA_TEST_ECHO_KEY: key };
+  const profile = (): string =>
+    writeProfile(['capabilities:', '  - { id: raw-cap, tool: raw, secret: env:AURA_TEST_ECHO_KEY, inject_as: text }', '  - { id: tell-cap, tool: tell, secret: env:AURA_TEST_ECHO_KEY, inject_as: text }', ''].join('\n'));
+
+  for (const via of ['stdio', 'event streams', 'JSON'] as const) {
+    it(`passes on an upstream's error with its data, from ${via}, the injected secret replaced; data it cannot clear whole is left out`, async () => {
+      const { client, home, stop } = await faultProxy(via, ['--profile', profile()], env);
+      const failure = (answer: string): Promise<McpError | null> =>
+        client.callTool({ name: 'raw', arguments: { answer, text: 'replaced by the key', capability_id: 'raw-cap' } }, undefined, { timeout: 10_000 }).then(
+          () => null,
+          (error: unknown) => error as McpError,
+        );
+      let rejected: McpError | null;
+      let deep: McpError | null;
+      try {
+        rejected = await failure('{"jsonrpc":"2.0","id":%ID%,"error":{"code":-32001,"message":"upstream rejected %TEXT%","data":{"received_headers":{"x-api-key":"%TEXT%"},"echo":"key %TEXT%","retry_after":3}}}');
+        deep = await failure(`{"jsonrpc":"2.0","id":%ID%,"error":{"code":-32001,"message":"upstream rejected the call","data":${'['.repeat(600)}"%TEXT%"${']'.repeat(600)}}}`);
+      } finally {
+        await stop();
+      }
+      expect(rejected).toMatchObject({ code: -32001, message: 'MCP error -32001: upstream rejected [redacted]', data: { received_headers: { 'x-api-key': '[redacted]' }, echo: 'key [redacted]', retry_after: 3 } });
+      expect(deep).toMatchObject({ code: -32001, message: 'MCP error -32001: upstream rejected the call' });
+      expect(deep?.data).toBeUndefined();
+      const trail = await closedTrail(home, onlySession(home));
+      expect(trail.filter((e) => e.kind === 'tool.error')).toHaveLength(2);
+      expect(JSON.stringify([rejected?.message, rejected?.data, deep?.message, trail])).not.toContain(key);
+    });
+  }
+
+  /** A client that offers sampling, through the proxy in front of the fault upstream: what it is told besides its answers, and the proxy's stderr. */
+  async function listener(flags: readonly string[]): Promise<{ client: Client; home: string; heard: { logs: unknown[]; progress: Progress[]; sampling: unknown[] }; stderr: () => string }> {
+    const home = tempDir();
+    const heard = { logs: [] as unknown[], progress: [] as Progress[], sampling: [] as unknown[] };
+    const client = new Client({ name: 'proxy-test', version: '1.0.0' }, { capabilities: { sampling: {} } });
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => void heard.logs.push(notification.params));
+    client.setRequestHandler(CreateMessageRequestSchema, (request) => {
+      heard.sampling.push(request.params);
+      return { model: 'stub', role: 'assistant', content: { type: 'text', text: 'a stub summary' } };
+    });
+    const transport = new StdioClientTransport({ command: process.execPath, args: [AURA_BIN, '--home', home, 'proxy', ...flags, '--', process.execPath, ...FAULT_UPSTREAM], cwd: REPO, stderr: 'pipe', env });
+    let stderr = '';
+    transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    await client.connect(transport);
+    return { client, home, heard, stderr: () => stderr };
+  }
+
+  async function tell(client: Client, heard: { progress: Progress[] }, args: Record<string, unknown>): Promise<string> {
+    return textOf((await client.callTool({ name: 'tell', arguments: args }, undefined, { onprogress: (progress) => void heard.progress.push(progress) })) as CallToolResult);
+  }
+
+  it('replaces it in the log messages, progress and sampling requests the upstream sends during the call and after it, and passes the rest of them on', async () => {
+    const { client, home, heard } = await listener(['--profile', profile()]);
+    try {
+      expect(await tell(client, heard, { text: 'replaced by the key', capability_id: 'tell-cap' })).toBe('sampled: a stub summary');
+      await vi.waitFor(() => expect(heard.logs).toHaveLength(2), { timeout: 5000 });
+    } finally {
+      await client.close();
+    }
+    expect(heard.logs).toEqual([
+      { level: 'info', logger: 'fault-upstream', data: 'POST /charge with x-api-key [redacted]' },
+      { level: 'info', logger: 'fault-upstream', data: 'charge settled with [redacted]' },
+    ]);
+    expect(heard.progress).toEqual([{ progress: 1, total: 2, message: 'authenticated as [redacted]' }]);
+    expect(heard.sampling).toEqual([{ messages: [{ role: 'user', content: { type: 'text', text: 'summarize the charge made with [redacted]' } }], maxTokens: 10 }]);
+    expect(JSON.stringify(heard)).not.toContain(key);
+    expect(JSON.stringify(await closedTrail(home, onlySession(home)))).not.toContain(key);
+  });
+
+  it('passes them on unchanged in a session that injected nothing', async () => {
+    const { client, heard } = await listener([]);
+    try {
+      expect(await tell(client, heard, { text: 'plain words' })).toBe('sampled: a stub summary');
+      await vi.waitFor(() => expect(heard.logs).toHaveLength(2), { timeout: 5000 });
+    } finally {
+      await client.close();
+    }
+    expect(heard.logs).toEqual([
+      { level: 'info', logger: 'fault-upstream', data: 'POST /charge with x-api-key plain words' },
+      { level: 'info', logger: 'fault-upstream', data: 'charge settled with plain words' },
+    ]);
+    expect(heard.progress).toEqual([{ progress: 1, total: 2, message: 'authenticated as plain words' }]);
+    expect(heard.sampling).toEqual([{ messages: [{ role: 'user', content: { type: 'text', text: 'summarize the charge made with plain words' } }], maxTokens: 10 }]);
+  });
+
+  it("passes the upstream's stderr on a line at a time, in order, the injected secret and credentials replaced; a line that does not end comes in pieces as it is written", async () => {
+    const { client, home, heard, stderr } = await listener(['--profile', profile()]);
+    const pad = MAX_LOG_LINE - 5;
+    const lines = (): string[] => stderr().split('\n');
+    try {
+      await tell(client, heard, { text: 'replaced by the key', pad, capability_id: 'tell-cap' });
+      // The line of y's has no end yet: three whole pieces of it are out all the same.
+      await vi.waitFor(() => expect(lines().filter((line) => line === 'y'.repeat(MAX_LOG_LINE))).toHaveLength(3), { timeout: 5000 });
+    } finally {
+      await client.close();
+    }
+    await closedTrail(home, onlySession(home));
+    await vi.waitFor(() => expect(stderr()).toMatch(/session \S+ closed/), { timeout: 5000 });
+    const shown = lines();
+    const first = shown.indexOf('fault-upstream: charged with [redacted]');
+    expect(first).toBeGreaterThan(-1);
+    expect(shown.slice(first, first + 8)).toEqual([
+      'fault-upstream: charged with [redacted]',
+      'fault-upstream: GET /v1 with Authorization: Bearer [redacted]',
+      // The secret begins where the first piece would end: the piece stops short of it.
+      'x'.repeat(pad),
+      '[redacted] ends the long line',
+      'y'.repeat(MAX_LOG_LINE),
+      'y'.repeat(MAX_LOG_LINE),
+      'y'.repeat(MAX_LOG_LINE),
+      'y'.repeat(4 * pad - 3 * MAX_LOG_LINE),
+    ]);
+    expect(shown.every((line) => line.length <= MAX_LOG_LINE)).toBe(true);
+    for (const part of [key, key.slice(0, 5), key.slice(-5), 'ghp_']) expect(stderr()).not.toContain(part);
   });
 });
