@@ -323,6 +323,9 @@ describe('aura push --follow', () => {
     await until(async () => (await stored()) >= 3);
     const [open] = await sql<{ status: string; closed: boolean }[]>`SELECT status, closed FROM aura.checks WHERE session_id = ${session.id} ORDER BY id DESC LIMIT 1`;
     expect(open).toEqual({ status: 'open', closed: false });
+    // Every reader of the store says so, as verify_session does: the report too, not `incomplete`.
+    const report = auraJson(['report', 'show', session.id, '--store', url]);
+    expect(report.json, JSON.stringify(report.json)).toMatchObject({ session_id: session.id, status: 'open' });
     if (process.platform === 'linux') {
       // The push yields the CPU (niceness 10 by default), and so does the worker thread that checked the session.
       const niceness = fs.readdirSync(`/proc/${follower.pid}/task`).map((tid) => Number(fs.readFileSync(`/proc/${follower.pid}/task/${tid}/stat`, 'utf8').split(') ')[1]?.split(' ')[16]));

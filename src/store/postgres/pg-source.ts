@@ -15,7 +15,7 @@ import type { SessionMaterial } from '../material.js';
 import type { SessionOverview, SessionSource } from '../source.js';
 import { openStore, storeCall, type Sql, type StoreConnection } from './connection.js';
 import { requireSchema } from './schema.js';
-import { hostKeys, readStoredSession, storedPlace, type StoredSession } from './stored-status.js';
+import { hostKeys, readStoredSession, storedLines, storedPlace, type StoredSession } from './stored-status.js';
 
 interface ListRow {
   session_id: string;
@@ -78,18 +78,21 @@ export class PostgresSource implements SessionSource {
     });
   }
 
-  /** Placed in its host's log as the store holds it, with its anchor copy's word at push: as `verify_session` and `verify store --store` judge it. */
+  /** Placed in its host's log as the store holds it, with its anchor copy's word at push and whether it was pushed closed: as `verify_session` and `verify store --store` judge it. */
   async material(sessionKey: string): Promise<SessionMaterial> {
     const stored = await this.session(sessionKey);
     const sql = this.store.sql;
     const sealPlace = await storeCall(this.label, () => storedPlace(sql, stored.sessionId, stored.host));
+    const lines = storedLines(stored.lines, stored.pushedLines);
     return {
       sessionId: stored.sessionId,
       trailName: `${this.label}#${stored.sessionId}`,
       summaryName: `${this.label}#${stored.sessionId}.summary`,
-      lines: stored.lines.length === 0 ? null : () => linesOfBytes(stored.lines),
+      lines: lines === null ? null : () => linesOfBytes(lines),
       summaryText: stored.summary === null ? null : () => (stored.summary as Buffer).toString('utf8'),
       sealPlace,
+      // A session followed while open is held by its host's writer, as the store's other readers take it.
+      writer: stored.closed === null ? 'alive' : 'none',
       ...stored.anchor,
     };
   }
