@@ -105,24 +105,6 @@ function describesSecret(text: string): boolean {
   return words.some((word, i) => isSecretLikeKey(word) || (i > 0 && isSecretLikeKey(`${words[i - 1] as string}${word}`)));
 }
 
-/**
- * The text a secret's bytes leave in hex and in base64 (and base64url), wherever they stand in the
- * bytes encoded: a tool that echoes a token base64-encoded, or inside an encoded blob
- * (`Basic base64(user:secret)`, a JWT's payload). Of each of the three alignments, only the
- * characters made of the secret's bits alone: those at its edges also hold its neighbours' bits.
- */
-function encodedForms(value: string): string[] {
-  const bytes = Buffer.from(value, 'utf8');
-  const hex = bytes.toString('hex');
-  const forms = [hex, hex.toUpperCase()];
-  for (let shift = 0; shift < 3; shift++) {
-    const shifted = Buffer.concat([Buffer.alloc(shift), bytes]);
-    const core = shifted.toString('base64').slice(Math.ceil((shift * 8) / 6), Math.floor((shifted.length * 8) / 6));
-    forms.push(core, core.replace(/\+/g, '-').replace(/\//g, '_'));
-  }
-  return forms;
-}
-
 /** {@link Redactor.secretItems}. */
 function secretItems(array: readonly unknown[]): ReadonlySet<number> | null {
   if (array.length === 2) {
@@ -190,11 +172,14 @@ const KEY_CACHE_LIMIT = 10_000;
 /** The redactor of one session: secret-like keys, the secret values it has injected so far, and those its tools printed. */
 export class SessionRedactor implements Redactor {
   /** Injected: kept out of the record and out of what a tool's caller gets. */
-  private secrets: string[] = [];
+  private injected: SecretForms[] = [];
   /** Printed by a tool at the agent's asking: kept out of the record only. */
-  private printed: string[] = [];
-  /** The injected ones and the printed ones' forms, longest first. */
-  private scrubbed: string[] = [];
+  private printed: SecretForms[] = [];
+  /** The injected values' forms, and those with the printed values': each reading of a string is searched once for all of them. */
+  private injectedPatterns: FormsPatterns | null = null;
+  private scrubbedPatterns: FormsPatterns | null = null;
+  /** Every form of them as written, for a text whose end may be the start of one. */
+  private scrubbedForms: readonly string[] = [];
   private readonly keys = new Map<string, string>();
 
   secretKey(key: string): boolean {
@@ -215,13 +200,14 @@ export class SessionRedactor implements Redactor {
 
   /**
    * Remembers a value that must never be recorded (and its prefixed form, such as `Bearer …`), and
-   * the forms a tool writes it back in: inside JSON text, in a URL, without the line end a file
-   * or a vault gave it.
+   * the forms a tool writes it back in ({@link formsOf}). Each value's forms are made once: a
+   * capability injects the same value into every call.
    */
   addSecret(value: string): void {
-    const added = newForms(value, this.secrets);
-    if (added.length === 0) return;
-    this.secrets = longestFirst([...this.secrets, ...added]);
+    const forms = this.injected.some((known) => known.value === value) ? null : formsOf(value);
+    if (forms === null) return;
+    this.injected = [...this.injected, forms];
+    this.injectedPatterns = patternsOf(this.injected);
     this.scrubbedChanged();
   }
 
@@ -231,15 +217,20 @@ export class SessionRedactor implements Redactor {
    * recorded string is looked through for each, so the last {@link MAX_PRINTED} values are kept.
    */
   addPrinted(values: readonly string[]): void {
-    const fresh = values.filter((value) => newForms(value, this.scrubbed).length > 0);
+    const fresh = values.flatMap((value) => (this.knows(value) ? [] : (formsOf(value) ?? [])));
     if (fresh.length === 0) return;
-    this.printed = [...this.printed.filter((value) => !fresh.includes(value)), ...fresh].slice(-MAX_PRINTED);
+    this.printed = [...this.printed, ...fresh].slice(-MAX_PRINTED);
     this.scrubbedChanged();
   }
 
+  private knows(value: string): boolean {
+    return this.injected.some((known) => known.value === value) || this.printed.some((known) => known.value === value);
+  }
+
   private scrubbedChanged(): void {
-    const printed = this.printed.flatMap((value) => newForms(value, this.secrets));
-    this.scrubbed = longestFirst([...new Set([...this.secrets, ...printed])]);
+    const all = [...this.injected, ...this.printed];
+    this.scrubbedPatterns = patternsOf(all);
+    this.scrubbedForms = all.flatMap((forms) => [...forms.text, ...forms.encoded]);
     this.keys.clear();
   }
 
@@ -249,7 +240,7 @@ export class SessionRedactor implements Redactor {
    * objects are copied where they hold one; anything else is handed on as it is.
    */
   withoutInjected<T>(value: T): T {
-    return this.secrets.length === 0 ? value : (this.injectedOut(value, 0, false) as T);
+    return this.injectedPatterns === null ? value : (this.injectedOut(value, 0, false) as T);
   }
 
   /**
@@ -259,7 +250,7 @@ export class SessionRedactor implements Redactor {
    * not plain data.
    */
   withoutInjectedWhole<T>(value: T): T | undefined {
-    if (this.secrets.length === 0) return value;
+    if (this.injectedPatterns === null) return value;
     try {
       return this.injectedOut(value, 0, true) as T;
     } catch (error) {
@@ -274,7 +265,7 @@ export class SessionRedactor implements Redactor {
    * @throws NotWalked, when `whole`, at what is left unwalked
    */
   private injectedOut(value: unknown, depth: number, whole: boolean): unknown {
-    if (typeof value === 'string') return replaced(value, this.secrets);
+    if (typeof value === 'string') return replaced(value, this.injectedPatterns);
     if (depth > MAX_DEPTH) return unwalked(value, whole);
     if (Array.isArray(value)) {
       const items = value.map((item) => this.injectedOut(item, depth + 1, whole));
@@ -286,7 +277,7 @@ export class SessionRedactor implements Redactor {
     let changed = false;
     const out: Record<string, unknown> = {};
     for (const [key, item] of Object.entries(value)) {
-      const scrubbed = replaced(key, this.secrets);
+      const scrubbed = replaced(key, this.injectedPatterns);
       // As in the record: keys that come out alike are kept apart.
       const name = scrubbed === key ? key : freeKey(scrubbed, (candidate) => Object.hasOwn(out, candidate) || Object.hasOwn(value, candidate));
       const kept = this.injectedOut(item, depth + 1, whole);
@@ -306,7 +297,7 @@ export class SessionRedactor implements Redactor {
   }
 
   scrub(text: string): string {
-    return redactCredentials(this.scrubbed.length === 0 ? text : replaced(text, this.scrubbed));
+    return redactCredentials(replaced(text, this.scrubbedPatterns));
   }
 
   /**
@@ -316,9 +307,9 @@ export class SessionRedactor implements Redactor {
    * every secret whole in it.
    */
   scrubStart(text: string): { readonly scrubbed: string; readonly rest: string } {
-    const cleared = replaced(text, this.scrubbed);
+    const cleared = replaced(text, this.scrubbedPatterns);
     let open = 0;
-    for (const form of this.scrubbed) {
+    for (const form of this.scrubbedForms) {
       for (let length = Math.min(form.length - 1, cleared.length); length > open; length--) {
         if (cleared.endsWith(form.slice(0, length))) {
           open = length;
@@ -346,17 +337,175 @@ function unwalked(value: unknown, whole: boolean): unknown {
   return value;
 }
 
-/** The forms of a secret's value (as given, trimmed, inside JSON text, in a URL, encoded) long enough to scrub, that `known` lacks. */
-function newForms(value: string, known: readonly string[]): string[] {
-  const forms = [value, value.trim(), JSON.stringify(value).slice(1, -1), encodeURIComponent(value), ...encodedForms(value.trim())];
-  return forms.filter((form, i) => form.length >= MIN_SCRUB_LENGTH && forms.indexOf(form) === i && !known.includes(form));
+/**
+ * The text a secret's value is written back in. `text`: the value as given, trimmed (without the
+ * line end a file or a vault gave it), with a form's `+` for each space; looked for in a text as it
+ * is and with its escapes read ({@link ESCAPE}), which covers every encoder whichever characters
+ * it escapes. `encoded`: its bytes in hex and in base64 (and base64url), wherever they stand in
+ * the bytes encoded: a tool that echoes a token base64-encoded, or inside an encoded blob (`Basic
+ * base64(user:secret)`, a JWT's payload). Of each of the three alignments, only the characters
+ * made of the secret's bits alone: those at its edges also hold its neighbours' bits. They are
+ * looked for in a text without its layout too ({@link LAYOUT}).
+ */
+interface SecretForms {
+  readonly value: string;
+  readonly text: readonly string[];
+  readonly encoded: readonly string[];
 }
 
-/** `text` with each of `secrets` (longest first) replaced. */
-function replaced(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
-  return out;
+/** The forms of `value` long enough to scrub, or null when it is too short to scrub once trimmed. */
+function formsOf(value: string): SecretForms | null {
+  const secret = value.trim();
+  if (secret.length < MIN_SCRUB_LENGTH) return null;
+  const bytes = Buffer.from(secret, 'utf8');
+  const hex = bytes.toString('hex');
+  const encoded = [hex, hex.toUpperCase()];
+  for (let shift = 0; shift < 3; shift++) {
+    const shifted = Buffer.concat([Buffer.alloc(shift), bytes]);
+    const core = shifted.toString('base64').slice(Math.ceil((shift * 8) / 6), Math.floor((shifted.length * 8) / 6));
+    encoded.push(core, core.replace(/\+/g, '-').replace(/\//g, '_'));
+  }
+  const scrubbable = (forms: readonly string[]): string[] => forms.filter((form, i) => form.length >= MIN_SCRUB_LENGTH && forms.indexOf(form) === i);
+  return { value, text: scrubbable([value, secret, secret.replace(/ /g, '+')]), encoded: scrubbable(encoded) };
+}
+
+/**
+ * The patterns of some values' forms, each longest first (a prefixed value before the value it
+ * holds), and the length of the shortest: a shorter text holds none in any reading (escapes and
+ * layout only lengthen one), which spares most keys and words any search.
+ */
+interface FormsPatterns {
+  readonly text: RegExp;
+  readonly encoded: RegExp;
+  readonly shortest: number;
+}
+
+function patternsOf(forms: readonly SecretForms[]): FormsPatterns | null {
+  if (forms.length === 0) return null;
+  const text = forms.flatMap((known) => known.text);
+  const encoded = forms.flatMap((known) => known.encoded);
+  const alternatives = (literals: readonly string[]): RegExp => new RegExp(longestFirst([...new Set(literals)]).map(escapedForPattern).join('|'), 'g');
+  return { text: alternatives(text), encoded: alternatives(encoded), shortest: Math.min(...[...text, ...encoded].map((form) => form.length)) };
+}
+
+function escapedForPattern(text: string): string {
+  return text.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&');
+}
+
+/**
+ * An escape of JSON text (`\/` as PHP's json_encode writes it, `\"`, `\u002B` as .NET writes `+`,
+ * `\u00e9` as Python's ensure_ascii writes what is past ASCII), of a URL (`%2F` or `%2f`; the bytes
+ * of a character past ASCII together) or of HTML (`&#39;`, `&#x27;`, `&amp;`). Encoders differ in
+ * which characters they escape (Python's quote keeps `/`, URLSearchParams `*`, PHP's urlencode
+ * `~` not), not in how: reading every escape finds the secret whichever they chose.
+ */
+const ESCAPE = /%[0-7][0-9A-Fa-f]|(?:%[89A-Fa-f][0-9A-Fa-f])+|\\u[0-9A-Fa-f]{4}|\\["\\/bfnrt]|&#\d{1,7};|&#[xX][0-9A-Fa-f]{1,6};|&(?:amp|lt|gt|quot|apos);/g;
+const JSON_ESCAPES: Readonly<Record<string, string>> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
+const ENTITIES: Readonly<Record<string, string>> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
+
+/** What an {@link ESCAPE} stands for. */
+function unescaped(escape: string): string {
+  if (escape.startsWith('%')) {
+    try {
+      return decodeURIComponent(escape);
+    } catch {
+      // Bytes that are no UTF-8: no secret's text.
+      return escape;
+    }
+  }
+  if (escape.startsWith('\\u')) return String.fromCharCode(Number.parseInt(escape.slice(2), 16));
+  if (escape.startsWith('\\')) return JSON_ESCAPES[escape.charAt(1)] ?? escape;
+  if (escape.startsWith('&#')) {
+    const code = /^&#[xX]/.test(escape) ? Number.parseInt(escape.slice(3, -1), 16) : Number.parseInt(escape.slice(2, -1), 10);
+    return code <= 0x10ffff ? String.fromCodePoint(code) : escape;
+  }
+  return ENTITIES[escape.slice(1, -1)] ?? escape;
+}
+
+/**
+ * What an encoder lays its characters out with: line breaks and indents (escaped too, as JSON text
+ * holds them), as MIME's 76 columns and PEM's 64 wrap base64; the spaces or colons between hex's bytes.
+ */
+const LAYOUT = /(?:[\s:]|\\[rn])+/g;
+const LINE_BREAK = /[\r\n]|\\[rn]/;
+
+/**
+ * `text` with each form `patterns` match replaced. Each is looked for in the text as it is, and,
+ * when it holds escapes, with them read: a raw secret after a backslash (`C:\keys\n…`) would not
+ * be found in the second.
+ */
+function replaced(text: string, patterns: FormsPatterns | null): string {
+  if (patterns === null || text.length < patterns.shortest) return text;
+  const out = readingReplaced(text, patterns, false);
+  return out.search(ESCAPE) < 0 ? out : readingReplaced(out, patterns, true);
+}
+
+/** `text` with the text forms found in its reading replaced, then the encoded ones found in it without its layout. */
+function readingReplaced(text: string, patterns: FormsPatterns, escapes: boolean): string {
+  const out = reading(text, escapes, false).search(patterns.text) < 0 ? text : spansReplaced(text, patterns.text, escapes, false);
+  return reading(out, escapes, true).search(patterns.encoded) < 0 ? out : spansReplaced(out, patterns.encoded, escapes, true);
+}
+
+/** `text` with its escapes read, and without its layout. */
+function reading(text: string, escapes: boolean, laidOut: boolean): string {
+  const read = escapes ? text.replace(ESCAPE, unescaped) : text;
+  return laidOut ? read.replace(LAYOUT, '') : read;
+}
+
+/**
+ * A reading of a text (as {@link reading} has it), with the span of the text each of its
+ * characters stands for. Made only for a text a form was found in: most are read as strings alone.
+ */
+interface SpannedReading {
+  readonly text: string;
+  readonly starts: readonly number[];
+  readonly ends: readonly number[];
+}
+
+/** `text` with each match of `pattern` in its reading replaced: by `[redacted]`, or, laid out over lines, each line's part of it, its line breaks and indents kept. */
+function spansReplaced(text: string, pattern: RegExp, escapes: boolean, laidOut: boolean): string {
+  let read: SpannedReading = { text, starts: Array.from({ length: text.length }, (_, i) => i), ends: Array.from({ length: text.length }, (_, i) => i + 1) };
+  if (escapes) read = rewritten(read, ESCAPE, unescaped);
+  if (laidOut) read = rewritten(read, LAYOUT, () => '');
+  let out = '';
+  let copied = 0;
+  for (const match of read.text.matchAll(pattern)) {
+    // Two matches may share an escape that stands for two characters.
+    const start = Math.max(read.starts[match.index] as number, copied);
+    const end = read.ends[match.index + match[0].length - 1] as number;
+    out += text.slice(copied, start);
+    if (laidOut) for (const layout of text.slice(start, end).matchAll(LAYOUT)) if (LINE_BREAK.test(layout[0])) out += REDACTED + layout[0];
+    out += REDACTED;
+    copied = end;
+  }
+  return out + text.slice(copied);
+}
+
+/** `read` with each match of `pattern` rewritten; what it writes stands for the span of the whole match. */
+function rewritten(read: SpannedReading, pattern: RegExp, rewrite: (match: string) => string): SpannedReading {
+  let text = '';
+  const starts: number[] = [];
+  const ends: number[] = [];
+  let from = 0;
+  const kept = (to: number): void => {
+    text += read.text.slice(from, to);
+    for (let i = from; i < to; i++) {
+      starts.push(read.starts[i] as number);
+      ends.push(read.ends[i] as number);
+    }
+  };
+  for (const match of read.text.matchAll(pattern)) {
+    kept(match.index);
+    const written = rewrite(match[0]);
+    from = match.index + match[0].length;
+    text += written;
+    for (let i = 0; i < written.length; i++) {
+      starts.push(read.starts[match.index] as number);
+      ends.push(read.ends[from - 1] as number);
+    }
+  }
+  kept(read.text.length);
+  return { text, starts, ends };
 }
 
 function longestFirst(values: readonly string[]): string[] {

@@ -200,6 +200,135 @@ describe('an injected secret', () => {
     expect(result.chain).toMatchObject({ hash_chain_valid: true, complete: true });
   });
 
+  /** What a tool given `secret` answers (`answer(secret)`), what its caller gets, and what the trail records of it. */
+  async function answered(secret: string, answer: (key: string) => Record<string, string>): Promise<{ given: Record<string, string>; got: Record<string, string>; recorded: unknown; trail: string }> {
+    const session = agent('acme/pay', { home: tempDir(), capabilities: [{ id: 'c1', tool: 'pay', secret: 'env:PAY_KEY', inject_as: 'api_key' }] })
+      .session({ ids: countingIds(), clock: steppingClock(), secretBroker: { resolve: () => secret } });
+    const got = await session.tool('pay', { amount: 1 }, (live) => answer(String(live['api_key'])), { capabilityId: 'c1' });
+    const result = await session.close();
+    const events = lines(result.log_path).map((line) => JSON.parse(line) as { kind: string; payload: Record<string, unknown> });
+    expect(result.chain).toMatchObject({ hash_chain_valid: true, complete: true });
+    return { given: answer(secret), got, recorded: events.find((e) => e.kind === 'tool.result')?.payload['result'], trail: fs.readFileSync(result.log_path, 'utf8') };
+  }
+
+  // Each character but a letter, a digit or one of `kept` as %XX of its UTF-8 bytes, as URL encoders write text.
+  const percentEncoded = (text: string, kept: string, space = '%20'): string =>
+    Array.from(text, (char) => (/[A-Za-z0-9]/.test(char) || kept.includes(char) ? char : char === ' ' ? space : Array.from(Buffer.from(char), (byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`).join(''))).join('');
+  const unicodeEscaped = (text: string, chars: RegExp, upper: boolean): string =>
+    text.replace(chars, (char) => `\\u${(upper ? char.charCodeAt(0).toString(16).toUpperCase() : char.charCodeAt(0).toString(16)).padStart(4, '0')}`);
+
+  it('is scrubbed however a URL, a form, JSON text or HTML escapes it (whichever characters the encoder keeps, in either case), in the trail and in what the caller gets', async () => {
+    // A base64-alphabet key, as AWS's secret keys are, with the characters encoders disagree on; it
+    // starts as JSON's escape of a line break does after a backslash.
+    const secret = "n8Vt/3Rk+Lm9/Zx2 Wp7!~'(é)*&=";
+    const escaped = (key: string): Record<string, string> => ({
+      quote: percentEncoded(key, '_.-~/'), // Python's urllib.parse.quote
+      quotePlus: percentEncoded(key, '_.-~', '+'), // urlencode, quote_plus
+      searchParams: new URLSearchParams({ q: key }).toString().slice(2),
+      phpUrlencode: percentEncoded(key, '-_.', '+'),
+      rawurlencode: percentEncoded(key, '-_.~'),
+      goPathEscape: percentEncoded(key, "-._~!$&'()*+,;=:@"),
+      encodeURI: encodeURI(key),
+      lowercase: encodeURIComponent(key).replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase()),
+      phpJson: JSON.stringify(key).slice(1, -1).replace(/\//g, '\\/'),
+      dotnetJson: unicodeEscaped(JSON.stringify(key).slice(1, -1), /[+'&<>]|[^\x20-\x7e]/g, true),
+      pythonJson: unicodeEscaped(JSON.stringify(key).slice(1, -1), /[^\x20-\x7e]/g, false),
+      pythonHtml: key.replace(/&/g, '&amp;').replace(/'/g, '&#x27;'),
+      phpHtml: key.replace(/&/g, '&amp;').replace(/'/g, '&#039;'),
+    });
+    const { given, got, recorded, trail } = await answered(secret, (key) => ({
+      ...Object.fromEntries(Object.entries(escaped(key)).map(([name, text]) => [name, `GET https://api.example.com/v1?q=${text}&n=1`])),
+      // Raw after a backslash, where reading escapes would misread it.
+      path: `C:\\keys\\${key}`,
+      // Strings that only share its start are no form of it.
+      start: `${secret.slice(0, 14)}Yk2/other-tail`,
+      startEscaped: `q=${encodeURIComponent(secret.slice(0, -1))}`,
+    }));
+    for (const name of Object.keys(escaped(secret))) {
+      // Each encoder escapes some of it.
+      expect(given[name], name).not.toContain(secret);
+      expect(got[name], name).toBe('GET https://api.example.com/v1?q=[redacted]&n=1');
+      expect(trail, name).not.toContain(escaped(secret)[name]);
+    }
+    expect(got['path']).toBe('C:\\keys\\[redacted]');
+    expect(got['start']).toBe(given['start']);
+    expect(got['startEscaped']).toBe(given['startEscaped']);
+    expect(recorded).toEqual(got);
+  });
+
+  it('is scrubbed in base64 and hex laid out over lines (MIME, PEM, CRLF, indented, inside JSON text) or in groups (colons, spaces), each line kept; base64 of another value is kept', async () => {
+    // A 100-character key: its base64 runs over two or three lines.
+    const secret = Buffer.from(Array.from({ length: 75 }, (_, i) => (i * 97 + 31) % 256)).toString('base64');
+    const base64 = (text: string, url = false): string => Buffer.from(text).toString(url ? 'base64url' : 'base64');
+    const wrapped = (text: string, width: number, newline = '\n'): string => (text.match(new RegExp(`.{1,${width}}`, 'g')) ?? []).join(newline);
+    const hex = (text: string): string => Buffer.from(text).toString('hex');
+    // The text each encoding lays the key out in, and what comes before the key in the bytes it encodes.
+    const laidOut = (key: string): Record<string, readonly [string, string]> => ({
+      mime: [wrapped(base64(`prefix text: ${key} trailing`), 76), 'prefix text: '],
+      pem: [`${wrapped(base64(`xxxxx${key}`), 64)}\n`, 'xxxxx'],
+      crlf: [wrapped(base64(`hello ${key}`), 76, '\r\n'), 'hello '],
+      url: [wrapped(base64(`id=${key}&n=2`, true), 76), 'id='],
+      indented: [`data: |\n${wrapped(base64(`user:${key}`), 60).replace(/^/gm, '    ')}\n`, 'user:'],
+      json: [JSON.stringify({ body: wrapped(base64(`hello ${key}`), 76) }), 'hello '],
+      hexColons: [hex(key).toUpperCase().replace(/(..)(?!$)/g, '$1:'), ''],
+      hexdump: [wrapped(hex(`abc${key}`).replace(/(..)(?!$)/g, '$1 '), 48), 'abc'],
+      hexWrapped: [wrapped(hex(key), 60), ''],
+    });
+    const { given, got, recorded } = await answered(secret, (key) => ({
+      ...Object.fromEntries(Object.entries(laidOut(key)).map(([name, [text]]) => [name, text])),
+      // A value that shares only the key's first half.
+      other: wrapped(base64(`prefix text: ${key.slice(0, 50)}${'Q'.repeat(50)} trailing`), 76),
+    }));
+    const flat = (text: string): string => text.replace(/[\s:]|\\[rn]/g, '');
+    const breaks = (text: string): string[] => text.match(/\r\n|\n|\\n/g) ?? [];
+    for (const [name, [text, before]] of Object.entries(laidOut(secret))) {
+      const at = Buffer.byteLength(before);
+      // The characters made of the key's bits alone.
+      const own = name.startsWith('hex') ? flat(text).toLowerCase().slice(at * 2, (at + 100) * 2) : flat(text).slice(Math.ceil((at * 8) / 6), Math.floor(((at + 100) * 8) / 6));
+      expect(own.length, name).toBeGreaterThan(100);
+      const left = flat(got[name] ?? '').toLowerCase();
+      for (let i = 0; i + 12 <= own.length; i++) expect(left.includes(own.slice(i, i + 12).toLowerCase()), `${name}: ${own.slice(i, i + 12)}`).toBe(false);
+      expect(got[name], name).toContain('[redacted]');
+      expect(breaks(got[name] ?? ''), name).toEqual(breaks(text));
+    }
+    expect(got['indented']?.split('\n').slice(1, -1).every((line) => line.startsWith('    ') && line.trim() !== '')).toBe(true);
+    expect(got['other']).toBe(given['other']);
+    expect(recorded).toEqual(got);
+  });
+
+  it('shorter than 8 characters is left as it is, in every form: it would scrub ordinary words and ids', async () => {
+    const { given, got } = await answered('Kx9-Tq2\n', (key) => ({ text: `key ${key.trim()}`, hex: Buffer.from(key.trim()).toString('hex'), base64: Buffer.from(`user:${key.trim()}`).toString('base64') }));
+    expect(got).toEqual(given);
+  });
+
+  it('is looked for in time linear in the length of the text, pathological texts included', () => {
+    const redactor = new SessionRedactor();
+    const secret = "n8Vt/3Rk+Lm9/Zx2 Wp7!~'(é)*&=";
+    redactor.addSecret(secret);
+    const base64 = Buffer.from(secret).toString('base64');
+    const texts: readonly (readonly [string, string])[] = [
+      ['percent signs', '%'.repeat(200_000)],
+      ['escapes of its first character', '%6E'.repeat(60_000)],
+      ['all of it but its last character, again and again', secret.slice(0, -1).repeat(7_000)],
+      ['its start, percent-encoded, again and again', encodeURIComponent(secret.slice(0, 20)).repeat(6_000)],
+      ['all of it, percent-encoded, again and again', encodeURIComponent(secret).repeat(4_000)],
+      ['all of it in base64, again and again, over lines', Buffer.from(secret.repeat(5_000)).toString('base64').replace(/(.{76})/g, '$1\n')],
+      ['the start of its base64 over many lines', `${base64.slice(0, 24)}\n`.repeat(8_000)],
+      ['the start of its hex, spaced, again and again', Buffer.from(secret.slice(0, 12)).toString('hex').replace(/(..)/g, '$1 ').repeat(5_000)],
+      ['hex digits between long runs of spaces', `6e${' '.repeat(100_000)}38${' '.repeat(100_000)}56`],
+      ['colons', ':'.repeat(200_000)],
+      ['escaped line breaks', '\\n'.repeat(100_000)],
+      ['backslashes', '\\'.repeat(200_000)],
+      ['ampersands and hashes', '&#'.repeat(100_000)],
+    ];
+    for (const [name, text] of texts) {
+      const started = performance.now();
+      redactor.scrub(text);
+      redactor.withoutInjected(text);
+      expect(performance.now() - started, name).toBeLessThan(500);
+    }
+  });
+
   it('reaches no file or output: trail, summary, spans, logs --json, report show --json, the report page', async () => {
     const { home, result } = await sessionWithSecretEverywhere();
     const page = path.join(home, 'report.html');
