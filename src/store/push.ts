@@ -225,7 +225,7 @@ class Pusher {
     const summary = closed && fs.existsSync(files.summary) ? readRegularFile(files.summary, 'summary') : null;
     const id = files.sessionId;
     const log = closed ? logs : null;
-    return { sessionId: id, host: this.options.host, trail, summary, sealEntry: log?.seals.get(id) ?? null, sealPlace: log?.places.get(id) ?? null, anchor: anchorWord(log?.anchored ?? null, id), closed, stored };
+    return { sessionId: id, host: this.options.host, trail, summary, sealEntry: log?.seals.get(id) ?? null, sealPlace: log?.places.get(id) ?? null, logRead: log !== null, anchor: anchorWord(log?.anchored ?? null, id), closed, stored };
   }
 }
 
@@ -266,8 +266,8 @@ function localSession(sessionsDir: string, key: string): string {
 
 /**
  * The seal-log entries by session, with each entry's line as the log holds it. A line that does
- * not parse is skipped here: the session then goes without its entry, and is checked against its
- * summary's seal.
+ * not parse is skipped here: its session then goes as one the log has no entry for, as the
+ * folder's readers, which stop at that line, take it.
  */
 function sealEntries(sealLog: string): Map<string, { entry: SealLogEntry; raw: Buffer }> {
   const entries = new Map<string, { entry: SealLogEntry; raw: Buffer }>();

@@ -64,6 +64,7 @@ function tasksOf(home: string, ids: readonly string[], stored: ReadonlyMap<strin
     summary: fs.readFileSync(path.join(home, 'sessions', `${id}.summary.json`)),
     sealEntry: null,
     sealPlace: null,
+    logRead: false,
     anchor: {},
     closed: true,
     stored: stored.get(id) ?? null,

@@ -67,7 +67,7 @@ describe('aura store init', () => {
     expect(tuned.filter((t) => t.reloptions?.includes('autovacuum_vacuum_insert_scale_factor=0.01') === true).map((t) => t.relname)).toEqual(['checks', 'closes', 'findings', 'lines', 'sessions']);
   });
 
-  it('migrates a version 1 store to version 6: its rows kept, still append-only, first lines indexed, its closes checked against no anchor copy; a line without its session is reported by verify', async () => {
+  it('migrates a version 1 store to version 6: its rows kept, still append-only, first lines indexed, its closes pushed without reading the seal log and checked against no anchor copy; a line without its session is reported by verify', async () => {
     const url = await initialized();
     const a = await host('acme/migrated', 3);
     expect(aura(['--home', a.home, 'push', '--all', '--store', url]).status).toBe(0);
@@ -87,7 +87,7 @@ describe('aura store init', () => {
       await tx`DROP INDEX aura.refusals_by_session`;
       await tx`ALTER TABLE aura.lines ADD COLUMN prev_hash text, ADD COLUMN content_hash text`;
       await tx`ALTER TABLE aura.lines ADD CONSTRAINT lines_session_id_fkey FOREIGN KEY (session_id) REFERENCES aura.sessions`;
-      await tx`ALTER TABLE aura.closes DROP CONSTRAINT closes_anchor_disagreement, DROP COLUMN anchored, DROP COLUMN anchor_disagreement`;
+      await tx`ALTER TABLE aura.closes DROP CONSTRAINT closes_anchor_disagreement, DROP COLUMN log_read, DROP COLUMN anchored, DROP COLUMN anchor_disagreement`;
     });
     const old = aura(['--home', a.home, 'push', '--all', '--store', url]);
     expect(old.status).toBe(2);
@@ -98,7 +98,7 @@ describe('aura store init', () => {
     expect(migrated.status, migrated.stderr).toBe(0);
     expect(migrated.json).toMatchObject({ from_version: 1, to_version: 6, applied: [{ version: 2 }, { version: 3 }, { version: 4 }, { version: 5 }, { version: 6 }] });
     expect(await lineCount()).toEqual(before);
-    expect(await sql`SELECT DISTINCT anchored, anchor_disagreement FROM aura.closes`).toEqual([{ anchored: false, anchor_disagreement: null }]);
+    expect(await sql`SELECT DISTINCT log_read, anchored, anchor_disagreement FROM aura.closes`).toEqual([{ log_read: false, anchored: false, anchor_disagreement: null }]);
     expect(await sql`SELECT conname FROM pg_constraint WHERE conrelid = 'aura.lines'::regclass AND contype = 'f'`).toEqual([]);
     expect(await sql`SELECT tgname FROM pg_trigger WHERE tgrelid = 'aura.lines'::regclass AND NOT tgisinternal ORDER BY tgname`).toEqual([{ tgname: 'lines_append_only' }, { tgname: 'lines_no_truncate' }]);
     const columns = await sql<{ attname: string }[]>`SELECT attname FROM pg_attribute WHERE attrelid = 'aura.lines'::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum`;
@@ -338,7 +338,7 @@ describe('aura push --follow', () => {
     await until(async () => (await sql`SELECT 1 FROM aura.closes WHERE session_id = ${session.id}`).length === 1);
     expect(await stored()).toBe(lines(trail(home, session.id)).length);
     // It closed after the follow began: its seal is read from the log as it is then.
-    expect(await sql`SELECT seal_entry IS NOT NULL AS sealed, anchored, anchor_disagreement FROM aura.closes WHERE session_id = ${session.id}`).toEqual([{ sealed: true, anchored: true, anchor_disagreement: null }]);
+    expect(await sql`SELECT seal_entry IS NOT NULL AS sealed, log_read, anchored, anchor_disagreement FROM aura.closes WHERE session_id = ${session.id}`).toEqual([{ sealed: true, log_read: true, anchored: true, anchor_disagreement: null }]);
     follower.kill('SIGTERM');
     expect(await exited).toBe(0);
     const verify = auraJson(['verify', 'store', '--store', url]);

@@ -22,7 +22,7 @@ import { KeyRing } from '../../src/spine/signing.js';
 import { readSealLog, sealEntryHash, type SealLogEntry } from '../../src/store/seal-log.js';
 import { sessionFiles } from '../../src/store/session-files.js';
 import { AURA_BIN, aura, auraJson, listeningUrl } from '../helpers/cli.js';
-import { tempDatabase } from '../helpers/postgres.js';
+import { client, tempDatabase } from '../helpers/postgres.js';
 import { lines, rehash } from '../helpers/sessions.js';
 import { anchoredHome, tempDir } from '../helpers/temp.js';
 
@@ -621,6 +621,108 @@ describe('in a folder whose seal log is anchored, a session sealed only by its s
     fs.writeFileSync(path.join(home, 'config.yaml'), '');
     expect(auraJson(['verify', 'chain', ids.forged], { home })).toMatchObject({ status: 0, json: { status: 'intact', seal_from: 'summary' } });
   });
+});
+
+describe('a session whose summary aura sealed, but whose seal-log entry was removed before it was pushed', () => {
+  const { home, trusted } = signedHome();
+  const sessions = path.join(home, 'sessions');
+  const ids = { genuine: '', removed: '', earlier: '' };
+  const expected = {
+    genuine: { status: 'verified', reason: null, kind: null },
+    removed: { status: 'unsealed', reason: 'unsealed', kind: 'SEAL_MISSING' },
+  } as const;
+  const names = Object.keys(expected) as (keyof typeof expected)[];
+  const statusKinds = ['HASH_CHAIN_BROKEN', 'TRAIL_TRUNCATED', 'TRAIL_MISSING', 'SEAL_MISSING', 'SUMMARY_MISMATCH', 'SIGNATURE_MISSING', 'SIGNATURE_INVALID'];
+  const labelOf = (want: { status: string; reason: string | null }): string => (want.reason === null || want.reason === want.status ? want.status : `${want.status}: ${want.reason}`);
+  const unlogged = /its summary is sealed, but the seal log has no entry for it/;
+  let url = '';
+
+  beforeAll(async () => {
+    ids.genuine = await closedSession(home, 8);
+    ids.removed = await closedSession(home, 8);
+    ids.earlier = await closedSession(home, 8);
+    // The log's last two entries removed: it is still a valid chain, and the summaries still carry their seals.
+    const sealLog = path.join(home, 'seals.jsonl');
+    write(sealLog, lines(sealLog).slice(0, -2));
+    // Older than the push's grace for a session between close and summary.
+    const past = new Date(Date.now() - 60_000);
+    for (const id of Object.values(ids)) fs.utimesSync(sessionFiles(sessions, id).trail, past, past);
+    url = await tempDatabase();
+    expect(aura(['store', 'init', '--store', url]).status).toBe(0);
+  }, 60_000);
+
+  it('is unsealed in its folder, as the check at ingest, verify store --store, sessions list --store, report show and html --store and aura mcp --store say it', async () => {
+    for (const name of names) {
+      const chain = auraJson(['verify', 'chain', ids[name], '--keys', trusted], { home });
+      expect([name, chain.json['status'], chain.json['status_reason']]).toEqual([name, expected[name].status, expected[name].reason]);
+    }
+    expect(auraJson(['verify', 'chain', ids.removed], { home }).json['status_message']).toMatch(unlogged);
+    const pushed = auraJson(['push', ids.genuine, ids.removed, '--host', 'unanchored', '--store', url], { home });
+    expect(pushed.status, pushed.stderr).toBe(0);
+    const sessionsPushed = pushed.json['sessions'] as Record<string, unknown>[];
+    const verified = auraJson(['verify', 'store', '--store', url]);
+    expect(verified.status).toBe(1);
+    const listed = auraJson(['sessions', 'list', '--store', url]).json['sessions'] as Record<string, unknown>[];
+    const out = tempDir();
+    for (const name of names) {
+      const want = expected[name];
+      const id = ids[name];
+      expect([name, sessionsPushed.find((s) => s['session_id'] === id)?.['status']]).toEqual([name, want.status]);
+      const fromStore = (verified.json['sessions'] as Record<string, unknown>[]).find((s) => s['session_id'] === id);
+      expect([name, fromStore?.['status'], fromStore?.['reason'] ?? null]).toEqual([name, want.status, want.reason]);
+      const row = listed.find((s) => s['session_id'] === id);
+      expect([name, row?.['status'], row?.['reason']]).toEqual([name, want.status, want.reason]);
+      expect([name, auraJson(['report', 'show', id, '--store', url]).json['status_label']]).toEqual([name, labelOf(want)]);
+      const html = path.join(out, `${id}.html`);
+      expect(aura(['report', 'html', id, '--store', url, '-o', html]).status).toBe(0);
+      expect([name, fs.readFileSync(html, 'utf8').includes(`"label":"${labelOf(want)}"`)]).toEqual([name, true]);
+    }
+    expect((verified.json['sessions'] as Record<string, unknown>[]).find((s) => s['session_id'] === ids.removed)?.['message']).toMatch(unlogged);
+    const mcp = new Client({ name: 'status-test', version: '1.0.0' });
+    await mcp.connect(new StdioClientTransport({ command: process.execPath, args: [AURA_BIN, 'mcp', '--store', url], stderr: 'ignore' }));
+    try {
+      const tools = ((await mcp.callTool({ name: 'list_sessions', arguments: {} })).structuredContent as { sessions: Record<string, unknown>[] }).sessions;
+      const findings = ((await mcp.callTool({ name: 'get_session_findings', arguments: { per_kind_limit: 50 } })).structuredContent as { findings: Record<string, unknown>[] }).findings;
+      for (const name of names) {
+        const want = expected[name];
+        const id = ids[name];
+        const row = tools.find((s) => s['session_id'] === id);
+        expect([name, row?.['status'], row?.['reason']]).toEqual([name, want.status, want.reason]);
+        const session = (await mcp.callTool({ name: 'verify_session', arguments: { session_key: id } })).structuredContent as Record<string, unknown>;
+        expect([name, session['status']]).toEqual([name, want.status]);
+        const kinds = findings.filter((f) => f['session_id'] === id && statusKinds.includes(String(f['kind']))).map((f) => f['kind']);
+        expect([name, kinds]).toEqual([name, want.kind === null ? [] : [want.kind]]);
+        const report = (await mcp.callTool({ name: 'get_session_report', arguments: { session_key: id } })).structuredContent as { audit_report: { findings: { kind: string }[] } };
+        expect([name, [...new Set(report.audit_report.findings.map((f) => f.kind).filter((kind) => statusKinds.includes(kind)))]]).toEqual([name, want.kind === null ? [] : [want.kind]]);
+      }
+    } finally {
+      await mcp.close();
+    }
+  }, 120_000);
+
+  it('pushed before the store kept whether its host read its seal log, is judged as then: by its summary\'s seal', async () => {
+    const pushed = auraJson(['push', ids.earlier, '--host', 'unanchored', '--store', url], { home });
+    expect(pushed.status, pushed.stderr).toBe(0);
+    const judged = (): unknown => (auraJson(['verify', 'store', '--store', url]).json['sessions'] as Record<string, unknown>[]).find((s) => s['session_id'] === ids.earlier);
+    expect(judged()).toMatchObject({ status: 'unsealed' });
+    // Its close record as one pushed before schema version 6 reads: the log not known to be read (a superuser's hand stands in for that push).
+    const sql = client(url);
+    await sql.begin(async (tx) => {
+      await tx`SET LOCAL session_replication_role = replica`;
+      await tx`UPDATE aura.closes SET log_read = false WHERE session_id = ${ids.earlier}`;
+    });
+    expect(judged()).toMatchObject({ status: 'verified' });
+    expect(auraJson(['report', 'show', ids.earlier, '--store', url]).json['status_label']).toBe('verified');
+    const mcp = new Client({ name: 'status-test', version: '1.0.0' });
+    await mcp.connect(new StdioClientTransport({ command: process.execPath, args: [AURA_BIN, 'mcp', '--store', url], stderr: 'ignore' }));
+    try {
+      expect((await mcp.callTool({ name: 'verify_session', arguments: { session_key: ids.earlier } })).structuredContent).toMatchObject({ status: 'verified' });
+      const report = (await mcp.callTool({ name: 'get_session_report', arguments: { session_key: ids.earlier } })).structuredContent as { audit_report: { findings: { kind: string }[] } };
+      expect(report.audit_report.findings.map((f) => f.kind).filter((kind) => statusKinds.includes(kind))).toEqual([]);
+    } finally {
+      await mcp.close();
+    }
+  }, 60_000);
 });
 
 describe("the seal log's anchor copy, when sessions are gone or the copy is broken", () => {

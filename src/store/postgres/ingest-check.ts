@@ -19,7 +19,7 @@ import type { SealLogEntry, SealLogPlace } from '../seal-log.js';
 import type { SessionMaterial } from '../material.js';
 import { STORE_KINDS } from '../store-findings.js';
 import { CopyRows } from './copy-binary.js';
-import { alonePlace, storedStatus, type StoredMaterial, type StoredStatus } from './stored-status.js';
+import { alonePlace, sealPlaceOf, storedStatus, type StoredMaterial, type StoredStatus } from './stored-status.js';
 
 /** What the store already holds of a session. */
 export interface StoredState {
@@ -46,6 +46,8 @@ export interface CheckTask {
   readonly sealEntry: { readonly entry: SealLogEntry; readonly raw: Uint8Array } | null;
   /** Where the entry stands in the host's log (signing), as the host's log says; re-checked by `verify store --store`. */
   readonly sealPlace: SealLogPlace | null;
+  /** The host's seal log was read for it (a closed one's, at push): an entry it lacks is known to be absent. Kept in its close record. */
+  readonly logRead: boolean;
   /** What the host's anchor copy of its seal log says of its seal, when closed and the log has a copy; kept in its close record. */
   readonly anchor: Pick<StoredMaterial, 'anchorDisagreement'>;
   /** Closed (its writer is gone): stored with its close record. Open: its lines so far. */
@@ -131,11 +133,12 @@ export function checkSession(task: CheckTask, keys: KeyRing | null): Checked {
     }
     if (from === lines.length && !task.closed) return { outcome: 'present' };
   }
-  const check = storedStatus({ sessionId: id, lines, summary, sealPlace: task.sealPlace ?? alonePlace(task.sealEntry?.entry ?? null), keys, closed: task.closed, ...task.anchor });
+  const entry = task.sealEntry;
+  const logged = { seal_entry: entry?.raw ?? null, log_read: task.logRead };
+  const check = storedStatus({ sessionId: id, lines, summary, sealPlace: sealPlaceOf(logged, task.sealPlace ?? alonePlace(entry?.entry ?? null)), keys, closed: task.closed, ...task.anchor });
   if (check.foreignId !== null) return { outcome: 'refused', reason: 'forged_id', message: `pushed as ${id}, but it names ${check.foreignId}`, trailSha256 };
   const report = reportOf(id, lines, summary, task.closed, check);
   const chain = check.chain;
-  const entry = task.sealEntry;
   return {
     outcome: 'ready',
     write: storable({
@@ -153,7 +156,7 @@ export function checkSession(task: CheckTask, keys: KeyRing | null): Checked {
             trail_sha256: trailSha256,
             summary,
             summary_sha256: summarySha256,
-            seal_entry: entry?.raw ?? null,
+            ...logged,
             seal_hash: entry?.entry.hash ?? null,
             seal_prev_hash: entry?.entry.prev_hash ?? null,
             host: task.host,

@@ -82,7 +82,7 @@ export class PostgresSource implements SessionSource {
   async material(sessionKey: string): Promise<SessionMaterial> {
     const stored = await this.session(sessionKey);
     const sql = this.store.sql;
-    const sealPlace = await storeCall(this.label, () => storedPlace(sql, stored.sessionId, stored.host));
+    const sealPlace = await storeCall(this.label, () => storedPlace(sql, stored));
     const lines = storedLines(stored.lines, stored.pushedLines);
     return {
       sessionId: stored.sessionId,

@@ -253,14 +253,20 @@ const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 6,
-    name: "closes: what the host's anchor copy of its seal log said of the session when it was pushed",
+    name: "closes: whether the host read its seal log, and what the log's anchor copy said of the session, when it was pushed",
     statements: [
+      // aura logs every seal before it writes the summary, so a host's folder calls a session whose
+      // summary is sealed and whose log has no entry for it unsealed (the entry was removed). A close
+      // record without an entry could not say so: push --follow stored the sessions that closed
+      // while it ran without reading the log. `log_read` is the pushing host's word that its log was
+      // read and held no entry; a session pushed before this keeps the verdict of its summary's seal.
       // In a folder whose seal log is anchored, a seal the copy disagrees with, or one only the
       // summary holds, does not count, and the store cannot read a host's copy (it is kept where
       // the host cannot rewrite it, often off the network). The pushing host compares its log with the copy as its own readers do, and
       // the close record keeps that word beside the seal-log entry, for every reader of the store.
       // A session pushed before this was checked against no copy: it stays as it was judged.
-      `ALTER TABLE aura.closes ADD COLUMN anchored boolean NOT NULL DEFAULT false, ADD COLUMN anchor_disagreement text,
+      `ALTER TABLE aura.closes ADD COLUMN log_read boolean NOT NULL DEFAULT false,
+        ADD COLUMN anchored boolean NOT NULL DEFAULT false, ADD COLUMN anchor_disagreement text,
         ADD CONSTRAINT closes_anchor_disagreement CHECK (anchored OR anchor_disagreement IS NULL)`,
     ],
   },

@@ -23,8 +23,8 @@ export interface StoredMaterial extends Pick<SessionMaterial, 'anchorDisagreemen
   /** Each line's bytes, with its newline when it had one; null when the store holds none of the lines pushed ({@link storedLines}). */
   readonly lines: readonly Buffer[] | null;
   readonly summary: Buffer | null;
-  /** Its seal-log entry and where it stands in its host's log, or null. */
-  readonly sealPlace: SealLogPlace | null;
+  /** Its seal-log entry and where it stands in its host's log, as {@link sealPlaceOf} gives it. */
+  readonly sealPlace: SealLogPlace | 'absent' | null;
   readonly keys: KeyRing | null;
   /** Pushed closed (its writer gone), or followed while open. */
   readonly closed: boolean;
@@ -58,7 +58,7 @@ export function storedStatus(material: StoredMaterial): StoredStatus {
     },
   });
   const status = anchorVerdict(read, material.anchorDisagreement);
-  const sealed = material.sealPlace?.entry.seal.session_id;
+  const sealed = material.sealPlace === 'absent' ? null : material.sealPlace?.entry.seal.session_id;
   if (typeof sealed === 'string' && sealed !== id) named.add(sealed);
   const summaryId = summaryIdOf(summaryText);
   if (summaryId !== null && summaryId !== id) named.add(summaryId);
@@ -115,14 +115,34 @@ export async function hostKeys(sql: Sql, label: string, host?: string): Promise<
   return (name) => rings.get(name) ?? null;
 }
 
-/** Where a stored session's entry stands in its host's log, as the store holds that log. */
-export async function storedPlace(sql: Sql, sessionId: string, host: string): Promise<SealLogPlace | null> {
-  const rows = await sql<{ seal_entry: Buffer | null }[]>`SELECT seal_entry FROM aura.closes WHERE host = ${host} AND seal_entry IS NOT NULL`;
+/** What a close record says of its host's seal log (null without a close record). */
+export interface LogColumns {
+  /** The session's entry, as its host's log held it at push. */
+  readonly seal_entry: Uint8Array | null;
+  /** The pushing host read its seal log for it (false in close records of before schema version 6). */
+  readonly log_read: boolean | null;
+}
+
+/**
+ * A stored session's place in its host's seal log, as its host's folder gives it: `place`, its
+ * entry's place as the store holds that log; `absent` when its host read its log at push and the
+ * log had no entry for it, so a summary sealed without one reads `unsealed` as in the folder; null
+ * when no one knows: a close record of before version 6 (push --follow did not read the log), or
+ * none (a session followed while open). Every reader of the store and the check at ingest take it
+ * from here.
+ */
+export function sealPlaceOf(close: LogColumns, place: SealLogPlace | null): SealLogPlace | 'absent' | null {
+  return close.seal_entry === null && close.log_read === true ? 'absent' : place;
+}
+
+/** Where a stored session's entry stands in its host's log, as the store holds that log ({@link sealPlaceOf}). */
+export async function storedPlace(sql: Sql, stored: StoredSession): Promise<SealLogPlace | 'absent' | null> {
+  const rows = await sql<{ seal_entry: Buffer | null }[]>`SELECT seal_entry FROM aura.closes WHERE host = ${stored.host} AND seal_entry IS NOT NULL`;
   const entries = rows.flatMap((row) => {
     const entry = parseSealEntry(row.seal_entry);
     return entry === null ? [] : [entry];
   });
-  return sealLogPlaces(entries).get(sessionId) ?? null;
+  return sealPlaceOf({ seal_entry: stored.sealEntry, log_read: stored.logRead }, sealLogPlaces(entries).get(stored.sessionId) ?? null);
 }
 
 /** One stored session's bytes, as the store holds them now. */
@@ -136,14 +156,16 @@ export interface StoredSession {
   readonly closed: { readonly lines: number; readonly trailSha256: string; readonly summarySha256: string | null } | null;
   /** The lines the store recorded as pushed: its close record's count, else its latest check's; null when it recorded neither. */
   readonly pushedLines: number | null;
+  /** Its host read its seal log when it pushed it closed ({@link LogColumns}). */
+  readonly logRead: boolean;
   /** What its host's anchor copy said of its seal when it was pushed closed, spread into its material. */
   readonly anchor: Pick<StoredMaterial, 'anchorDisagreement'>;
 }
 
 /** A stored session's rows now, or null when the store has no record of it. */
 export async function readStoredSession(sql: Sql, sessionId: string): Promise<StoredSession | null> {
-  const [head] = await sql<({ host: string; lines: number | null; trail_sha256: string | null; summary: Buffer | null; summary_sha256: string | null; seal_entry: Buffer | null; checked_lines: number | null } & AnchorColumns)[]>`
-    SELECT s.host, c.lines, c.trail_sha256, c.summary, c.summary_sha256, c.seal_entry, c.anchored, c.anchor_disagreement,
+  const [head] = await sql<({ host: string; lines: number | null; trail_sha256: string | null; summary: Buffer | null; summary_sha256: string | null; seal_entry: Buffer | null; checked_lines: number | null } & LogColumns & AnchorColumns)[]>`
+    SELECT s.host, c.lines, c.trail_sha256, c.summary, c.summary_sha256, c.seal_entry, c.log_read, c.anchored, c.anchor_disagreement,
       (SELECT k.lines FROM aura.checks k WHERE k.session_id = s.session_id ORDER BY k.id DESC LIMIT 1) AS checked_lines
     FROM aura.sessions s LEFT JOIN aura.closes c USING (session_id) WHERE s.session_id = ${sessionId}`;
   if (head === undefined) return null;
@@ -156,6 +178,7 @@ export async function readStoredSession(sql: Sql, sessionId: string): Promise<St
     sealEntry: head.seal_entry,
     closed: head.lines === null || head.trail_sha256 === null ? null : { lines: head.lines, trailSha256: head.trail_sha256, summarySha256: head.summary_sha256 },
     pushedLines: head.lines ?? head.checked_lines,
+    logRead: head.log_read === true,
     anchor: anchorOf(head),
   };
 }
@@ -173,6 +196,6 @@ export function anchorOf(close: AnchorColumns): Pick<StoredMaterial, 'anchorDisa
 
 /** A stored session's status from its rows now, its seal-log entry placed in its host's log as the store holds it. */
 export async function storedSessionStatus(sql: Sql, stored: StoredSession, keys: KeyRing | null): Promise<StoredStatus> {
-  const place = await storedPlace(sql, stored.sessionId, stored.host);
+  const place = await storedPlace(sql, stored);
   return storedStatus({ sessionId: stored.sessionId, lines: storedLines(stored.lines, stored.pushedLines), summary: stored.summary, sealPlace: place, keys, closed: stored.closed !== null, ...stored.anchor });
 }

@@ -25,7 +25,7 @@ import type { SignatureFacet, StatusReason } from '../session-status.js';
 import { PASSING_STATUSES } from '../session-status.js';
 import { storeCall, type Sql } from './connection.js';
 import { digestOf } from '../../spine/hash.js';
-import { anchorOf, hostKeys, parseSealEntry, storedLines, storedStatus, type AnchorColumns } from './stored-status.js';
+import { anchorOf, hostKeys, parseSealEntry, sealPlaceOf, storedLines, storedStatus, type AnchorColumns, type LogColumns } from './stored-status.js';
 
 /** One session's verdict. */
 export interface FleetSessionVerdict {
@@ -61,7 +61,7 @@ export interface FleetStoreReport {
   readonly ok: boolean;
 }
 
-interface Head extends AnchorColumns {
+interface Head extends AnchorColumns, LogColumns {
   session_id: string;
   host: string;
   closed_lines: number | null;
@@ -91,7 +91,7 @@ export async function verifyFleetStore(sql: Sql, label: string, keys: KeyRing | 
   return storeCall(label, async () => {
     const ringOf = keys === null ? await hostKeys(sql, label) : () => keys;
     const heads = await sql<Head[]>`
-      SELECT s.session_id, s.host, c.lines AS closed_lines, c.trail_sha256 AS closed_sha, c.summary, c.seal_entry, c.anchored, c.anchor_disagreement,
+      SELECT s.session_id, s.host, c.lines AS closed_lines, c.trail_sha256 AS closed_sha, c.summary, c.seal_entry, c.log_read, c.anchored, c.anchor_disagreement,
         k.lines AS checked_lines, k.trail_sha256 AS checked_sha, k.status AS recorded
       FROM aura.sessions s
       LEFT JOIN aura.closes c USING (session_id)
@@ -154,7 +154,7 @@ function verdictOfSession(head: Head, rows: readonly LineRow[], keys: KeyRing | 
   const base = { session_id: head.session_id, host: head.host, recorded: head.recorded };
   const closed = head.closed_lines !== null;
   const lines = storedLines(rows.map((row) => row.line), head.closed_lines ?? head.checked_lines);
-  const check = storedStatus({ sessionId: head.session_id, lines, summary: head.summary, sealPlace: place, keys, closed, ...anchorOf(head) });
+  const check = storedStatus({ sessionId: head.session_id, lines, summary: head.summary, sealPlace: sealPlaceOf(head, place), keys, closed, ...anchorOf(head) });
   const reasoned = { ...(check.reason === null ? {} : { reason: check.reason }), ...(check.message === null ? {} : { message: check.message }) };
   if (lines === null) return { ...base, status: check.status, ...reasoned };
   const problems = rowProblems(head, rows);
