@@ -478,6 +478,61 @@ describe("the seal log's anchor copy", () => {
   });
 });
 
+/** The findings that say a session's status, as the status module gives them. */
+const STATUS_KINDS = ['HASH_CHAIN_BROKEN', 'TRAIL_TRUNCATED', 'TRAIL_MISSING', 'SEAL_MISSING', 'SUMMARY_MISMATCH', 'SIGNATURE_MISSING', 'SIGNATURE_INVALID'];
+
+/** What a session is expected to be: its status, its reason and the status finding that says so. */
+interface Expected {
+  readonly status: string;
+  readonly reason: string | null;
+  readonly kind: string | null;
+}
+
+/** A status as the lists and the report label it. */
+function labelOf(want: Expected): string {
+  return want.reason === null || want.reason === want.status ? want.status : `${want.status}: ${want.reason}`;
+}
+
+/**
+ * What the CLI says of each session from the fleet store at `url`: verify store (which fails),
+ * sessions list, report show and report html. Returns what verify store said.
+ */
+function expectStoreCommands(url: string, ids: Readonly<Record<string, string>>, expected: Readonly<Record<string, Expected>>): Record<string, unknown> {
+  const verified = auraJson(['verify', 'store', '--store', url]);
+  expect(verified.status).toBe(1);
+  const listed = auraJson(['sessions', 'list', '--store', url]).json['sessions'] as Record<string, unknown>[];
+  const out = tempDir();
+  for (const [name, want] of Object.entries(expected)) {
+    const id = ids[name] as string;
+    const fromStore = (verified.json['sessions'] as Record<string, unknown>[]).find((s) => s['session_id'] === id);
+    expect([name, fromStore?.['status'], fromStore?.['reason'] ?? null]).toEqual([name, want.status, want.reason]);
+    const row = listed.find((s) => s['session_id'] === id);
+    expect([name, row?.['status'], row?.['reason']]).toEqual([name, want.status, want.reason]);
+    expect([name, auraJson(['report', 'show', id, '--store', url]).json['status_label']]).toEqual([name, labelOf(want)]);
+    const html = path.join(out, `${id}.html`);
+    expect(aura(['report', 'html', id, '--store', url, '-o', html]).status).toBe(0);
+    expect([name, fs.readFileSync(html, 'utf8').includes(`"label":"${labelOf(want)}"`)]).toEqual([name, true]);
+  }
+  return verified.json;
+}
+
+/** What the MCP tools say of each session: list_sessions, verify_session, get_session_findings and get_session_report. */
+async function expectTools(client: Client, ids: Readonly<Record<string, string>>, expected: Readonly<Record<string, Expected>>): Promise<void> {
+  const listed = ((await client.callTool({ name: 'list_sessions', arguments: {} })).structuredContent as { sessions: Record<string, unknown>[] }).sessions;
+  const findings = ((await client.callTool({ name: 'get_session_findings', arguments: { per_kind_limit: 50 } })).structuredContent as { findings: Record<string, unknown>[] }).findings;
+  for (const [name, want] of Object.entries(expected)) {
+    const id = ids[name] as string;
+    const row = listed.find((s) => s['session_id'] === id);
+    expect([name, row?.['status'], row?.['reason']]).toEqual([name, want.status, want.reason]);
+    const verified = (await client.callTool({ name: 'verify_session', arguments: { session_key: id } })).structuredContent as Record<string, unknown>;
+    expect([name, verified['status']]).toEqual([name, want.status]);
+    const kinds = findings.filter((f) => f['session_id'] === id && STATUS_KINDS.includes(String(f['kind']))).map((f) => f['kind']);
+    expect([name, kinds]).toEqual([name, want.kind === null ? [] : [want.kind]]);
+    const report = (await client.callTool({ name: 'get_session_report', arguments: { session_key: id } })).structuredContent as { audit_report: { findings: { kind: string }[] } };
+    expect([name, [...new Set(report.audit_report.findings.map((f) => f.kind).filter((kind) => STATUS_KINDS.includes(kind)))]]).toEqual([name, want.kind === null ? [] : [want.kind]]);
+  }
+}
+
 describe('in a folder whose seal log is anchored, a session sealed only by its summary, or whose seal only the anchor copy holds', () => {
   const { home, anchorDir } = anchoredHome();
   const sessions = path.join(home, 'sessions');
@@ -489,11 +544,6 @@ describe('in a folder whose seal log is anchored, a session sealed only by its s
     forged: { status: 'unsealed', reason: 'unsealed', kind: 'SEAL_MISSING' },
   } as const;
   const names = Object.keys(expected) as (keyof typeof expected)[];
-  const statusKinds = ['HASH_CHAIN_BROKEN', 'TRAIL_TRUNCATED', 'TRAIL_MISSING', 'SEAL_MISSING', 'SUMMARY_MISMATCH', 'SIGNATURE_MISSING', 'SIGNATURE_INVALID'];
-  const labelOf = (name: keyof typeof expected): string => {
-    const want = expected[name];
-    return want.reason === null || want.reason === want.status ? want.status : `${want.status}: ${want.reason}`;
-  };
 
   beforeAll(async () => {
     ids.genuine = await closedSession(home, 3, false);
@@ -513,23 +563,6 @@ describe('in a folder whose seal log is anchored, a session sealed only by its s
     fs.writeFileSync(sessionFiles(sessions, forged).summary, JSON.stringify(summary));
   }, 60_000);
 
-  /** What the MCP tools say of each session: list_sessions, verify_session, get_session_findings and get_session_report. */
-  async function expectTools(client: Client): Promise<void> {
-    const listed = ((await client.callTool({ name: 'list_sessions', arguments: {} })).structuredContent as { sessions: Record<string, unknown>[] }).sessions;
-    const findings = ((await client.callTool({ name: 'get_session_findings', arguments: { per_kind_limit: 50 } })).structuredContent as { findings: Record<string, unknown>[] }).findings;
-    for (const name of names) {
-      const want = expected[name];
-      const id = ids[name];
-      const row = listed.find((s) => s['session_id'] === id);
-      expect([name, row?.['status'], row?.['reason']]).toEqual([name, want.status, want.reason]);
-      const verified = (await client.callTool({ name: 'verify_session', arguments: { session_key: id } })).structuredContent as Record<string, unknown>;
-      expect([name, verified['status']]).toEqual([name, want.status]);
-      const kinds = findings.filter((f) => f['session_id'] === id && statusKinds.includes(String(f['kind']))).map((f) => f['kind']);
-      expect([name, kinds]).toEqual([name, want.kind === null ? [] : [want.kind]]);
-      const report = (await client.callTool({ name: 'get_session_report', arguments: { session_key: id } })).structuredContent as { audit_report: { findings: { kind: string }[] } };
-      expect([name, [...new Set(report.audit_report.findings.map((f) => f.kind).filter((kind) => statusKinds.includes(kind)))]]).toEqual([name, want.kind === null ? [] : [want.kind]]);
-    }
-  }
 
   it('verify chain, verify store, sessions list, report show and html, the ui list', () => {
     const store = auraJson(['verify', 'store'], { home });
@@ -546,11 +579,11 @@ describe('in a folder whose seal log is anchored, a session sealed only by its s
       expect([name, fromStore?.['status'], fromStore?.['reason'] ?? null]).toEqual([name, want.status, want.reason]);
       const row = listed.find((s) => s['session_id'] === id);
       expect([name, row?.['status'], row?.['reason']]).toEqual([name, want.status, want.reason]);
-      expect([name, auraJson(['report', 'show', id], { home }).json['status_label']]).toEqual([name, labelOf(name)]);
-      expect([name, rows.find((r) => r.session_id === id)?.chain]).toEqual([name, labelOf(name)]);
+      expect([name, auraJson(['report', 'show', id], { home }).json['status_label']]).toEqual([name, labelOf(expected[name])]);
+      expect([name, rows.find((r) => r.session_id === id)?.chain]).toEqual([name, labelOf(expected[name])]);
       const html = path.join(out, `${id}.html`);
       expect(aura(['report', 'html', id, '-o', html], { home }).status).toBe(0);
-      expect([name, fs.readFileSync(html, 'utf8').includes(`"label":"${labelOf(name)}"`)]).toEqual([name, true]);
+      expect([name, fs.readFileSync(html, 'utf8').includes(`"label":"${labelOf(expected[name])}"`)]).toEqual([name, true]);
     }
     expect(auraJson(['verify', 'chain', ids.genuine], { home }).json).toMatchObject({ seal_from: 'seal_log' });
     expect(auraJson(['verify', 'chain', ids.forged], { home }).json).toMatchObject({ seal_from: 'summary' });
@@ -559,7 +592,7 @@ describe('in a folder whose seal log is anchored, a session sealed only by its s
   it('aura mcp over stdio', async () => {
     const client = await mcpClient(home);
     try {
-      await expectTools(client);
+      await expectTools(client, ids, expected);
     } finally {
       await client.close();
     }
@@ -575,7 +608,7 @@ describe('in a folder whose seal log is anchored, a session sealed only by its s
       const client = new Client({ name: 'status-test', version: '1.0.0' });
       await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
       try {
-        await expectTools(client);
+        await expectTools(client, ids, expected);
       } finally {
         await client.close();
       }
@@ -592,26 +625,11 @@ describe('in a folder whose seal log is anchored, a session sealed only by its s
     for (const id of Object.values(ids)) fs.utimesSync(sessionFiles(sessions, id).trail, past, past);
     const pushed = auraJson(['push', '--all', '--host', 'anchored', '--store', url], { home });
     expect(pushed.status, pushed.stderr).toBe(0);
-    const verified = auraJson(['verify', 'store', '--store', url]);
-    expect(verified.status).toBe(1);
-    const listed = auraJson(['sessions', 'list', '--store', url]).json['sessions'] as Record<string, unknown>[];
-    const out = tempDir();
-    for (const name of names) {
-      const want = expected[name];
-      const id = ids[name];
-      const fromStore = (verified.json['sessions'] as Record<string, unknown>[]).find((s) => s['session_id'] === id);
-      expect([name, fromStore?.['status'], fromStore?.['reason'] ?? null]).toEqual([name, want.status, want.reason]);
-      const row = listed.find((s) => s['session_id'] === id);
-      expect([name, row?.['status'], row?.['reason']]).toEqual([name, want.status, want.reason]);
-      expect([name, auraJson(['report', 'show', id, '--store', url]).json['status_label']]).toEqual([name, labelOf(name)]);
-      const html = path.join(out, `${id}.html`);
-      expect(aura(['report', 'html', id, '--store', url, '-o', html]).status).toBe(0);
-      expect([name, fs.readFileSync(html, 'utf8').includes(`"label":"${labelOf(name)}"`)]).toEqual([name, true]);
-    }
+    expectStoreCommands(url, ids, expected);
     const client = new Client({ name: 'status-test', version: '1.0.0' });
     await client.connect(new StdioClientTransport({ command: process.execPath, args: [AURA_BIN, 'mcp', '--store', url], stderr: 'ignore' }));
     try {
-      await expectTools(client);
+      await expectTools(client, ids, expected);
     } finally {
       await client.close();
     }
@@ -632,8 +650,6 @@ describe('a session whose summary aura sealed, but whose seal-log entry was remo
     removed: { status: 'unsealed', reason: 'unsealed', kind: 'SEAL_MISSING' },
   } as const;
   const names = Object.keys(expected) as (keyof typeof expected)[];
-  const statusKinds = ['HASH_CHAIN_BROKEN', 'TRAIL_TRUNCATED', 'TRAIL_MISSING', 'SEAL_MISSING', 'SUMMARY_MISMATCH', 'SIGNATURE_MISSING', 'SIGNATURE_INVALID'];
-  const labelOf = (want: { status: string; reason: string | null }): string => (want.reason === null || want.reason === want.status ? want.status : `${want.status}: ${want.reason}`);
   const unlogged = /its summary is sealed, but the seal log has no entry for it/;
   let url = '';
 
@@ -660,41 +676,13 @@ describe('a session whose summary aura sealed, but whose seal-log entry was remo
     const pushed = auraJson(['push', ids.genuine, ids.removed, '--host', 'unanchored', '--store', url], { home });
     expect(pushed.status, pushed.stderr).toBe(0);
     const sessionsPushed = pushed.json['sessions'] as Record<string, unknown>[];
-    const verified = auraJson(['verify', 'store', '--store', url]);
-    expect(verified.status).toBe(1);
-    const listed = auraJson(['sessions', 'list', '--store', url]).json['sessions'] as Record<string, unknown>[];
-    const out = tempDir();
-    for (const name of names) {
-      const want = expected[name];
-      const id = ids[name];
-      expect([name, sessionsPushed.find((s) => s['session_id'] === id)?.['status']]).toEqual([name, want.status]);
-      const fromStore = (verified.json['sessions'] as Record<string, unknown>[]).find((s) => s['session_id'] === id);
-      expect([name, fromStore?.['status'], fromStore?.['reason'] ?? null]).toEqual([name, want.status, want.reason]);
-      const row = listed.find((s) => s['session_id'] === id);
-      expect([name, row?.['status'], row?.['reason']]).toEqual([name, want.status, want.reason]);
-      expect([name, auraJson(['report', 'show', id, '--store', url]).json['status_label']]).toEqual([name, labelOf(want)]);
-      const html = path.join(out, `${id}.html`);
-      expect(aura(['report', 'html', id, '--store', url, '-o', html]).status).toBe(0);
-      expect([name, fs.readFileSync(html, 'utf8').includes(`"label":"${labelOf(want)}"`)]).toEqual([name, true]);
-    }
-    expect((verified.json['sessions'] as Record<string, unknown>[]).find((s) => s['session_id'] === ids.removed)?.['message']).toMatch(unlogged);
+    const verified = expectStoreCommands(url, ids, expected);
+    for (const [name, want] of Object.entries(expected)) expect([name, sessionsPushed.find((s) => s['session_id'] === ids[name as keyof typeof ids])?.['status']]).toEqual([name, want.status]);
+    expect((verified['sessions'] as Record<string, unknown>[]).find((s) => s['session_id'] === ids.removed)?.['message']).toMatch(unlogged);
     const mcp = new Client({ name: 'status-test', version: '1.0.0' });
     await mcp.connect(new StdioClientTransport({ command: process.execPath, args: [AURA_BIN, 'mcp', '--store', url], stderr: 'ignore' }));
     try {
-      const tools = ((await mcp.callTool({ name: 'list_sessions', arguments: {} })).structuredContent as { sessions: Record<string, unknown>[] }).sessions;
-      const findings = ((await mcp.callTool({ name: 'get_session_findings', arguments: { per_kind_limit: 50 } })).structuredContent as { findings: Record<string, unknown>[] }).findings;
-      for (const name of names) {
-        const want = expected[name];
-        const id = ids[name];
-        const row = tools.find((s) => s['session_id'] === id);
-        expect([name, row?.['status'], row?.['reason']]).toEqual([name, want.status, want.reason]);
-        const session = (await mcp.callTool({ name: 'verify_session', arguments: { session_key: id } })).structuredContent as Record<string, unknown>;
-        expect([name, session['status']]).toEqual([name, want.status]);
-        const kinds = findings.filter((f) => f['session_id'] === id && statusKinds.includes(String(f['kind']))).map((f) => f['kind']);
-        expect([name, kinds]).toEqual([name, want.kind === null ? [] : [want.kind]]);
-        const report = (await mcp.callTool({ name: 'get_session_report', arguments: { session_key: id } })).structuredContent as { audit_report: { findings: { kind: string }[] } };
-        expect([name, [...new Set(report.audit_report.findings.map((f) => f.kind).filter((kind) => statusKinds.includes(kind)))]]).toEqual([name, want.kind === null ? [] : [want.kind]]);
-      }
+      await expectTools(mcp, ids, expected);
     } finally {
       await mcp.close();
     }
@@ -718,7 +706,7 @@ describe('a session whose summary aura sealed, but whose seal-log entry was remo
     try {
       expect((await mcp.callTool({ name: 'verify_session', arguments: { session_key: ids.earlier } })).structuredContent).toMatchObject({ status: 'verified' });
       const report = (await mcp.callTool({ name: 'get_session_report', arguments: { session_key: ids.earlier } })).structuredContent as { audit_report: { findings: { kind: string }[] } };
-      expect(report.audit_report.findings.map((f) => f.kind).filter((kind) => statusKinds.includes(kind))).toEqual([]);
+      expect(report.audit_report.findings.map((f) => f.kind).filter((kind) => STATUS_KINDS.includes(kind))).toEqual([]);
     } finally {
       await mcp.close();
     }
