@@ -360,10 +360,31 @@ const SYSTEM_REASONS: Readonly<Record<string, string>> = {
 /** Why a system call failed, for people: `no space left on the device (ENOSPC)`. */
 export function describeCause(cause: unknown): string {
   if (cause instanceof Error) {
-    const code = (cause as NodeJS.ErrnoException).code;
+    const { code, syscall } = cause as NodeJS.ErrnoException;
     if (code === undefined) return cause.message;
     const reason = SYSTEM_REASONS[code];
-    return reason === undefined ? `${code} (${cause.message})` : `${reason} (${code})`;
+    if (reason !== undefined) return `${reason} (${code})`;
+    // Node's words for a failed file call end with the call and the paths it was given (`ELOOP: too
+    // many symbolic links encountered, stat '/srv/…'`): the message around them names the file, and
+    // some of its readers (aura mcp's tenants) may not learn where the server keeps it.
+    const prefix = `${code}: `;
+    const call = syscall === undefined ? -1 : cause.message.lastIndexOf(`, ${syscall}`);
+    if (!cause.message.startsWith(prefix) || call < prefix.length) return `${code} (${cause.message})`;
+    return `${cause.message.slice(prefix.length, call)} (${code})`;
   }
   return String(cause);
+}
+
+/**
+ * What went wrong, with the file it went wrong on (an AuraError's `data.path`, a system error's
+ * `path`) named by `name`: a reader who may not learn the server's paths (aura mcp's tenants) is
+ * told which file, never where it is. Only the first mention is renamed: aura's messages name the
+ * file first, and what follows may quote what the file holds, which is said as it is (a path the
+ * reader wrote there and sees renamed would tell it where the file is).
+ */
+export function describeNaming(error: unknown, name: (file: string) => string): string {
+  if (!(error instanceof Error)) return String(error);
+  const data: unknown = error instanceof AuraError ? error.data : undefined;
+  const file = typeof data === 'object' && data !== null && 'path' in data ? data.path : (error as NodeJS.ErrnoException).path;
+  return typeof file === 'string' ? error.message.replace(file, () => name(file)) : error.message;
 }

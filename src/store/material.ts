@@ -6,6 +6,7 @@
  */
 
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import type { TrailLine } from '../spine/trail-lines.js';
 import { trailLines } from '../spine/trail-lines.js';
 import { trailWriter } from '../spine/writer.js';
@@ -59,6 +60,15 @@ export function folderMaterial(files: SessionFiles, log: SealLogView | null = nu
         }
       : null,
   };
+}
+
+/**
+ * A folder session's material as the findings channel reads it: what is said of its files names
+ * them by their names in the folder, as the fleet store's check at ingest does. The channel's
+ * callers include aura mcp's tenants, who may not learn where the server keeps the folder.
+ */
+export function channelMaterial(files: SessionFiles, log: SealLogView | null): SessionMaterial {
+  return { ...folderMaterial(files, log), trailName: path.basename(files.trail), summaryName: path.basename(files.summary) };
 }
 
 /**

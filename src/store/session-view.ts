@@ -4,18 +4,21 @@
  * channel, both from one status (store/session-status.ts) and one detector pass on the trail as
  * it is now. Nothing is taken from a stored summary that the trail can say: a summary is a copy
  * anyone with write access can forge. A session with no trail shows what its summary says, marked
- * as such.
+ * as such. Findings name the session's files by their names in the folder: the channel's callers
+ * include aura mcp's tenants, who may not learn where the server keeps it.
  */
 
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import type { Finding } from '../audit/detector.js';
 import { sessionReport, statusFindings } from '../audit/session-report.js';
 import { sessionKeyOf } from '../session/ids.js';
 import { objectOf, stringOf } from '../spine/json-shape.js';
 import { trailWriter } from '../spine/writer.js';
 import type { KeyRing } from '../spine/signing.js';
+import { describeNaming } from '../errors.js';
 import { readJsonFile } from './json-file.js';
-import { folderMaterial } from './material.js';
+import { channelMaterial } from './material.js';
 import type { SealLogPlace, SealLogView } from './seal-log.js';
 import { refusalOf, type SessionFiles } from './session-files.js';
 import { anchorVerdict, materialStatus, sessionStatus, type SessionStatusName, type SignatureFacet, type StatusReason } from './session-status.js';
@@ -73,10 +76,10 @@ export function sessionView(files: SessionFiles, log: SealLogView | null, keys: 
   const id = files.sessionId;
   try {
     const refusal = refusalOf(files.trail);
-    if (refusal !== null) return { row: null, findings: [crashed(id, `cannot read ${files.trail}: ${refusal}`)], sessionKey: null };
+    if (refusal !== null) return { row: null, findings: [crashed(id, `cannot read ${path.basename(files.trail)}: ${refusal}`)], sessionKey: null };
     if (!fs.existsSync(files.trail)) {
       const summary = fs.existsSync(files.summary) ? files.summary : null;
-      const artifact = summary ?? files.otel;
+      const artifact = path.basename(summary ?? files.otel);
       const orphan: Finding = { kind: 'ORPHAN_ARTIFACT', severity: 'warn', message: `${artifact} has no trail beside it`, event_ids: [], path: artifact, session_id: id };
       // A session the seal log seals lost its trail, whatever was left beside it: as verify store says.
       const place = log?.places.get(id);
@@ -86,13 +89,13 @@ export function sessionView(files: SessionFiles, log: SealLogView | null, keys: 
     }
     return viewOf(files, log, keys);
   } catch (error) {
-    return { row: null, findings: [crashed(id, error instanceof Error ? error.message : String(error))], sessionKey: null };
+    return { row: null, findings: [crashed(id, describeNaming(error, path.basename))], sessionKey: null };
   }
 }
 
 function viewOf(files: SessionFiles, log: SealLogView | null, keys: KeyRing | null): SessionView {
   const id = files.sessionId;
-  const material = folderMaterial(files, log);
+  const material = channelMaterial(files, log);
   const status = materialStatus(material, keys);
   const writer = material.writer ?? 'none';
   const hasSummary = fs.existsSync(files.summary);
@@ -102,7 +105,7 @@ function viewOf(files: SessionFiles, log: SealLogView | null, keys: KeyRing | nu
   if (status.trail === null) {
     const summary = hasSummary ? summaryFacts(files.summary) : null;
     const row = { ...base, agent_ref: summary?.agent_ref ?? null, events: summary?.events ?? 0, verdict: null, findings: null };
-    return { row, findings: [crashed(id, status.error?.message ?? status.message ?? status.status)], sessionKey: null };
+    return { row, findings: [crashed(id, status.error === undefined ? (status.message ?? status.status) : describeNaming(status.error, path.basename))], sessionKey: null };
   }
   const firstRef = stringOf(objectOf(first?.payload)['agent_ref']) ?? stringOf(objectOf(first?.agent_ids)['agent_ref']);
   let report: ReturnType<typeof sessionReport>;
@@ -111,7 +114,7 @@ function viewOf(files: SessionFiles, log: SealLogView | null, keys: KeyRing | nu
   } catch (error) {
     // A summary the reader refuses (a newer format, not JSON): the status says what the trail says.
     const row = { ...base, agent_ref: firstRef, events: status.chain?.events ?? 0, verdict: null, findings: null };
-    return { row, findings: [crashed(id, error instanceof Error ? error.message : String(error))], sessionKey: null };
+    return { row, findings: [crashed(id, describeNaming(error, path.basename))], sessionKey: null };
   }
   const audit = report.summary.audit_report;
   const counts = { critical: 0, warn: 0, info: 0 };
