@@ -13,10 +13,10 @@ import * as path from 'node:path';
 import type { Finding } from '../audit/detector.js';
 import { checkedSessionReport, type SessionReport } from '../audit/session-report.js';
 import { severityOf } from '../audit/kinds.js';
-import { AuraError } from '../errors.js';
+import { AuraError, describeNaming } from '../errors.js';
 import { valueExcerpt } from '../spine/json-shape.js';
 import type { KeyRing } from '../spine/signing.js';
-import { folderMaterial } from '../store/material.js';
+import { channelMaterial } from '../store/material.js';
 import { listingOf } from '../store/session-list.js';
 import { refusalOf, SESSION_ID_PATTERN, sessionFiles } from '../store/session-files.js';
 import { folderSessionStatus } from '../store/session-status.js';
@@ -45,7 +45,15 @@ export interface FindingsFolder {
   readonly sealLog: string;
   readonly anchorLog?: string | null;
   readonly keys?: KeyRing | null;
+  /**
+   * The folder's name for a caller who may not learn where the server keeps it (a tenant of `aura
+   * mcp --http`). When every folder has one, answers name the folder by it and its files, seal log
+   * and anchor copy by what they are; without, by their paths (the local user's own).
+   */
+  readonly label?: string;
 }
+
+type Labelled = FindingsFolder & { readonly label: string };
 
 /** A refusal the MCP layer returns as a tool error (`isError: true`), never a protocol error. */
 export class ToolRefusal extends Error {}
@@ -120,6 +128,10 @@ export class FindingsService implements FindingsTools {
   // Findings, the listing and verify_session are all judged with the folder's keys: one status a session.
   private readonly stores: readonly StoreFindings[];
   private readonly keys: KeyRing | null;
+  /** How answers name each folder beside its sessions when the caller reads several. */
+  private readonly dirNames: readonly string[];
+  /** The folders by their labels, when the caller may not learn the server's paths; else null. */
+  private readonly labelled: readonly Labelled[] | null;
 
   /**
    * @param folders the sessions folders this caller may read, each with its seal log, and the keys
@@ -135,6 +147,9 @@ export class FindingsService implements FindingsTools {
   ) {
     this.keys = folders[0]?.keys ?? null;
     this.stores = folders.map((f) => storeFor(f, this.keys));
+    this.dirNames = folders.map((f) => f.label ?? f.sessionsDir);
+    const labelled = folders.flatMap((f) => (f.label === undefined ? [] : [{ ...f, label: f.label }]));
+    this.labelled = labelled.length > 0 && labelled.length === folders.length ? labelled : null;
   }
 
   /**
@@ -145,45 +160,53 @@ export class FindingsService implements FindingsTools {
    * @throws ToolRefusal
    */
   async getSessionFindings(args: FindingsArgs): Promise<ScopedFindings> {
-    const asked = sessionLabelArg(args.session_key);
-    // Another session's id names a session this connection may not read: refused, not answered empty (C13).
-    if (this.confinedTo !== null && asked !== null && SESSION_ID_PATTERN.test(asked) && asked !== this.confinedTo) throw new ToolRefusal(`this connection may read only its own session ${this.confinedTo}, not ${asked}`);
-    const key = asked ?? this.confinedTo;
-    checkIncludeSummary(args);
-    const readable = (f: Finding): boolean => this.confinedTo === null || f['session_id'] === undefined || f['session_id'] === this.confinedTo;
-    const answers = await Promise.all(this.stores.map((store) => store.findings(key)));
-    const output = answers.flatMap((answer, i) => answer.findings.filter(readable).map((f) => (this.stores.length > 1 ? { ...f, sessions_dir: (this.stores[i] as StoreFindings).sessionsDir } : f)));
-    const named = asked === null ? [] : answers.flatMap((answer) => answer.named).filter((id) => this.confinedTo === null || id === this.confinedTo);
-    return scoped(delivered(output, args, this.shared && key === null), asked, named);
+    return this.answered(async () => {
+      const asked = sessionLabelArg(args.session_key);
+      // Another session's id names a session this connection may not read: refused, not answered empty (C13).
+      if (this.confinedTo !== null && asked !== null && SESSION_ID_PATTERN.test(asked) && asked !== this.confinedTo) throw new ToolRefusal(`this connection may read only its own session ${this.confinedTo}, not ${asked}`);
+      const key = asked ?? this.confinedTo;
+      checkIncludeSummary(args);
+      const readable = (f: Finding): boolean => this.confinedTo === null || f['session_id'] === undefined || f['session_id'] === this.confinedTo;
+      const answers = await Promise.all(this.stores.map((store) => store.findings(key)));
+      const output = answers.flatMap((answer, i) => answer.findings.filter(readable).map((f) => ({ ...f, ...this.folderOf(i) })));
+      const named = asked === null ? [] : answers.flatMap((answer) => answer.named).filter((id) => this.confinedTo === null || id === this.confinedTo);
+      return scoped(delivered(output, args, this.shared && key === null), asked, named);
+    });
   }
 
   /** `list_sessions`: every readable session, with its status, verdict and state. */
   async listSessions(): Promise<{ sessions: Record<string, unknown>[] }> {
-    const listings = await Promise.all(this.stores.map(async (store) => listingOf(await store.index.sessions(), store.index.sealLogView)));
-    return { sessions: listings.flatMap((rows, i) => rows.map((s) => ({ ...s, ...(this.stores.length > 1 ? { sessions_dir: (this.stores[i] as StoreFindings).sessionsDir } : {}) }))) };
+    return this.answered(async () => {
+      const listings = await Promise.all(this.stores.map(async (store) => listingOf(await store.index.sessions(), store.index.sealLogView)));
+      return { sessions: listings.flatMap((rows, i) => rows.map((s) => ({ ...s, ...this.folderOf(i) }))) };
+    });
   }
 
   /** `get_session_report`: the report `aura report show --json` gives, judged with the keys and seal log verify_session uses. @throws ToolRefusal */
   async getSessionReport(sessionKey: unknown): Promise<Record<string, unknown>> {
-    const { store, id } = await this.located(sessionKey);
-    return reportAnswer(id, checkedSessionReport(folderMaterial(sessionFiles(store.sessionsDir, id), store.index.sealLogView), this.keys).report);
+    return this.answered(async () => {
+      const { store, id } = await this.located(sessionKey);
+      return reportAnswer(id, checkedSessionReport(channelMaterial(sessionFiles(store.sessionsDir, id), store.index.sealLogView), this.keys).report);
+    });
   }
 
   /** `verify_session`: the session's status, with its chain report, as `verify chain <id>` gives it. @throws ToolRefusal */
   async verifySession(sessionKey: unknown): Promise<Record<string, unknown>> {
-    const { store, id } = await this.located(sessionKey);
-    const files = sessionFiles(store.sessionsDir, id);
-    const refusal = refusalOf(files.trail);
-    if (refusal !== null) throw new ToolRefusal(`session ${id}: ${path.basename(files.trail)} is not read: ${refusal}`);
-    let status: ReturnType<typeof folderSessionStatus>;
-    try {
-      status = folderSessionStatus(store.sessionsDir, id, { keys: this.keys, log: store.index.sealLogView });
-    } catch (error) {
-      if (error instanceof AuraError) throw new ToolRefusal(`session ${id}: ${error.message}`);
-      throw error;
-    }
-    if (status.chain === null) throw new ToolRefusal(`session ${id} has no readable trail (${status.status})`);
-    return { ...status.chain, session_id: id, path: path.basename(files.trail), status: status.status, signatures_status: status.signatures, ...(status.reason === null ? {} : { status_reason: status.reason, problem: status.message }) };
+    return this.answered(async () => {
+      const { store, id } = await this.located(sessionKey);
+      const files = sessionFiles(store.sessionsDir, id);
+      const refusal = refusalOf(files.trail);
+      if (refusal !== null) throw new ToolRefusal(`session ${id}: ${path.basename(files.trail)} is not read: ${refusal}`);
+      let status: ReturnType<typeof folderSessionStatus>;
+      try {
+        status = folderSessionStatus(store.sessionsDir, id, { keys: this.keys, log: store.index.sealLogView });
+      } catch (error) {
+        if (error instanceof AuraError) throw new ToolRefusal(`session ${id}: ${this.told(error)}`);
+        throw error;
+      }
+      if (status.chain === null) throw new ToolRefusal(`session ${id} has no readable trail (${status.status})`);
+      return { ...status.chain, session_id: id, path: path.basename(files.trail), status: status.status, signatures_status: status.signatures, ...(status.reason === null ? {} : { status_reason: status.reason, problem: status.message }) };
+    });
   }
 
   private async located(sessionKey: unknown): Promise<{ store: StoreFindings; id: string }> {
@@ -191,4 +214,43 @@ export class FindingsService implements FindingsTools {
     for (const store of this.stores) if (await store.hasSession(id)) return { store, id };
     throw new ToolRefusal(`no session ${id} in the sessions this caller may read`);
   }
+
+  /** The folder of the `i`th store, named beside what it holds when the caller reads several. */
+  private folderOf(i: number): { sessions_dir?: string } {
+    return this.stores.length > 1 ? { sessions_dir: this.dirNames[i] as string } : {};
+  }
+
+  /** The answer of a tool, a read that failed refused with what went wrong as the caller may be told it. @throws ToolRefusal */
+  private async answered<T>(compute: () => Promise<T>): Promise<T> {
+    try {
+      return await compute();
+    } catch (error) {
+      if (error instanceof ToolRefusal) throw error;
+      throw new ToolRefusal(this.told(error));
+    }
+  }
+
+  /**
+   * What went wrong reading, as the caller is told it: one who knows its folders by their labels
+   * learns which file, never where it is; the server's log (stderr) keeps the path for its operator.
+   */
+  private told(error: unknown): string {
+    const said = error instanceof Error ? error.message : String(error);
+    const folders = this.labelled;
+    if (folders === null) return said;
+    process.stderr.write(`aura mcp: ${said}\n`);
+    return describeNaming(error, (file) => nameOf(file, folders));
+  }
+}
+
+/** A file of the server as a caller who knows its folders by their labels is told of it. */
+function nameOf(file: string, folders: readonly Labelled[]): string {
+  for (const { sessionsDir, sealLog, anchorLog, label } of folders) {
+    if (file === sessionsDir) return `the sessions folder ${label}`;
+    if (file === sealLog) return `the seal log of ${label}`;
+    if (file === anchorLog) return `the anchor copy of the seal log of ${label}`;
+    if (file.startsWith(sessionsDir + path.sep)) return path.relative(sessionsDir, file);
+  }
+  // None of its folders' files: its name alone says which without saying where.
+  return path.basename(file);
 }

@@ -131,15 +131,16 @@ export type ServiceOf = (grant: Grant) => FindingsTools;
 /**
  * A grant's sessions folders, judged with `keys` (a tenant's home is not ours: its `keys/` folder is
  * not trusted for it; with no keys, signatures read as unchecked), each against the anchor copy
- * the tokens file names for it.
+ * the tokens file names for it. A tenant learns nothing of the server's paths: each folder is named
+ * to it by its place in the token's `folders` (`folders[0]`), and its files by their names in it.
  */
 export function foldersOf(keys: KeyRing | null): ServiceOf {
   return (grant) =>
     new FindingsService(
-      grant.folders.flatMap((sessionsDir) => {
+      grant.folders.flatMap((sessionsDir, i) => {
         const anchorLog = grant.anchors.get(sessionsDir) ?? null;
         const swapped = swappedFor(sessionsDir, anchorLog);
-        if (swapped === null) return [{ sessionsDir, sealLog: sealLogOf(sessionsDir), anchorLog, keys }];
+        if (swapped === null) return [{ sessionsDir, sealLog: sealLogOf(sessionsDir), anchorLog, keys, label: `folders[${i}]` }];
         process.stderr.write(`aura mcp: ${swapped}; the folder is left out of this call\n`);
         return [];
       }),

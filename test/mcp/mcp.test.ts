@@ -10,7 +10,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/errors.js';
+import { ConfigError, describeCause, describeNaming, ReadError } from '../../src/errors.js';
 import { FindingsService } from '../../src/mcp/findings-service.js';
 import { readTokens } from '../../src/mcp/http.js';
 import { agent } from '../../src/session/agent.js';
@@ -486,5 +486,137 @@ describe('aura mcp over Streamable HTTP', () => {
     const run = spawnSync(process.execPath, ['--import', 'tsx', path.join(REPO, 'scripts', 'check-superauditor.ts'), '--url', url, '--token', TOKEN_A], { cwd: REPO, encoding: 'utf8' });
     expect(run.stdout).toContain('superauditor two-pull check: passed');
     expect(run.status).toBe(0);
+  });
+});
+
+describe("aura mcp over Streamable HTTP tells a tenant nothing of the server's paths", () => {
+  const servers: ChildProcess[] = [];
+  afterAll(() => {
+    for (const server of servers) server.kill('SIGTERM');
+  });
+
+  it('names folders, files, seal logs and anchor copies without a path in any answer or refusal, and still says what went wrong', async () => {
+    const root = tempDir('aura-tenant-paths-');
+    const home = (name: string): string => path.join(root, name);
+    const folder = (name: string): string => path.join(home(name), 'sessions');
+    const ids = new Map<string, string>();
+    for (const name of ['a', 'a2', 'b', 'renamed', 'file', 'sealdir', 'seallink', 'deleted', 'anchordir']) ids.set(name, await demoSession(home(name)));
+    const id = (name: string): string => ids.get(name) as string;
+    const at = (name: string): string => path.join(folder('a'), name);
+    const own = id('a');
+    // Tenant a's first folder: every kind of file its readers cannot read, and a broken seal log and anchor copy.
+    fs.mkdirSync(at('aura_sess_000000000009.jsonl'));
+    expect(spawnSync('mkfifo', [at('aura_sess_00000000000a.jsonl')]).status).toBe(0);
+    fs.symlinkSync(path.join(folder('b'), `${id('b')}.jsonl`), at('aura_sess_00000000000b.jsonl'));
+    fs.copyFileSync(at(`${own}.jsonl`), at('aura_sess_00000000000e.jsonl'));
+    fs.writeFileSync(at('aura_sess_00000000000e.summary.json'), 'not json');
+    fs.copyFileSync(at(`${own}.jsonl`), at('aura_sess_00000000000f.jsonl'));
+    fs.mkdirSync(at('aura_sess_00000000000f.summary.json'));
+    fs.copyFileSync(path.join(AURA_PY, 'tampered', 'non_json_line.jsonl'), at('aura_sess_000000000010.jsonl'));
+    fs.copyFileSync(path.join(AURA_PY, 'tampered', 'last_event_deleted.jsonl'), at('aura_sess_000000000011.jsonl'));
+    fs.writeFileSync(at('aura_sess_000000000011.jsonl.lock'), 'not json');
+    fs.writeFileSync(at('aura_sess_000000000013.summary.json'), '{}');
+    fs.writeFileSync(at('aura_sess_000000000014.otel.jsonl'), '');
+    fs.copyFileSync(at(`${own}.jsonl`), at('aura_sess_000000000017.jsonl'));
+    fs.symlinkSync(path.join(folder('b'), `${id('b')}.summary.json`), at('aura_sess_000000000017.summary.json'));
+    fs.appendFileSync(path.join(home('a'), 'seals.jsonl'), 'not json\n');
+    const anchors = path.join(root, 'anchors');
+    fs.mkdirSync(anchors);
+    fs.writeFileSync(path.join(anchors, 'a.jsonl'), 'not json\n');
+    fs.mkdirSync(path.join(anchors, 'anchordir.jsonl'));
+    const tokens = path.join(root, 'tokens.yaml');
+    const tenants = ['a', 'b', 'renamed', 'file', 'sealdir', 'seallink', 'deleted', 'anchordir'];
+    const tokenOf = (tenant: string): string => `token-of-tenant-${tenant}-0123456789`;
+    const grants = tenants.map((t) => `  - { token: ${tokenOf(t)}, folders: [${[folder(t), ...(t === 'a' ? [folder('a2')] : [])].join(', ')}] }`);
+    fs.writeFileSync(tokens, ['tokens:', ...grants, 'anchors:', `  ${folder('a')}: ${path.join(anchors, 'a.jsonl')}`, `  ${folder('anchordir')}: ${path.join(anchors, 'anchordir.jsonl')}`, ''].join('\n'));
+    const server = spawn(process.execPath, [AURA_BIN, 'mcp', '--http', '0', '--tokens', tokens], { stdio: ['ignore', 'ignore', 'pipe'] });
+    servers.push(server);
+    let stderr = '';
+    server.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    const url = await listeningUrl(server);
+
+    // Every text a tenant receives: content, structured content, and a protocol error's message and data.
+    const told: string[] = [];
+    const call = async (tenant: string, name: string, args: Record<string, unknown>): Promise<{ isError: boolean; text: string; body: Record<string, unknown> }> => {
+      const client = new Client({ name: 'aura-test', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${tokenOf(tenant)}` } } }));
+      try {
+        const result = await client.callTool({ name, arguments: args });
+        told.push(JSON.stringify(result));
+        return { isError: result.isError === true, text: (result.content as { text: string }[])[0]?.text ?? '', body: (result.structuredContent ?? {}) as Record<string, unknown> };
+      } catch (error) {
+        const { message, data } = error as { message: string; data?: unknown };
+        told.push(`${message} ${JSON.stringify(data) ?? ''}`);
+        return { isError: true, text: message, body: {} };
+      } finally {
+        await client.close();
+      }
+    };
+    const special = ['9', 'a', 'b', 'e', 'f', '10', '11', '13', '14', '17'].map((n) => `aura_sess_${n.padStart(12, '0')}`);
+    const hostile: unknown[] = ['../x', '../../etc/passwd', '/etc/passwd', '/var/lib/aura/sessions', `${own}.jsonl`, id('b'), 42, null, {}, ['x']];
+    for (const key of [own, id('a2'), ...special, ...hostile]) {
+      for (const tool of ['get_session_findings', 'get_session_report', 'verify_session']) await call('a', tool, { session_key: key, per_kind_limit: 200 });
+    }
+    for (const args of [{ per_kind_limit: 0 }, { per_kind_limit: 'x'.repeat(100) }, { include_summary: 'yes' }]) await call('a', 'get_session_findings', args);
+    await call('a', 'no_such_tool', {});
+
+    const findings = (await call('a', 'get_session_findings', { per_kind_limit: 200 })).body['findings'] as { kind: string; message: string; session_id?: string; path?: string; sessions_dir?: string }[];
+    const about = (session: string, kind: string): string => findings.find((f) => f.session_id === session && f.kind === kind)?.message ?? `no ${kind} about ${session}`;
+    expect(about('aura_sess_000000000009', 'CHECK_CRASHED')).toContain('cannot read aura_sess_000000000009.jsonl: it is a folder, not a file (EISDIR)');
+    expect(about('aura_sess_00000000000a', 'CHECK_CRASHED')).toContain('cannot read aura_sess_00000000000a.jsonl: it is a FIFO (named pipe), not a regular file');
+    expect(about('aura_sess_00000000000b', 'CHECK_CRASHED')).toContain('cannot read aura_sess_00000000000b.jsonl: it is a symlink leading outside the sessions folder');
+    expect(about('aura_sess_00000000000e', 'SUMMARY_MISMATCH')).toContain('it cannot be read (aura_sess_00000000000e.summary.json is not a JSON summary');
+    expect(about('aura_sess_00000000000f', 'CHECK_CRASHED')).toContain('cannot read aura_sess_00000000000f.summary.json: it is a folder, not a file (EISDIR)');
+    expect(about('aura_sess_000000000017', 'CHECK_CRASHED')).toContain('cannot read aura_sess_000000000017.summary.json: it is a symlink leading outside the sessions folder');
+    expect(findings.find((f) => f.session_id === 'aura_sess_000000000013' && f.kind === 'ORPHAN_ARTIFACT')).toMatchObject({ message: 'aura_sess_000000000013.summary.json has no trail beside it', path: 'aura_sess_000000000013.summary.json' });
+    expect(findings.filter((f) => f.kind === 'SEAL_LOG_BROKEN').map((f) => f.message)).toEqual(['line 2 is not JSON', "the seal log's anchor copy: line 1 is not JSON"]);
+    // A token that reads several folders learns which holds what by their places in its grant.
+    expect(new Set(findings.map((f) => f.sessions_dir))).toEqual(new Set(['folders[0]', 'folders[1]']));
+    const listed = (await call('a', 'list_sessions', {})).body['sessions'] as { session_id: string; sessions_dir: string }[];
+    expect(listed.find((row) => row.session_id === id('a2'))?.sessions_dir).toBe('folders[1]');
+    expect(await call('a', 'get_session_report', { session_key: 'aura_sess_00000000000f' })).toMatchObject({ isError: true, text: 'cannot read aura_sess_00000000000f.summary.json: it is a folder, not a file (EISDIR)' });
+    expect((await call('a', 'get_session_report', { session_key: 'aura_sess_00000000000e' })).body['disagreements']).toEqual([expect.stringContaining('aura_sess_00000000000e.summary.json is not a JSON summary')]);
+    expect((await call('a', 'verify_session', { session_key: 'aura_sess_00000000000a' })).text).toBe('session aura_sess_00000000000a: aura_sess_00000000000a.jsonl is not read: it is a FIFO (named pipe), not a regular file');
+    expect((await call('a', 'verify_session', { session_key: id('b') })).text).toBe(`no session ${id('b')} in the sessions this caller may read`);
+
+    // Folders broken after the start: moved away, a file in their place, their seal log a folder or a link, gone.
+    fs.renameSync(folder('renamed'), path.join(home('renamed'), 'moved'));
+    fs.rmSync(folder('file'), { recursive: true });
+    fs.writeFileSync(folder('file'), 'a file');
+    fs.rmSync(path.join(home('sealdir'), 'seals.jsonl'));
+    fs.mkdirSync(path.join(home('sealdir'), 'seals.jsonl'));
+    fs.rmSync(path.join(home('seallink'), 'seals.jsonl'));
+    fs.symlinkSync(path.join(home('b'), 'seals.jsonl'), path.join(home('seallink'), 'seals.jsonl'));
+    fs.rmSync(folder('deleted'), { recursive: true });
+    const failures: Record<string, string> = {};
+    for (const tenant of ['renamed', 'file', 'sealdir', 'seallink', 'deleted', 'anchordir']) {
+      for (const tool of ['get_session_findings', 'list_sessions', 'get_session_report', 'verify_session']) {
+        const answer = await call(tenant, tool, ['get_session_report', 'verify_session'].includes(tool) ? { session_key: id(tenant) } : {});
+        if (answer.isError) failures[`${tenant} ${tool}`] = answer.text;
+      }
+    }
+    expect(failures['file get_session_findings']).toBe('cannot read the sessions folder folders[0]: a part of the path is a file, not a folder (ENOTDIR)');
+    expect(failures['sealdir list_sessions']).toBe('cannot read the seal log of folders[0]: it is a folder, not a file (EISDIR)');
+    expect(failures['anchordir verify_session']).toBe('cannot read the anchor copy of the seal log of folders[0]: it is a folder, not a file (EISDIR)');
+    expect(failures['renamed get_session_report']).toBe(`no session ${id('renamed')} in the sessions this caller may read`);
+
+    const markers = [root, os.tmpdir(), os.homedir(), '/tmp/', '/root/', '/home/'].filter((marker) => marker.length > 1);
+    for (const text of told) for (const marker of markers) expect(text, text.slice(0, 300)).not.toContain(marker);
+    // The operator's log keeps the paths.
+    expect(stderr).toContain(`cannot read ${path.join(home('sealdir'), 'seals.jsonl')}`);
+  });
+
+  it("says why a system call failed without the path in Node's words, and names an error's file as the reader may be told it", () => {
+    const loop = path.join(tempDir(), 'loop');
+    fs.symlinkSync(loop, loop);
+    let error: unknown;
+    try {
+      fs.statSync(loop);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(describeCause(error)).toBe('too many symbolic links encountered (ELOOP)');
+    const file = path.join(tempDir(), 'aura_sess_000000000001.jsonl');
+    expect(describeNaming(new ReadError(file, error), path.basename)).toBe('cannot read aura_sess_000000000001.jsonl: too many symbolic links encountered (ELOOP)');
   });
 });
