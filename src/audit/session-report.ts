@@ -57,6 +57,8 @@ export function sessionReport(session: SessionFiles | SessionMaterial, exportPii
   }
   const storedBy = writerOf(stored);
   if (material.lines === null) {
+    // Without its trail, the report is the summary's own: one without a verdict has none to give.
+    if (typeof stored?.audit_report['verdict'] !== 'string') throw new AuraError('READ_FAILED', `${material.summaryName} is not a summary a report can be read from: it has no audit_report verdict, and there is no trail to build one from`, { data: { path: material.summaryName } });
     return { summary: stored as SessionReport['summary'], source: 'summary', stored_by: storedBy, disagreements: [] };
   }
   const read: TrailRead = status?.trail ?? readTrailLines(material.lines());

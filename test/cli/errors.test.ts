@@ -177,6 +177,19 @@ describe('aura --json errors', () => {
   });
 });
 
+describe('report show of a summary with no trail', () => {
+  it('refuses one with no verdict, saying why, instead of showing an undefined verdict', () => {
+    const home = tempDir();
+    const sessions = path.join(home, 'sessions');
+    fs.mkdirSync(sessions, { recursive: true });
+    fs.writeFileSync(path.join(sessions, 'aura_sess_0123456789ab.summary.json'), '{}');
+    const run = aura(['report', 'show', 'aura_sess_0123456789ab'], { home });
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain('aura_sess_0123456789ab.summary.json is not a summary a report can be read from: it has no audit_report verdict, and there is no trail to build one from');
+    expect(run.stdout).toBe('');
+  });
+});
+
 describe('an error that quotes what it was given', () => {
   it('never repeats a credential in it, on stderr or in --json', () => {
     const home = tempDir();

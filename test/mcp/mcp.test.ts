@@ -576,6 +576,8 @@ describe("aura mcp over Streamable HTTP tells a tenant nothing of the server's p
     expect(listed.find((row) => row.session_id === id('a2'))?.sessions_dir).toBe('folders[1]');
     expect(await call('a', 'get_session_report', { session_key: 'aura_sess_00000000000f' })).toMatchObject({ isError: true, text: 'cannot read aura_sess_00000000000f.summary.json: it is a folder, not a file (EISDIR)' });
     expect((await call('a', 'get_session_report', { session_key: 'aura_sess_00000000000e' })).body['disagreements']).toEqual([expect.stringContaining('aura_sess_00000000000e.summary.json is not a JSON summary')]);
+    // A summary with no trail and no verdict has no report to give: a refusal that says so, not an answer the schema refuses.
+    expect(await call('a', 'get_session_report', { session_key: 'aura_sess_000000000013' })).toMatchObject({ isError: true, text: expect.stringContaining('aura_sess_000000000013.summary.json is not a summary a report can be read from: it has no audit_report verdict') as unknown });
     expect((await call('a', 'verify_session', { session_key: 'aura_sess_00000000000a' })).text).toBe('session aura_sess_00000000000a: aura_sess_00000000000a.jsonl is not read: it is a FIFO (named pipe), not a regular file');
     expect((await call('a', 'verify_session', { session_key: id('b') })).text).toBe(`no session ${id('b')} in the sessions this caller may read`);
 
