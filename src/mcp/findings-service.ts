@@ -51,6 +51,11 @@ export interface FindingsFolder {
    * and anchor copy by what they are; without, by their paths (the local user's own).
    */
   readonly label?: string;
+  /**
+   * Why the folder is left out of this call (its files no longer reached where they were granted),
+   * as the caller may be told it: said as a finding rather than answered as an empty folder.
+   */
+  readonly leftOut?: string;
 }
 
 type Labelled = FindingsFolder & { readonly label: string };
@@ -132,6 +137,10 @@ export class FindingsService implements FindingsTools {
   private readonly dirNames: readonly string[];
   /** The folders by their labels, when the caller may not learn the server's paths; else null. */
   private readonly labelled: readonly Labelled[] | null;
+  /** A finding for each folder left out of this call. */
+  private readonly leftOut: readonly Finding[];
+  /** Whether the caller reads several folders (those left out too): answers then name each. */
+  private readonly several: boolean;
 
   /**
    * @param folders the sessions folders this caller may read, each with its seal log, and the keys
@@ -146,10 +155,13 @@ export class FindingsService implements FindingsTools {
     private readonly confinedTo: string | null = null,
   ) {
     this.keys = folders[0]?.keys ?? null;
-    this.stores = folders.map((f) => storeFor(f, this.keys));
-    this.dirNames = folders.map((f) => f.label ?? f.sessionsDir);
-    const labelled = folders.flatMap((f) => (f.label === undefined ? [] : [{ ...f, label: f.label }]));
-    this.labelled = labelled.length > 0 && labelled.length === folders.length ? labelled : null;
+    const read = folders.filter((f) => f.leftOut === undefined);
+    this.stores = read.map((f) => storeFor(f, this.keys));
+    this.dirNames = read.map((f) => f.label ?? f.sessionsDir);
+    const labelled = read.flatMap((f) => (f.label === undefined ? [] : [{ ...f, label: f.label }]));
+    this.labelled = labelled.length > 0 && labelled.length === read.length ? labelled : null;
+    this.several = folders.length > 1;
+    this.leftOut = folders.flatMap((f) => (f.leftOut === undefined ? [] : [crashed(f.leftOut, this.several ? { sessions_dir: f.label ?? f.sessionsDir } : {})]));
   }
 
   /**
@@ -167,8 +179,16 @@ export class FindingsService implements FindingsTools {
       const key = asked ?? this.confinedTo;
       checkIncludeSummary(args);
       const readable = (f: Finding): boolean => this.confinedTo === null || f['session_id'] === undefined || f['session_id'] === this.confinedTo;
-      const answers = await Promise.all(this.stores.map((store) => store.findings(key)));
-      const output = answers.flatMap((answer, i) => answer.findings.filter(readable).map((f) => ({ ...f, ...this.folderOf(i) })));
+      // A folder that cannot be read is said as a finding, beside what the others hold (SuperAuditor §5.4).
+      const answers = await Promise.all(
+        this.stores.map((store, i) =>
+          store.findings(key).catch((error: unknown) => {
+            if (error instanceof ToolRefusal) throw error;
+            return { findings: [crashed(this.told(error), this.folderOf(i))], named: [] };
+          }),
+        ),
+      );
+      const output = [...this.leftOut, ...answers.flatMap((answer, i) => answer.findings.filter(readable).map((f) => ({ ...f, ...this.folderOf(i) })))];
       const named = asked === null ? [] : answers.flatMap((answer) => answer.named).filter((id) => this.confinedTo === null || id === this.confinedTo);
       return scoped(delivered(output, args, this.shared && key === null), asked, named);
     });
@@ -217,7 +237,7 @@ export class FindingsService implements FindingsTools {
 
   /** The folder of the `i`th store, named beside what it holds when the caller reads several. */
   private folderOf(i: number): { sessions_dir?: string } {
-    return this.stores.length > 1 ? { sessions_dir: this.dirNames[i] as string } : {};
+    return this.several ? { sessions_dir: this.dirNames[i] as string } : {};
   }
 
   /** The answer of a tool, a read that failed refused with what went wrong as the caller may be told it. @throws ToolRefusal */
@@ -253,4 +273,9 @@ function nameOf(file: string, folders: readonly Labelled[]): string {
   }
   // None of its folders' files: its name alone says which without saying where.
   return path.basename(file);
+}
+
+/** The finding that says a folder's findings could not be read, and why. */
+function crashed(message: string, folder: { sessions_dir?: string }): Finding {
+  return { kind: 'CHECK_CRASHED', severity: severityOf('CHECK_CRASHED'), message, event_ids: [], probe: 'store', ...folder };
 }

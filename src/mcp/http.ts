@@ -88,14 +88,19 @@ function realFolder(folder: string): string {
 }
 
 /**
- * Why a granted folder is not read now, or null: its tenant can write its home, so a symlink put
+ * Which file of a granted folder keeps it from being read now (`what` names it for its tenant), or null: its tenant can write its home, so a symlink put
  * since the server started in place of the folder, of its seal log or of a folder above them (the
  * home itself) would have the server read another tenant's sessions for them. The folder was
  * taken where it really was at the start: it must still be reached at that path, and its log and
  * their anchor copy too.
  */
-function swappedFor(sessionsDir: string, anchorLog: string | null): string | null {
-  for (const file of [sessionsDir, sealLogOf(sessionsDir), ...(anchorLog === null ? [] : [anchorLog])]) {
+function swappedFor(sessionsDir: string, anchorLog: string | null): { readonly file: string; readonly what: string } | null {
+  const files = [
+    { file: sessionsDir, what: 'the folder' },
+    { file: sealLogOf(sessionsDir), what: 'its seal log' },
+    ...(anchorLog === null ? [] : [{ file: anchorLog, what: 'the anchor copy of its seal log' }]),
+  ];
+  for (const { file, what } of files) {
     let real: string;
     try {
       real = fs.realpathSync(file);
@@ -103,7 +108,7 @@ function swappedFor(sessionsDir: string, anchorLog: string | null): string | nul
       // Not there (yet): nothing to read.
       continue;
     }
-    if (real !== file) return `${file} is now reached through a symlink: not followed`;
+    if (real !== file) return { file, what };
   }
   return null;
 }
@@ -139,10 +144,12 @@ export function foldersOf(keys: KeyRing | null): ServiceOf {
     new FindingsService(
       grant.folders.flatMap((sessionsDir, i) => {
         const anchorLog = grant.anchors.get(sessionsDir) ?? null;
+        const label = `folders[${i}]`;
+        const folder = { sessionsDir, sealLog: sealLogOf(sessionsDir), anchorLog, keys, label };
         const swapped = swappedFor(sessionsDir, anchorLog);
-        if (swapped === null) return [{ sessionsDir, sealLog: sealLogOf(sessionsDir), anchorLog, keys, label: `folders[${i}]` }];
-        process.stderr.write(`aura mcp: ${swapped}; the folder is left out of this call\n`);
-        return [];
+        if (swapped === null) return [folder];
+        process.stderr.write(`aura mcp: ${swapped.file} is now reached through a symlink: not followed; the folder is left out of this call\n`);
+        return [{ ...folder, leftOut: `${label} is left out: ${swapped.what} is now reached through a symlink, which is not followed` }];
       }),
       true,
     );

@@ -591,13 +591,25 @@ describe("aura mcp over Streamable HTTP tells a tenant nothing of the server's p
     fs.symlinkSync(path.join(home('b'), 'seals.jsonl'), path.join(home('seallink'), 'seals.jsonl'));
     fs.rmSync(folder('deleted'), { recursive: true });
     const failures: Record<string, string> = {};
+    const crashes: Record<string, unknown[]> = {};
     for (const tenant of ['renamed', 'file', 'sealdir', 'seallink', 'deleted', 'anchordir']) {
       for (const tool of ['get_session_findings', 'list_sessions', 'get_session_report', 'verify_session']) {
         const answer = await call(tenant, tool, ['get_session_report', 'verify_session'].includes(tool) ? { session_key: id(tenant) } : {});
         if (answer.isError) failures[`${tenant} ${tool}`] = answer.text;
+        if (tool === 'get_session_findings') crashes[tenant] = ((answer.body['findings'] ?? []) as Record<string, unknown>[]).filter((f) => f['kind'] === 'CHECK_CRASHED' && f['session_id'] === undefined);
       }
     }
-    expect(failures['file get_session_findings']).toBe('cannot read the sessions folder folders[0]: a part of the path is a file, not a folder (ENOTDIR)');
+    // The findings channel says a folder it cannot read as a finding (SuperAuditor §5.4), one left out too, never an empty answer.
+    expect(Object.keys(failures).filter((key) => key.endsWith('get_session_findings'))).toEqual([]);
+    expect(crashes['file']).toEqual([expect.objectContaining({ probe: 'store', message: 'cannot read the sessions folder folders[0]: a part of the path is a file, not a folder (ENOTDIR)' })]);
+    expect(crashes['sealdir']).toEqual([expect.objectContaining({ message: 'cannot read the seal log of folders[0]: it is a folder, not a file (EISDIR)' })]);
+    expect(crashes['seallink']).toEqual([expect.objectContaining({ message: 'folders[0] is left out: its seal log is now reached through a symlink, which is not followed' })]);
+    // With several folders, one that cannot be read hides none of the others' findings.
+    fs.rmSync(path.join(home('a2'), 'seals.jsonl'), { force: true });
+    fs.mkdirSync(path.join(home('a2'), 'seals.jsonl'));
+    const both = (await call('a', 'get_session_findings', { per_kind_limit: 200 })).body['findings'] as Record<string, unknown>[];
+    expect(both.filter((f) => f['kind'] === 'CHECK_CRASHED' && f['session_id'] === undefined)).toEqual([expect.objectContaining({ sessions_dir: 'folders[1]', message: 'cannot read the seal log of folders[1]: it is a folder, not a file (EISDIR)' })]);
+    expect(both.some((f) => f['sessions_dir'] === 'folders[0]' && f['session_id'] === id('a'))).toBe(true);
     expect(failures['sealdir list_sessions']).toBe('cannot read the seal log of folders[0]: it is a folder, not a file (EISDIR)');
     expect(failures['anchordir verify_session']).toBe('cannot read the anchor copy of the seal log of folders[0]: it is a folder, not a file (EISDIR)');
     expect(failures['renamed get_session_report']).toBe(`no session ${id('renamed')} in the sessions this caller may read`);
