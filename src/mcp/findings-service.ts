@@ -224,7 +224,7 @@ export class FindingsService implements FindingsTools {
         if (error instanceof AuraError) throw new ToolRefusal(`session ${id}: ${this.told(error)}`);
         throw error;
       }
-      if (status.chain === null) throw new ToolRefusal(`session ${id} has no readable trail (${status.status})`);
+      if (status.chain === null) throw new ToolRefusal(`session ${id} has no readable trail (${status.status}): ${status.error === undefined ? (status.message ?? status.status) : this.told(status.error)}`);
       return { ...status.chain, session_id: id, path: path.basename(files.trail), status: status.status, signatures_status: status.signatures, ...(status.reason === null ? {} : { status_reason: status.reason, problem: status.message }) };
     });
   }

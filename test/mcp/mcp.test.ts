@@ -162,6 +162,20 @@ describe('aura mcp over stdio, with the SDK client', () => {
     expect(verified.structuredContent).toMatchObject({ hash_chain_valid: false, reason: 'edited' });
   });
 
+  it('says why a session it knows has no trail to verify', async () => {
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'aura-mcp-gone-'));
+    try {
+      const session = agent('acme/gone', { home }).session();
+      session.emit('tool.call', { tool: 'lookup' });
+      const closed = await session.close();
+      fs.rmSync(closed.log_path);
+      const service = new FindingsService([{ sessionsDir: path.join(home, 'sessions'), sealLog: path.join(home, 'seals.jsonl') }], false);
+      await expect(service.verifySession(session.id)).rejects.toThrow(`session ${session.id} has no readable trail (missing_trail): its seal names a trail that is gone (the session was deleted)`);
+    } finally {
+      fs.rmSync(home, { recursive: true, force: true });
+    }
+  });
+
   it('reflects a change to a trail at the next call (no stale results)', async () => {
     const trail = path.join(store.home, 'sessions', 'aura_sess_69b55aaf3209.jsonl');
     const before = await findings(client, { session_key: 'aura_sess_69b55aaf3209', per_kind_limit: 200 });
