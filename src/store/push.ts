@@ -201,18 +201,21 @@ class Pusher {
   }
 
   /**
-   * The host's seal log now: each entry with its line as the log holds it, each entry's place, and,
-   * when it has an anchor copy, the log's view as the folder's readers take it, so the store hears
-   * from the copy what they would say.
+   * The host's seal log now, as the folder's readers take it (up to its first broken line or link:
+   * an entry after it seals nothing for them, and so for the store): each entry with its line as
+   * the log holds it, each entry's place, and, when it has an anchor copy, the log's view with it,
+   * so the store hears from the copy what they would say.
    * @throws ReadError when either is there but cannot be read
    */
   private hostLogs(): HostLogs {
-    const seals = sealEntries(this.options.sealLog);
     const anchorLog = this.options.anchorLog ?? null;
+    const view = sealLogView(this.options.sealLog, null, anchorLog);
+    const read = new Set(view.read.entries.map((entry) => entry.hash));
+    const seals = new Map([...sealEntries(this.options.sealLog)].filter(([, seal]) => read.has(seal.entry.hash)));
     return {
       seals,
       places: sealLogPlaces([...seals.values()].map((seal) => seal.entry)),
-      anchored: anchorLog === null ? null : sealLogView(this.options.sealLog, null, anchorLog),
+      anchored: anchorLog === null ? null : view,
     };
   }
 

@@ -382,6 +382,23 @@ describe('a push the store stops in the middle', () => {
   });
 });
 
+describe("a host whose seal log breaks", () => {
+  it('is read by the push as the folder reads it: a seal after the break seals nothing, in the store as on the host', async () => {
+    const url = await initialized();
+    const { home, ids } = await host('acme/broken-log', 3);
+    const log = path.join(home, 'seals.jsonl');
+    const [first, ...rest] = fs.readFileSync(log, 'utf8').split('\n').filter((line) => line !== '');
+    fs.writeFileSync(log, [first, 'not an entry', ...rest, ''].join('\n'));
+    const local = auraJson(['verify', 'store'], { home });
+    const pushed = auraJson(['push', '--all', '--store', url], { home });
+    expect(pushed.status, pushed.stderr).toBe(0);
+    const stored = auraJson(['verify', 'store', '--store', url]);
+    const statusOf = (report: Record<string, unknown>, id: string): unknown => (report['sessions'] as Record<string, unknown>[]).find((s) => s['session_id'] === id)?.['status'];
+    for (const id of ids) expect([id, statusOf(stored.json, id)]).toEqual([id, statusOf(local.json, id)]);
+    expect(ids.map((id) => statusOf(stored.json, id))).toEqual(['intact', 'unsealed', 'unsealed']);
+  });
+});
+
 describe('two hosts pushing at once', () => {
   it('store each session once and whole', async () => {
     const url = await initialized();
