@@ -119,12 +119,14 @@ export async function serveProxyHttp(port: number, grants: readonly Grant[], set
       if (entry.idle !== null) clearTimeout(entry.idle);
       if (transport.sessionId !== undefined) live.delete(transport.sessionId);
     });
-    await connection.start();
     // A client gone before its initialize was answered holds no session it can use: its slot is
-    // freed now, not at the idle timeout (a token that kept doing so would lock itself out).
+    // freed now, not at the idle timeout (a token that kept doing so would lock itself out). Heard
+    // from before the upstream starts, as the client may go while it does; ended once it has.
+    const started = connection.start();
     res.once('close', () => {
-      if (!res.writableFinished) void connection.end('client_disconnected');
+      if (!res.writableFinished) void started.then(() => connection.end('client_disconnected'), () => undefined);
     });
+    await started;
     await serve(entry, req, res);
     // Not an initialize request: the transport refused it and no session began.
     if (transport.sessionId === undefined) await connection.end('client_disconnected');

@@ -1086,7 +1086,9 @@ describe('aura proxy survives its upstream', () => {
     });
 
     it('frees the slot of an initialize whose client went away before it was answered: a token cannot lock itself out', async () => {
-      const { proxy, url } = await start(['--max-sessions-per-token', '2']);
+      // An upstream slower to start than the clients below stay: their initializes are not answered before they go.
+      const { proxy, url } = await httpProxy(tempDir(), [A, B], ['--max-sessions-per-token', '2'], [process.execPath, ...FAULT_UPSTREAM, '--start-after', '1500']);
+      proxies.push(proxy);
       const port = Number(new URL(url).port);
       const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'gone', version: '1' } } });
       const head = [`POST /mcp HTTP/1.1`, `Host: 127.0.0.1:${port}`, `Authorization: Bearer ${A}`, 'Content-Type: application/json', 'Accept: application/json, text/event-stream', `Content-Length: ${Buffer.byteLength(body)}`, '', ''].join('\r\n');
