@@ -17,6 +17,9 @@ import { freeKey } from '../spine/redactor.js';
 // Errors' fields are shallow: what lies deeper is left out rather than walked.
 const MAX_DEPTH = 16;
 const LEFT_OUT: unique symbol = Symbol('left out');
+// Node 22 and later give an error its stack through an accessor of V8's own (Node 20 a plain
+// value): that one is read, as no other getter is.
+const STACK_GETTER = Object.getOwnPropertyDescriptor(new Error(), 'stack')?.get;
 
 /** `thrown` with every text cleaned by `clean`: itself when nothing in it changed, else a copy (an Error, whatever was thrown). */
 export function callerCopy(thrown: unknown, clean: (text: string) => string): unknown {
@@ -83,7 +86,8 @@ class CallerCopy {
     const fields = new Map<string, PropertyDescriptor>();
     let changed = false;
     for (const key of Reflect.ownKeys(value)) {
-      const field = Object.getOwnPropertyDescriptor(value, key);
+      const own = Object.getOwnPropertyDescriptor(value, key);
+      const field: PropertyDescriptor | undefined = own?.get !== undefined && own.get === STACK_GETTER ? { value: Reflect.get(value, key) as unknown, writable: true, enumerable: false, configurable: true } : own;
       // A getter is not run, and a symbol's description is not walked.
       const copy = typeof key === 'string' && field !== undefined && 'value' in field ? this.value(field.value, depth + 1) : LEFT_OUT;
       if (typeof key === 'symbol' || field === undefined || copy === LEFT_OUT) {
