@@ -149,7 +149,8 @@ describe('the index kept between processes', () => {
     const before = new Set(keptFiles());
     await sleep(2100);
     expect(listSessions(sessions)).toMatchObject([{ session_id: id, status: 'intact' }]);
-    const kept = keptFiles().find((file) => !before.has(file)) as string;
+    // Test files running beside this one keep their indexes in the same folder: this one names the session.
+    const kept = keptFiles().find((file) => !before.has(file) && fs.readFileSync(file, 'utf8').includes(id)) as string;
     const trail = path.join(sessions, `${id}.jsonl`);
     fs.writeFileSync(trail, fs.readFileSync(trail, 'utf8').replace('"query"', '"QUERY"'));
     // The forger puts the edited trail's fingerprint in the kept index, and keeps its old view.
