@@ -23,8 +23,9 @@ import { ingestSessions, storedStates, type IngestOutcome } from './postgres/ing
 import { splitLines, type CheckTask, type StoredState } from './postgres/ingest-check.js';
 import { requireSchema } from './postgres/schema.js';
 import { anchorWord } from './material.js';
-import { sealLogPlaces, type SealLogEntry, type SealLogPlace, type SealLogView } from './seal-log.js';
-import { sealLogView } from './session-status.js';
+import { readSealLogBytes, sealLogPlaces, walkedSealLog, type SealLogEntry, type SealLogPlace, type SealLogView } from './seal-log.js';
+import { anchoredView } from './seal-log-anchor.js';
+import { sealLogViewOf } from './session-status.js';
 import { listSessionIds, resolveSessionKey, sessionFiles, type SessionFiles } from './session-files.js';
 import { parseJsonStrict } from '../spine/fast-record.js';
 import { readRegularFile, readRegularFileShared } from '../spine/regular-file.js';
@@ -209,9 +210,11 @@ class Pusher {
    */
   private hostLogs(): HostLogs {
     const anchorLog = this.options.anchorLog ?? null;
-    const view = sealLogView(this.options.sealLog, null, anchorLog);
+    // Read once for both: the view its readers take, and each entry's line as the log holds it.
+    const bytes = readSealLogBytes(this.options.sealLog);
+    const view = anchoredView(sealLogViewOf(walkedSealLog(bytes), null), anchorLog);
     const read = new Set(view.read.entries.map((entry) => entry.hash));
-    const seals = new Map([...sealEntries(this.options.sealLog)].filter(([, seal]) => read.has(seal.entry.hash)));
+    const seals = new Map([...sealEntries(bytes)].filter(([, seal]) => read.has(seal.entry.hash)));
     return {
       seals,
       places: sealLogPlaces([...seals.values()].map((seal) => seal.entry)),
@@ -268,14 +271,14 @@ function localSession(sessionsDir: string, key: string): string {
 
 
 /**
- * The seal-log entries by session, with each entry's line as the log holds it. A line that does
- * not parse is skipped here: its session then goes as one the log has no entry for, as the
- * folder's readers, which stop at that line, take it.
+ * The seal-log entries by session (of the log's bytes, null when there is none), with each entry's
+ * line as the log holds it. A line that does not parse is skipped here: its session then goes as
+ * one the log has no entry for, as the folder's readers, which stop at that line, take it.
  */
-function sealEntries(sealLog: string): Map<string, { entry: SealLogEntry; raw: Buffer }> {
+function sealEntries(bytes: Buffer | null): Map<string, { entry: SealLogEntry; raw: Buffer }> {
   const entries = new Map<string, { entry: SealLogEntry; raw: Buffer }>();
-  if (!fs.existsSync(sealLog)) return entries;
-  for (const raw of splitLines(readRegularFile(sealLog, 'seal log'))) {
+  if (bytes === null) return entries;
+  for (const raw of splitLines(bytes)) {
     try {
       const entry = parseJsonStrict(raw.toString('utf8')) as SealLogEntry;
       // A copy of its own: the view would take the whole log along to the worker that checks it.

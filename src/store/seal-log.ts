@@ -198,7 +198,11 @@ function lastHash(logPath: string): { prevHash: string | null; torn: boolean } {
  * @throws ReadError when it is there but cannot be read (a folder in its place, no permission)
  */
 export function readSealLog(logPath: string): SealLogRead {
-  const bytes = readSealLogBytes(logPath);
+  return walkedSealLog(readSealLogBytes(logPath));
+}
+
+/** A seal log's bytes walked as {@link readSealLog} does (null: there is none, which reads as empty). */
+export function walkedSealLog(bytes: Buffer | null): SealLogRead {
   if (bytes === null) return { entries: [], problem: null };
   const entries: SealLogEntry[] = [];
   return { entries, problem: walkSealLog(bytes, { end: 0, lines: 0, prev: null }, entries).problem };
