@@ -137,12 +137,15 @@ export function sealPlaceOf(close: LogColumns, place: SealLogPlace | null): Seal
 
 /** Where a stored session's entry stands in its host's log, as the store holds that log ({@link sealPlaceOf}). */
 export async function storedPlace(sql: Sql, stored: StoredSession): Promise<SealLogPlace | 'absent' | null> {
+  const close = { seal_entry: stored.sealEntry, log_read: stored.logRead };
+  // Without an entry of its own, it has no place in its host's log: the host's entries are not read.
+  if (stored.sealEntry === null) return sealPlaceOf(close, null);
   const rows = await sql<{ seal_entry: Buffer | null }[]>`SELECT seal_entry FROM aura.closes WHERE host = ${stored.host} AND seal_entry IS NOT NULL`;
   const entries = rows.flatMap((row) => {
     const entry = parseSealEntry(row.seal_entry);
     return entry === null ? [] : [entry];
   });
-  return sealPlaceOf({ seal_entry: stored.sealEntry, log_read: stored.logRead }, sealLogPlaces(entries).get(stored.sessionId) ?? null);
+  return sealPlaceOf(close, sealLogPlaces(entries).get(stored.sessionId) ?? null);
 }
 
 /** One stored session's bytes, as the store holds them now. */
