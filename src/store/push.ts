@@ -44,7 +44,7 @@ export interface PushOptions {
   readonly ids: readonly string[] | null;
   /** Called after each session. */
   readonly onSession?: (session: PushedSession) => void;
-  /** Worker threads that check sessions (default one a core). */
+  /** Worker threads that check sessions (default one a core but one, at least one). */
   readonly workers?: number;
 }
 

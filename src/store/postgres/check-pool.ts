@@ -33,7 +33,7 @@ export type CheckReply = { readonly id: number; readonly checked: Checked } | { 
 
 /** How a pool starts. */
 export interface CheckPoolOptions extends CheckWorkerData {
-  /** Worker threads (default one a core, at most 8, at most `sessions`). */
+  /** Worker threads (default one a core but one, at least one, at most 8, at most `sessions`). */
   readonly size?: number;
   /** Sessions to check, when known: no more workers are started than there are sessions. */
   readonly sessions?: number;
@@ -59,6 +59,15 @@ const WORKER_SCRIPT = besideModule('check-worker', import.meta.url);
  */
 const HELD_PER_WORKER = 2;
 
+/**
+ * One worker a core but one: the main thread streams every checked row to the store (about a
+ * third of a worker's work), and the store is often on the same machine. On two cores, one
+ * worker pushed 72k events/s where two pushed 68-71k, on a fifth less CPU (docs/benchmarks.md).
+ */
+function defaultSize(): number {
+  return Math.min(Math.max(1, os.availableParallelism() - 1), 8);
+}
+
 /** A pool of checking workers; {@link close} it when done. */
 export class CheckPool {
   private readonly workers: Worker[] = [];
@@ -74,7 +83,7 @@ export class CheckPool {
   /** Starts the workers at the first check: a push with nothing to check starts none. */
   private start(): void {
     const options = this.options;
-    const size = Math.max(1, Math.min(options.size ?? Math.min(os.availableParallelism(), 8), options.sessions ?? Infinity));
+    const size = Math.max(1, Math.min(options.size ?? defaultSize(), options.sessions ?? Infinity));
     const workerData: CheckWorkerData = { publicKeys: options.publicKeys, keysOrigin: options.keysOrigin };
     for (let i = 0; i < size; i++) {
       const worker = startModuleWorker(options.script ?? WORKER_SCRIPT, { workerData });
