@@ -29,7 +29,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { auraHome } from '../config/home.js';
 import { ApprovalRequiredError, AuraError, InvalidOptionError, LoopBrokenError, NonJsonValueError, PolicyDeniedError, SessionClosedError } from '../errors.js';
-import { redactCredentials } from '../middleware/redact.js';
+import { redactCredentials } from '../middleware/credential-text.js';
 import { approveCommand, refusalOf } from '../policy/refusal.js';
 import { agent, type Agent } from '../session/agent.js';
 import { readProfileFile } from '../session/profile-file.js';

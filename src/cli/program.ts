@@ -11,7 +11,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import type { AuraConfig } from '../config/config.js';
 import { AuraError, describeCause } from '../errors.js';
-import { redactCredentials } from '../middleware/redact.js';
+import { redactCredentials } from '../middleware/credential-text.js';
 import { VERSION } from '../version.js';
 import { configFor, type GlobalOptions, type StoreOptions } from './context.js';
 import { GLOBAL_OPTIONS } from './global-options.js';

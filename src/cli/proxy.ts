@@ -7,7 +7,7 @@
 
 import type { AuraConfig } from '../config/config.js';
 import { InvalidOptionError } from '../errors.js';
-import { redactCredentials } from '../middleware/redact.js';
+import { redactCredentials } from '../middleware/credential-text.js';
 import { portOption, positiveOption } from './context.js';
 import { readTokens } from '../mcp/http.js';
 import { listeningPort } from '../mcp/loopback.js';

@@ -6,7 +6,7 @@
  * failures carry an error status.
  */
 
-import { redactCredentials } from '../middleware/redact.js';
+import { redactCredentials } from '../middleware/credential-text.js';
 import { REDACTED } from '../spine/redactor.js';
 import { isSecretLikeKey } from '../middleware/secret-names.js';
 import type { AuraEvent } from '../spine/record.js';

@@ -13,7 +13,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import * as fs from 'node:fs';
 import { parseYamlSource, type KeyPath } from '../config/yaml-source.js';
 import { ConfigError, describeCause } from '../errors.js';
-import { redactCredentials } from '../middleware/redact.js';
+import { redactCredentials } from '../middleware/credential-text.js';
 import type { KeyRing } from '../spine/signing.js';
 import { FindingsService, type FindingsTools } from './findings-service.js';
 import { readJsonBody, sendJson } from './http-body.js';

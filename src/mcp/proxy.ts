@@ -43,7 +43,8 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { AuraConfig } from '../config/config.js';
 import { AuraError, InvalidOptionError } from '../errors.js';
-import { redactCredentials, SessionRedactor, type RelayScrubber } from '../middleware/redact.js';
+import { redactCredentials } from '../middleware/credential-text.js';
+import { SessionRedactor, type RelayScrubber } from '../middleware/redact.js';
 import { profileError } from '../policy/profile-source.js';
 import { approveCommand, refusalOf } from '../policy/refusal.js';
 import { agent } from '../session/agent.js';

@@ -11,7 +11,7 @@
 
 import { MAX_DEPTH } from '../spine/canonical.js';
 import { REDACTED } from '../spine/redactor.js';
-import { pgpassPassword } from './redact.js';
+import { pgpassPassword } from './credential-text.js';
 import { isSecretLikeKey } from './secret-names.js';
 
 // The options between a command and the one that makes it print a secret: bounded, so a long line

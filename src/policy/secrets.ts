@@ -8,7 +8,7 @@
  */
 
 import { InvalidOptionError } from '../errors.js';
-import { credentialShape } from '../middleware/redact.js';
+import { credentialShape } from '../middleware/credential-text.js';
 import { profileError, type KeyPath, type ProfileSource } from './profile-source.js';
 
 /** Resolves secret references. Return `undefined` (or throw) for one it cannot resolve. */

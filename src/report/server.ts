@@ -20,7 +20,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import * as http from 'node:http';
 import { AuraError } from '../errors.js';
-import { redactCredentials } from '../middleware/redact.js';
+import { redactCredentials } from '../middleware/credential-text.js';
 import { isLoopbackHost, listeningPort, listenOnLoopback, secretDigest } from '../mcp/loopback.js';
 import type { KeyRing } from '../spine/signing.js';
 import { materialWithKeys, type SessionSource } from '../store/source.js';

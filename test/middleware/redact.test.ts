@@ -7,7 +7,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { redactCredentials, SessionRedactor } from '../../src/middleware/redact.js';
+import { redactCredentials } from '../../src/middleware/credential-text.js';
+import { SessionRedactor } from '../../src/middleware/redact.js';
 import { NonJsonValueError } from '../../src/errors.js';
 import { printsSecret } from '../../src/middleware/printed-secrets.js';
 import { isSecretLikeKey } from '../../src/middleware/secret-names.js';
