@@ -535,6 +535,28 @@ const MIN_CREDENTIAL_TEXT = 5;
  * in JSON text, what the rules for a payload's values find; in base64 of text, the text's own.
  */
 export function redactCredentials(text: string): string {
+  return credentialsRedacted(text, null);
+}
+
+// Texts that pass the gate and are no longer than this are kept by a CredentialTexts, up to a bound.
+const KEPT_TEXT_LENGTH = 256;
+const KEPT_TEXTS = 10_000;
+
+/**
+ * {@link redactCredentials} for the strings of one session, keeping what it made of each short text
+ * it had to read through every pattern: a session records its own words again and again, and
+ * several name a secret's word (`constraint.passed`, `max_tokens_per_step`, `within token limit`),
+ * so they pass the gate, and reading one through costs about 9 µs. Kept for the session only.
+ */
+export class CredentialTexts {
+  private readonly kept = new Map<string, string>();
+
+  redact(text: string): string {
+    return credentialsRedacted(text, this.kept);
+  }
+}
+
+function credentialsRedacted(text: string, kept: Map<string, string> | null): string {
   if (base64Shaped(text)) {
     const encoded = base64Redacted(text);
     // Base64 that held no credential is still read as text: a key pair printed on two lines looks like base64.
@@ -549,6 +571,16 @@ export function redactCredentials(text: string): string {
   ) {
     return text;
   }
+  if (kept === null || text.length > KEPT_TEXT_LENGTH) return readThrough(text);
+  let read = kept.get(text);
+  if (read === undefined) {
+    read = readThrough(text);
+    if (kept.size < KEPT_TEXTS) kept.set(text, read);
+  }
+  return read;
+}
+
+function readThrough(text: string): string {
   // JSON text first, while it is JSON: the patterns may leave a bare `[redacted]` where a number was.
   return redactLayouts(textRedacted(jsonTextRedacted(text)));
 }

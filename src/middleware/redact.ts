@@ -12,7 +12,7 @@
  * of an injected value secret-forms.ts, and credentials in free text credential-text.ts.
  */
 
-import { redactCredentials } from './credential-text.js';
+import { CredentialTexts } from './credential-text.js';
 import { formsOf, patternsOf, replaced, type FormsPatterns, type SecretForms } from './secret-forms.js';
 import { isSecretLikeKey } from './secret-names.js';
 import { keepsValue, namedSecretKey, secretItems } from './secret-values.js';
@@ -37,6 +37,7 @@ export class SessionRedactor implements Redactor {
   /** Every form of them as written, for a text whose end may be the start of one. */
   private scrubbedForms: readonly string[] = [];
   private readonly keys = new Map<string, string>();
+  private readonly credentials = new CredentialTexts();
 
   secretKey(key: string): boolean {
     return isSecretLikeKey(key);
@@ -153,7 +154,7 @@ export class SessionRedactor implements Redactor {
   }
 
   scrub(text: string): string {
-    return redactCredentials(replaced(text, this.scrubbedPatterns));
+    return this.credentials.redact(replaced(text, this.scrubbedPatterns));
   }
 
   /**
@@ -174,7 +175,7 @@ export class SessionRedactor implements Redactor {
       }
     }
     const cut = cleared.length - open;
-    return { scrubbed: redactCredentials(cleared.slice(0, cut)), rest: cleared.slice(cut) };
+    return { scrubbed: this.credentials.redact(cleared.slice(0, cut)), rest: cleared.slice(cut) };
   }
 }
 

@@ -476,6 +476,19 @@ describe('credentials in text', () => {
     expect(pythonVerify(result.log_path)).toMatchObject({ valid: true, events: events.length });
   }
 
+  it('are [redacted] each time a session records the same text again, and a secret injected since is scrubbed from it too', () => {
+    const redactor = new SessionRedactor();
+    const long = `${'word '.repeat(60)}DB_PASSWORD=hunter2hunter2`;
+    for (let i = 0; i < 3; i++) {
+      expect(redactor.scrub('DB_PASSWORD=hunter2hunter2')).toBe('DB_PASSWORD=[redacted]');
+      expect(redactor.scrub(long)).toBe(`${'word '.repeat(60)}DB_PASSWORD=[redacted]`);
+    }
+    // Words of aura's own that pass the credential gate (`pass`, `token`), read once and then kept.
+    expect(redactor.scrub('constraint.passed by max_tokens_per_step: held-value-1234')).toBe('constraint.passed by max_tokens_per_step: held-value-1234');
+    redactor.addSecret('held-value-1234');
+    expect(redactor.scrub('constraint.passed by max_tokens_per_step: held-value-1234')).toBe('constraint.passed by max_tokens_per_step: [redacted]');
+  });
+
   it('are recorded as [redacted] in every string, the name, scheme word and URL around them kept; the tool gets them as given', async () => {
     await expectRecordedAs(REDACTED_TEXTS, [OPENAI, GITHUB, JWT, 'hunter2hunter2', 'AKIAIOSFODNN7EXAMPLE', 'pa55word', 'topsecret', 'abc123', 'wJalrXUtnFEMI', 's3cret', 'MIIEowIBAAKCAQEA', 'b3BlbnNzaC1rZXk', 'Pw-Text', 'Text-09']);
   });
