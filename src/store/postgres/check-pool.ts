@@ -62,7 +62,7 @@ const HELD_PER_WORKER = 2;
 /**
  * One worker a core but one: the main thread streams every checked row to the store (about a
  * third of a worker's work), and the store is often on the same machine. On two cores, one
- * worker pushed 72k events/s where two pushed 68-71k, on a fifth less CPU (docs/benchmarks.md).
+ * worker pushes as fast as two did, on a fifth less CPU (docs/benchmarks.md).
  */
 function defaultSize(): number {
   return Math.min(Math.max(1, os.availableParallelism() - 1), 8);
