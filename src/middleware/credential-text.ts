@@ -540,7 +540,7 @@ export function redactCredentials(text: string): string {
 
 // Texts that pass the gate and are no longer than this are kept by a CredentialTexts, up to a bound.
 const KEPT_TEXT_LENGTH = 256;
-const KEPT_TEXTS = 10_000;
+const KEPT_TEXTS = 1_000;
 
 /**
  * {@link redactCredentials} for the strings of one session, keeping what it made of each short text
