@@ -42,7 +42,7 @@ export function formsOf(value: string): SecretForms | null {
 
 /**
  * The patterns of some values' forms, each longest first (a prefixed value before the value it
- * holds), and the length of the shortest: a shorter text holds none in any reading (escapes and
+ * holds), the text forms in any case, and the length of the shortest: a shorter text holds none in any reading (escapes and
  * layout only lengthen one), which spares most keys and words any search.
  */
 export interface FormsPatterns {
@@ -55,8 +55,10 @@ export function patternsOf(forms: readonly SecretForms[]): FormsPatterns | null 
   if (forms.length === 0) return null;
   const text = forms.flatMap((known) => known.text);
   const encoded = forms.flatMap((known) => known.encoded);
-  const alternatives = (literals: readonly string[]): RegExp => new RegExp(longestFirst([...new Set(literals)]).map(escapedForPattern).join('|'), 'g');
-  return { text: alternatives(text), encoded: alternatives(encoded), shortest: Math.min(...[...text, ...encoded].map((form) => form.length)) };
+  const alternatives = (literals: readonly string[], flags: string): RegExp => new RegExp(longestFirst([...new Set(literals)]).map(escapedForPattern).join('|'), flags);
+  // The text in any case: a tool that echoes a token upper-cased (`tr a-z A-Z`) still holds it. An
+  // encoding's case is its value (hex has both cases among its forms already).
+  return { text: alternatives(text, 'gi'), encoded: alternatives(encoded, 'g'), shortest: Math.min(...[...text, ...encoded].map((form) => form.length)) };
 }
 
 function escapedForPattern(text: string): string {

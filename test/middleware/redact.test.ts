@@ -218,6 +218,15 @@ describe('an injected secret', () => {
   const unicodeEscaped = (text: string, chars: RegExp, upper: boolean): string =>
     text.replace(chars, (char) => `\\u${(upper ? char.charCodeAt(0).toString(16).toUpperCase() : char.charCodeAt(0).toString(16)).padStart(4, '0')}`);
 
+  it('is scrubbed written in another case (upper, lower, some letters changed), in the trail and in what the caller gets', async () => {
+    const secret = 'qT7mWz42LkRb9sVn';
+    const { given, got, recorded, trail } = await answered(secret, (key) => ({ upper: `KEY ${key.toUpperCase()} OK`, lower: key.toLowerCase(), some: `[${key.replace(/[a-m]/g, (c) => c.toUpperCase())}]` }));
+    expect(given.upper).toBe('KEY QT7MWZ42LKRB9SVN OK');
+    expect(got).toEqual({ upper: 'KEY [redacted] OK', lower: '[redacted]', some: '[[redacted]]' });
+    expect(recorded).toEqual(got);
+    for (const form of [secret, secret.toUpperCase(), secret.toLowerCase()]) expect(trail).not.toContain(form);
+  });
+
   it('is scrubbed however a URL, a form, JSON text or HTML escapes it (whichever characters the encoder keeps, in either case), in the trail and in what the caller gets', async () => {
     // A base64-alphabet key, as AWS's secret keys are, with the characters encoders disagree on; it
     // starts as JSON's escape of a line break does after a backslash.
