@@ -17,6 +17,14 @@ export interface Finding {
   readonly [key: string]: unknown;
 }
 
+/**
+ * The store probe's finding that something could not be read, and why, beside what could:
+ * `place` says what (a session's `session_id`, a folder's `sessions_dir`).
+ */
+export function storeCrash(message: string, place: Readonly<Record<string, string>> = {}): Finding {
+  return { kind: 'CHECK_CRASHED', severity: severityOf('CHECK_CRASHED'), message, event_ids: [], probe: 'store', ...place };
+}
+
 /** Runs the probes (the registry by default) and orders their findings. */
 export function detect(context: ProbeContext, probes: readonly Probe[] = PROBES): Finding[] {
   const found: ProbeFinding[] = [];

@@ -10,7 +10,7 @@
  */
 
 import * as path from 'node:path';
-import type { Finding } from '../audit/detector.js';
+import { storeCrash, type Finding } from '../audit/detector.js';
 import { checkedSessionReport, type SessionReport } from '../audit/session-report.js';
 import { severityOf } from '../audit/kinds.js';
 import { AuraError, describeNaming } from '../errors.js';
@@ -161,7 +161,7 @@ export class FindingsService implements FindingsTools {
     const labelled = read.flatMap((f) => (f.label === undefined ? [] : [{ ...f, label: f.label }]));
     this.labelled = labelled.length > 0 && labelled.length === read.length ? labelled : null;
     this.several = folders.length > 1;
-    this.leftOut = folders.flatMap((f) => (f.leftOut === undefined ? [] : [crashed(f.leftOut, this.several ? { sessions_dir: f.label ?? f.sessionsDir } : {})]));
+    this.leftOut = folders.flatMap((f) => (f.leftOut === undefined ? [] : [storeCrash(f.leftOut, this.several ? { sessions_dir: f.label ?? f.sessionsDir } : {})]));
   }
 
   /**
@@ -184,7 +184,7 @@ export class FindingsService implements FindingsTools {
         this.stores.map((store, i) =>
           store.findings(key).catch((error: unknown) => {
             if (error instanceof ToolRefusal) throw error;
-            return { findings: [crashed(this.told(error), this.folderOf(i))], named: [] };
+            return { findings: [storeCrash(this.told(error), this.folderOf(i))], named: [] };
           }),
         ),
       );
@@ -275,7 +275,3 @@ function nameOf(file: string, folders: readonly Labelled[]): string {
   return path.basename(file);
 }
 
-/** The finding that says a folder's findings could not be read, and why. */
-function crashed(message: string, folder: { sessions_dir?: string }): Finding {
-  return { kind: 'CHECK_CRASHED', severity: severityOf('CHECK_CRASHED'), message, event_ids: [], probe: 'store', ...folder };
-}

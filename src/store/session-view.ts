@@ -10,7 +10,7 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Finding } from '../audit/detector.js';
+import { storeCrash, type Finding } from '../audit/detector.js';
 import { sessionReport, statusFindings } from '../audit/session-report.js';
 import { sessionKeyOf } from '../session/ids.js';
 import { objectOf, stringOf } from '../spine/json-shape.js';
@@ -169,7 +169,7 @@ export function deletedSession(id: string, place: SealLogPlace, summary: string 
 
 /** One unreadable session must not hide the others' findings (SuperAuditor v1.1 §5.4). */
 function crashed(id: string, why: string): Finding {
-  return { kind: 'CHECK_CRASHED', severity: 'warn', message: `reading ${id} failed: ${why}`, event_ids: [], probe: 'store', session_id: id };
+  return storeCrash(`reading ${id} failed: ${why}`, { session_id: id });
 }
 
 function summaryFacts(path: string): { agent_ref: string | null; events: number } | null {

@@ -9,7 +9,7 @@
  * that check read: each line is parsed once.
  */
 
-import type { Finding } from '../../audit/detector.js';
+import { storeCrash, type Finding } from '../../audit/detector.js';
 import { sessionReport } from '../../audit/session-report.js';
 import { sessionKeyOf } from '../../session/ids.js';
 import { digestOf } from '../../spine/hash.js';
@@ -245,7 +245,7 @@ export function reportOf(id: string, lines: readonly Buffer[], summary: Buffer |
     };
   } catch (error) {
     // A summary the reader refuses must not keep the session out: its findings say why (v1.1 §5.4).
-    const findings: Finding[] = [{ kind: 'CHECK_CRASHED', severity: 'warn', message: `reading ${id} failed: ${error instanceof Error ? error.message : String(error)}`, event_ids: [], probe: 'store' }];
+    const findings: Finding[] = [storeCrash(`reading ${id} failed: ${error instanceof Error ? error.message : String(error)}`)];
     return { verdict: null, agentRef: null, sessionKey: null, findings };
   }
 }
