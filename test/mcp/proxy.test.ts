@@ -1214,6 +1214,18 @@ describe('aura proxy keeps a secret it injected from the client and from its std
     return textOf((await client.callTool({ name: 'tell', arguments: args }, undefined, { onprogress: (progress) => void heard.progress.push(progress) })) as CallToolResult);
   }
 
+  /** What the fault upstream's `tell` sends the client besides its answer (logs, progress, a sampling request), each holding `text`. */
+  function toldWith(text: string): { logs: unknown[]; progress: Progress[]; sampling: unknown[] } {
+    return {
+      logs: [
+        { level: 'info', logger: 'fault-upstream', data: `POST /charge with x-api-key ${text}` },
+        { level: 'info', logger: 'fault-upstream', data: `charge settled with ${text}` },
+      ],
+      progress: [{ progress: 1, total: 2, message: `authenticated as ${text}` }],
+      sampling: [{ messages: [{ role: 'user', content: { type: 'text', text: `summarize the charge made with ${text}` } }], maxTokens: 10 }],
+    };
+  }
+
   it('replaces it in the log messages, progress and sampling requests the upstream sends during the call and after it, and passes the rest of them on', async () => {
     const { client, home, heard } = await listener(['--profile', profile()]);
     try {
@@ -1222,12 +1234,7 @@ describe('aura proxy keeps a secret it injected from the client and from its std
     } finally {
       await client.close();
     }
-    expect(heard.logs).toEqual([
-      { level: 'info', logger: 'fault-upstream', data: 'POST /charge with x-api-key [redacted]' },
-      { level: 'info', logger: 'fault-upstream', data: 'charge settled with [redacted]' },
-    ]);
-    expect(heard.progress).toEqual([{ progress: 1, total: 2, message: 'authenticated as [redacted]' }]);
-    expect(heard.sampling).toEqual([{ messages: [{ role: 'user', content: { type: 'text', text: 'summarize the charge made with [redacted]' } }], maxTokens: 10 }]);
+    expect(heard).toEqual(toldWith('[redacted]'));
     expect(JSON.stringify(heard)).not.toContain(key);
     expect(JSON.stringify(await closedTrail(home, onlySession(home)))).not.toContain(key);
   });
@@ -1240,12 +1247,7 @@ describe('aura proxy keeps a secret it injected from the client and from its std
     } finally {
       await client.close();
     }
-    expect(heard.logs).toEqual([
-      { level: 'info', logger: 'fault-upstream', data: 'POST /charge with x-api-key plain words' },
-      { level: 'info', logger: 'fault-upstream', data: 'charge settled with plain words' },
-    ]);
-    expect(heard.progress).toEqual([{ progress: 1, total: 2, message: 'authenticated as plain words' }]);
-    expect(heard.sampling).toEqual([{ messages: [{ role: 'user', content: { type: 'text', text: 'summarize the charge made with plain words' } }], maxTokens: 10 }]);
+    expect(heard).toEqual(toldWith('plain words'));
   });
 
   it("passes the upstream's stderr on a line at a time, in order, the injected secret and credentials replaced; a line that does not end comes in pieces as it is written", async () => {

@@ -626,8 +626,7 @@ describe('in a folder whose seal log is anchored, a session sealed only by its s
     const pushed = auraJson(['push', '--all', '--host', 'anchored', '--store', url], { home });
     expect(pushed.status, pushed.stderr).toBe(0);
     expectStoreCommands(url, ids, expected);
-    const client = new Client({ name: 'status-test', version: '1.0.0' });
-    await client.connect(new StdioClientTransport({ command: process.execPath, args: [AURA_BIN, 'mcp', '--store', url], stderr: 'ignore' }));
+    const client = await storeMcpClient(url);
     try {
       await expectTools(client, ids, expected);
     } finally {
@@ -679,8 +678,7 @@ describe('a session whose summary aura sealed, but whose seal-log entry was remo
     const verified = expectStoreCommands(url, ids, expected);
     for (const [name, want] of Object.entries(expected)) expect([name, sessionsPushed.find((s) => s['session_id'] === ids[name as keyof typeof ids])?.['status']]).toEqual([name, want.status]);
     expect((verified['sessions'] as Record<string, unknown>[]).find((s) => s['session_id'] === ids.removed)?.['message']).toMatch(unlogged);
-    const mcp = new Client({ name: 'status-test', version: '1.0.0' });
-    await mcp.connect(new StdioClientTransport({ command: process.execPath, args: [AURA_BIN, 'mcp', '--store', url], stderr: 'ignore' }));
+    const mcp = await storeMcpClient(url);
     try {
       await expectTools(mcp, ids, expected);
     } finally {
@@ -701,8 +699,7 @@ describe('a session whose summary aura sealed, but whose seal-log entry was remo
     });
     expect(judged()).toMatchObject({ status: 'verified' });
     expect(auraJson(['report', 'show', ids.earlier, '--store', url]).json['status_label']).toBe('verified');
-    const mcp = new Client({ name: 'status-test', version: '1.0.0' });
-    await mcp.connect(new StdioClientTransport({ command: process.execPath, args: [AURA_BIN, 'mcp', '--store', url], stderr: 'ignore' }));
+    const mcp = await storeMcpClient(url);
     try {
       expect((await mcp.callTool({ name: 'verify_session', arguments: { session_key: ids.earlier } })).structuredContent).toMatchObject({ status: 'verified' });
       const report = (await mcp.callTool({ name: 'get_session_report', arguments: { session_key: ids.earlier } })).structuredContent as { audit_report: { findings: { kind: string }[] } };
@@ -776,6 +773,13 @@ describe("the seal log's anchor copy, when sessions are gone or the copy is brok
 async function mcpClient(home: string, env: Readonly<Record<string, string>> = {}): Promise<Client> {
   const client = new Client({ name: 'status-test', version: '1.0.0' });
   await client.connect(new StdioClientTransport({ command: process.execPath, args: [AURA_BIN, 'mcp'], env: { ...process.env, ...env, AURA_HOME: home } as Record<string, string>, stderr: 'ignore' }));
+  return client;
+}
+
+/** A client of `aura mcp --store url`. */
+async function storeMcpClient(url: string): Promise<Client> {
+  const client = new Client({ name: 'status-test', version: '1.0.0' });
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [AURA_BIN, 'mcp', '--store', url], stderr: 'ignore' }));
   return client;
 }
 
@@ -922,8 +926,7 @@ describe('the same status on every surface', () => {
     expect(pushed.status).toBe(0);
     expectStoreAndList(auraJson(['verify', 'store', '--store', url]).json, auraJson(['sessions', 'list', '--store', url]).json);
     // get_session_report over the store reads each session's status, as verify_session does.
-    const client = new Client({ name: 'status-test', version: '1.0.0' });
-    await client.connect(new StdioClientTransport({ command: process.execPath, args: [AURA_BIN, 'mcp', '--store', url], stderr: 'ignore' }));
+    const client = await storeMcpClient(url);
     try {
       for (const name of names) {
         const want = expected[name] as { kind: string | null };
