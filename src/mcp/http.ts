@@ -63,8 +63,9 @@ export function readTokens(file: string): Grant[] {
   const anchors = new Map<string, string>();
   for (const [folder, copy] of Object.entries(named)) {
     if (typeof copy !== 'string') throw fail(['anchors', folder], `anchors[${JSON.stringify(folder)}] must name the anchor copy of the folder's seal log`);
-    if (!granted.has(beside(folder))) throw fail(['anchors', folder], `anchors names ${folder}, which no token grants`);
-    anchors.set(beside(folder), beside(copy));
+    const real = beside(folder);
+    if (!granted.has(real)) throw fail(['anchors', folder], `anchors names ${folder}, which no token grants`);
+    anchors.set(real, beside(copy));
   }
   return grants.map((grant) => ({
     ...grant,

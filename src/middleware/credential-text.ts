@@ -546,7 +546,8 @@ const KEPT_TEXTS = 1_000;
  * {@link redactCredentials} for the strings of one session, keeping what it made of each short text
  * it had to read through every pattern: a session records its own words again and again, and
  * several name a secret's word (`constraint.passed`, `max_tokens_per_step`, `within token limit`),
- * so they pass the gate, and reading one through costs about 9 µs. Kept for the session only.
+ * so they pass the gate, and reading one through costs about 9 µs. Kept as long as the redactor
+ * that holds it (a session's; `aura proxy`'s for the relay before a session opens).
  */
 export class CredentialTexts {
   private readonly kept = new Map<string, string>();
