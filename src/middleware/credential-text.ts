@@ -535,29 +535,6 @@ const MIN_CREDENTIAL_TEXT = 5;
  * in JSON text, what the rules for a payload's values find; in base64 of text, the text's own.
  */
 export function redactCredentials(text: string): string {
-  return credentialsRedacted(text, null);
-}
-
-// Texts that pass the gate and are no longer than this are kept by a CredentialTexts, up to a bound.
-const KEPT_TEXT_LENGTH = 256;
-const KEPT_TEXTS = 1_000;
-
-/**
- * {@link redactCredentials} for the strings of one session, keeping what it made of each short text
- * it had to read through every pattern: a session records its own words again and again, and
- * several name a secret's word (`constraint.passed`, `max_tokens_per_step`, `within token limit`),
- * so they pass the gate, and reading one through costs about 9 µs. Kept as long as the redactor
- * that holds it (a session's; `aura proxy`'s for the relay before a session opens).
- */
-export class CredentialTexts {
-  private readonly kept = new Map<string, string>();
-
-  redact(text: string): string {
-    return credentialsRedacted(text, this.kept);
-  }
-}
-
-function credentialsRedacted(text: string, kept: Map<string, string> | null): string {
   if (base64Shaped(text)) {
     const encoded = base64Redacted(text);
     // Base64 that held no credential is still read as text: a key pair printed on two lines looks like base64.
@@ -572,13 +549,39 @@ function credentialsRedacted(text: string, kept: Map<string, string> | null): st
   ) {
     return text;
   }
-  if (kept === null || text.length > KEPT_TEXT_LENGTH) return readThrough(text);
-  let read = kept.get(text);
-  if (read === undefined) {
-    read = readThrough(text);
-    if (kept.size < KEPT_TEXTS) kept.set(text, read);
+  return readThrough(text);
+}
+
+// A CredentialTexts keeps what it made of texts of MIN_CREDENTIAL_TEXT to KEPT_TEXT_LENGTH
+// characters, KEPT_TEXTS at a time in each of its two generations.
+const KEPT_TEXT_LENGTH = 256;
+const KEPT_TEXTS = 1_000;
+
+/**
+ * {@link redactCredentials} for the strings of one session, keeping what it made of each short
+ * text: a session records the same words again and again (tool names, argument values, its own
+ * `constraint.passed` and `within token limit`). Most pass no gate, and asking the gate costs a
+ * typical payload about 1.4 µs; a few name a secret's word, and reading one through every pattern
+ * costs about 9 µs. The texts seen most recently are kept: when one generation is full, it becomes
+ * the older one and the oldest texts go, so at most about a megabyte is held. Kept as long as the
+ * redactor that holds it (a session's; `aura proxy`'s for the relay before a session opens).
+ */
+export class CredentialTexts {
+  private recent = new Map<string, string>();
+  private older = new Map<string, string>();
+
+  redact(text: string): string {
+    if (text.length < MIN_CREDENTIAL_TEXT || text.length > KEPT_TEXT_LENGTH) return redactCredentials(text);
+    let read = this.recent.get(text);
+    if (read !== undefined) return read;
+    read = this.older.get(text) ?? redactCredentials(text);
+    if (this.recent.size >= KEPT_TEXTS) {
+      this.older = this.recent;
+      this.recent = new Map();
+    }
+    this.recent.set(text, read);
+    return read;
   }
-  return read;
 }
 
 function readThrough(text: string): string {

@@ -498,6 +498,19 @@ describe('credentials in text', () => {
     expect(redactor.scrub('constraint.passed by max_tokens_per_step: held-value-1234')).toBe('constraint.passed by max_tokens_per_step: [redacted]');
   });
 
+  it('are [redacted] the same way whether a session kept the text, dropped it for newer ones, or never kept it', () => {
+    const redactor = new SessionRedactor();
+    const texts = ['DB_PASSWORD=hunter2hunter2', `Authorization: Bearer ${OPENAI}`, '/workspace/src/module_1.ts', 'inspect the module'];
+    const expected = texts.map((text) => redactCredentials(text));
+    expect(expected.slice(0, 2)).toEqual(['DB_PASSWORD=[redacted]', 'Authorization: Bearer [redacted]']);
+    let other = 0;
+    // Other texts in between, credentials among them: after 1,500 the texts are kept as older ones, after 2,500 no longer.
+    for (const between of [0, 0, 1_500, 2_500, 0]) {
+      for (let i = 0; i < between; i++, other++) expect(redactor.scrub(other % 100 === 0 ? `api_key=k${other}-abcdefgh` : `/workspace/file_${other}.ts`)).toBe(other % 100 === 0 ? 'api_key=[redacted]' : `/workspace/file_${other}.ts`);
+      expect(texts.map((text) => redactor.scrub(text))).toEqual(expected);
+    }
+  });
+
   it('are recorded as [redacted] in every string, the name, scheme word and URL around them kept; the tool gets them as given', async () => {
     await expectRecordedAs(REDACTED_TEXTS, [OPENAI, GITHUB, JWT, 'hunter2hunter2', 'AKIAIOSFODNN7EXAMPLE', 'pa55word', 'topsecret', 'abc123', 'wJalrXUtnFEMI', 's3cret', 'MIIEowIBAAKCAQEA', 'b3BlbnNzaC1rZXk', 'Pw-Text', 'Text-09']);
   });
