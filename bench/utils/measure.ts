@@ -25,15 +25,18 @@ export interface Variant {
   readonly run: () => Promise<number> | number;
 }
 
-/** Runs every variant `repetitions` times, reversing the order on every other round. */
-export async function interleave(variants: readonly Variant[], repetitions = REPETITIONS): Promise<Map<string, number[]>> {
+/**
+ * Runs every variant `repetitions` times, reversing the order on every other round; with
+ * `collect` (the default), garbage is collected before each run.
+ */
+export async function interleave(variants: readonly Variant[], repetitions = REPETITIONS, { collect = true } = {}): Promise<Map<string, number[]>> {
   const samples = new Map<string, number[]>(variants.map((v) => [v.name, []]));
   for (let round = 0; round < repetitions; round++) {
     // Reversing puts each variant both before and after the others, so drift within a round
     // (page cache filling, writeback, CPU clock) does not always favour the same one.
     const order = round % 2 === 0 ? variants : [...variants].reverse();
     for (const variant of order) {
-      collectGarbage();
+      if (collect) collectGarbage();
       const value = await variant.run();
       samples.get(variant.name)?.push(value);
     }
