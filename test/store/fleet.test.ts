@@ -215,6 +215,23 @@ describe('aura store init', () => {
     expect(refused.stderr + refused.stdout).not.toContain('pg-password-not-shown');
   });
 
+  it("reads libpq's connection parameters from the URL's query over the PG* variables, sends none to the server as a setting, and never prints the password", async () => {
+    const url = await initialized();
+    const target = new URL(url);
+    const query = new URLSearchParams({ host: target.hostname, port: target.port || '5432', user: target.username, dbname: target.pathname.slice(1), password: 'query-password-not-shown' });
+    const env = { PGHOST: '/nonexistent', PGPORT: '1', PGUSER: 'nobody', PGDATABASE: 'no_such_database_here' };
+    const run = await auraAsync(['sessions', 'list', '--json', '--store', `postgres:///?${query}`], { env });
+    expect(run.status, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ sessions: [] });
+    // The query's database is taken over the path's, as libpq takes it.
+    query.set('dbname', 'no_such_database_here');
+    const refused = await auraAsync(['sessions', 'list', '--store', `postgres://${target.host}/${target.pathname.slice(1)}?${query}`], { env });
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toMatch(/database "no_such_database_here" does not exist/);
+    expect(refused.stderr + refused.stdout + run.stderr).not.toContain('query-password-not-shown');
+    expect(aura(['sessions', 'list', '--store', `${url}?port=99999`])).toMatchObject({ status: 2, stderr: expect.stringMatching(/invalid port "99999": expected a port number/) });
+  });
+
   it('passes TLS settings through: a server without TLS refuses sslmode=require, and a bad setting is named', async () => {
     const url = new URL(await tempDatabase());
     url.searchParams.set('sslmode', 'require');

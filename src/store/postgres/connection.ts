@@ -1,8 +1,9 @@
 /**
  * Reaching the fleet store: the URL (`--store` or the config key `store`, itself a URL or a secret
- * ref such as `env:AURA_STORE_URL`), libpq's `PG*` variables for whatever the URL leaves out, and
- * libpq's TLS settings (`sslmode`, `sslrootcert`, `sslcert`, `sslkey`, in the URL or as
- * `PGSSLMODE`, `PGSSLROOTCERT`, …) passed through to the TLS socket.
+ * ref such as `env:AURA_STORE_URL`) with libpq's connection parameters in its query too (`host`,
+ * a socket folder or names, `port`, `user`, `password`, `dbname`), libpq's `PG*` variables for
+ * whatever the URL leaves out, and libpq's TLS settings (`sslmode`, `sslrootcert`, `sslcert`,
+ * `sslkey`, in the URL or as `PGSSLMODE`, `PGSSLROOTCERT`, …) passed through to the TLS socket.
  *
  * Credentials are never printed nor recorded: every message names the store by {@link redactUrl}.
  * The client is postgres.js (`postgres`): no dependencies of its own, its own types, COPY streams
@@ -34,6 +35,10 @@ const SCHEMES = ['postgres:', 'postgresql:'];
 const JSON_OID = 114;
 const JSONB_OID = 3802;
 const TLS_PARAMS = ['sslmode', 'sslrootcert', 'sslcert', 'sslkey', 'sslpassword'];
+// libpq's connection parameters that postgres.js does not read from a URL's query. Left in the
+// query, each went to the server as a setting it refuses (`unrecognized configuration parameter
+// "password"`), the password with it.
+const CONNECTION_PARAMS = ['host', 'port', 'user', 'password', 'dbname'] as const;
 
 /**
  * The store URL a setting names: a `postgres://` URL, or a secret ref (`env:NAME`) that resolves to one.
@@ -94,7 +99,9 @@ export function openStore(urlText: string, options: OpenOptions = {}): StoreConn
   const url = new URL(urlText);
   const tls = tlsOptions(url, env);
   for (const param of TLS_PARAMS) url.searchParams.delete(param);
+  const given = connectionParams(url);
   const sql = postgres(url.toString(), {
+    ...given,
     max: options.max ?? 4,
     ssl: tls,
     onnotice: () => undefined,
@@ -107,6 +114,26 @@ export function openStore(urlText: string, options: OpenOptions = {}): StoreConn
     types: { json: { to: JSON_OID, from: [JSON_OID, JSONB_OID], serialize: (value: unknown) => JSON.stringify(value), parse: parseJson } },
   });
   return { sql, label: redactUrl(urlText) };
+}
+
+/**
+ * Takes libpq's connection parameters out of the URL's query, as postgres.js options: as libpq
+ * reads a URI, one in the query is taken over the same part before it (`postgres:///db?host=/run/postgresql`).
+ * @throws InvalidOptionError for a port that is not one
+ */
+function connectionParams(url: URL): { host?: string; port?: number; user?: string; pass?: string; database?: string } {
+  const value = (name: (typeof CONNECTION_PARAMS)[number]): string | undefined => nonEmpty(url.searchParams.get(name) ?? undefined);
+  const [host, port, user, pass, database] = CONNECTION_PARAMS.map(value);
+  for (const name of CONNECTION_PARAMS) url.searchParams.delete(name);
+  const portNumber = port === undefined ? undefined : Number(port);
+  if (portNumber !== undefined && !(Number.isInteger(portNumber) && portNumber > 0 && portNumber < 65_536)) throw new InvalidOptionError('port', port, 'a port number from 1 to 65535');
+  return {
+    ...(host === undefined ? {} : { host }),
+    ...(portNumber === undefined ? {} : { port: portNumber }),
+    ...(user === undefined ? {} : { user }),
+    ...(pass === undefined ? {} : { pass }),
+    ...(database === undefined ? {} : { database }),
+  };
 }
 
 /**
