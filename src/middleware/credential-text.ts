@@ -563,8 +563,9 @@ const KEPT_TEXTS = 1_000;
  * `constraint.passed` and `within token limit`). Most pass no gate, and asking the gate costs a
  * typical payload about 1.4 µs; a few name a secret's word, and reading one through every pattern
  * costs about 9 µs. The texts seen most recently are kept: when one generation is full, it becomes
- * the older one and the oldest texts go, so at most about a megabyte is held. Kept as long as the
- * redactor that holds it (a session's; `aura proxy`'s for the relay before a session opens).
+ * the older one and the oldest texts go, so at most 2,000 texts of up to 256 characters are held.
+ * Kept as long as the redactor that holds it (a session's; `aura proxy`'s for the relay before a
+ * session opens).
  */
 export class CredentialTexts {
   private recent = new Map<string, string>();
