@@ -40,11 +40,11 @@ const CEILING_US = 150;
  * The goal's figure is taken as aura's code meets a tool call in a process still compiling it:
  * after one untimed pass, with a collection forced before each sample, which lets V8 drop the
  * hidden classes of a closed session's objects and the optimized code that checked them. The
- * warm figure is taken after five untimed passes, with no collection forced, as in a process
+ * warm figure is taken after three more untimed passes, with no collection forced, as in a process
  * that has run aura for a while: the frameworks' own garbage lands on both sides of a round.
  */
-const WARM_PASSES = 5;
-const WARM_ROUNDS = 7;
+const WARM_PASSES = 3;
+const WARM_ROUNDS = 5;
 const HOOK_RUNS = 15;
 const HOOK_CEILING_MS = 150;
 const ROOT = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
