@@ -28,7 +28,7 @@ import * as langchain from '../src/adapters/langchain/index.js';
 import * as openaiAgents from '../src/adapters/openai-agents/index.js';
 import { agent, type Session } from '../src/index.js';
 import { EXTRA_CA_CERTS, extraCaCertsNote, withoutExtraCaCerts } from './utils/node-start.js';
-import { describeSamples, formatValue, interleave, median, medianPairedRatio, samplesOf, since, withTempDir } from './utils/measure.js';
+import { describeSamples, formatValue, interleave, median, medianPairedDifference, medianPairedRatio, samplesOf, since, withTempDir } from './utils/measure.js';
 import { printResult, type Figure } from './utils/result.js';
 
 // Short conversations, many of them: a framework's own cost per step grows with the conversation,
@@ -224,21 +224,20 @@ function reported(samples: ReadonlyMap<string, readonly number[]>, frameworks: r
   for (const framework of frameworks) {
     const alone = samplesOf(samples, `${framework.name} alone`);
     const guarded = samplesOf(samples, `${framework.name} with aura`);
-    // Each round ran both: the difference within a round is less exposed to the machine's drift than the difference of the medians.
     const glue = samples.get(`${framework.name} glue`);
-    const added = median(guarded.map((value, round) => value - (alone[round] as number)));
+    const added = medianPairedDifference(guarded, alone);
     const ratio = medianPairedRatio(guarded, alone);
     const verdict = label === '' ? ` (target <= ${CEILING_US} µs: ${added <= CEILING_US ? 'met' : 'MISSED'})` : '';
     console.log(`  ${framework.name}`);
     console.log(`    alone     ${describeSamples(alone, 'µs')}`);
     console.log(`    with aura ${describeSamples(guarded, 'µs')}`);
     if (glue !== undefined) {
-      const glueAdded = median(glue.map((value, round) => value - (alone[round] as number)));
+      const glueAdded = medianPairedDifference(glue, alone);
       console.log(`    the adapter's own code (the session's calls answered without a trail) ${formatValue(glueAdded, 'µs')} a tool call, median of the rounds' differences`);
       figures.push({ name: `${framework.name}: the adapter's own code a tool call`, value: glueAdded, unit: 'µs' });
     }
     console.log(`    aura adds ${formatValue(added, 'µs')} a tool call, median of the rounds' differences${verdict}; ${ratio.toFixed(2)}× the framework alone; beyond the trail's own cost: ${formatValue(added - floor, 'µs')}`);
-    figures.push(label === '' ? { name: `${framework.name}: aura adds a tool call`, value: added, unit: 'µs', ceiling: CEILING_US } : { name: `${framework.name}: aura adds a tool call${label}`, value: added, unit: 'µs' });
+    figures.push({ name: `${framework.name}: aura adds a tool call${label}`, value: added, unit: 'µs', ...(label === '' ? { ceiling: CEILING_US } : {}) });
     figures.push({ name: `${framework.name}: with aura / alone${label}`, value: ratio, unit: 'x' });
   }
   return figures;

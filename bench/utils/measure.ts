@@ -68,6 +68,12 @@ export function medianPairedRatio(a: readonly number[], b: readonly number[]): n
   return median(a.map((value, i) => value / (b[i] as number)));
 }
 
+/** The median of the same-round differences `a - b`: less exposed to the machine's drift than the difference of the medians. */
+export function medianPairedDifference(a: readonly number[], b: readonly number[]): number {
+  if (a.length !== b.length) throw new Error('paired samples of different lengths');
+  return median(a.map((value, i) => value - (b[i] as number)));
+}
+
 /** The samples of one variant (throws if it never ran, which would be a bug in the scenario). */
 export function samplesOf(samples: ReadonlyMap<string, readonly number[]>, name: string): readonly number[] {
   const values = samples.get(name);
