@@ -29,7 +29,6 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { auraHome } from '../config/home.js';
 import { ApprovalRequiredError, AuraError, InvalidOptionError, LoopBrokenError, NonJsonValueError, PolicyDeniedError, SessionClosedError } from '../errors.js';
-import { redactCredentials } from '../middleware/credential-text.js';
 import { approveCommand, refusalOf } from '../policy/refusal.js';
 import { agent, type Agent } from '../session/agent.js';
 import { readProfileFile } from '../session/profile-file.js';
@@ -38,6 +37,7 @@ import { canonicalJson } from '../spine/canonical.js';
 import { objectOf, stringOf } from '../spine/json-shape.js';
 import { parseJson } from '../spine/native-json.js';
 import { ApprovalInbox, handoffPathOf } from '../store/approval-handoff.js';
+import { errorText } from './error-text.js';
 import { onErrorChoice, type OnError } from './on-error.js';
 
 export { keptProfileValue } from '../session/profile-file.js';
@@ -83,7 +83,7 @@ export async function claudeCodeHook(argv: readonly string[], io: HookIo = proce
   try {
     options = parseHookArgs(argv);
   } catch (error) {
-    io.error(`aura hook claude-code: ${error instanceof Error ? error.message : String(error)}\n`);
+    io.error(`aura hook claude-code: ${errorText(error)}\n`);
     // A non-blocking error: Claude Code shows it and goes on.
     return 1;
   }
@@ -91,11 +91,11 @@ export async function claudeCodeHook(argv: readonly string[], io: HookIo = proce
   try {
     input = parseInput(await io.read());
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = errorText(error);
     io.error(`aura hook claude-code: ${message}\n`);
     // An input that cannot be read is a call that cannot be checked: the PreToolUse hook refuses it when told to fail closed.
     if (options.event === 'PreToolUse' && failsClosed(options).closed) {
-      io.write(`${JSON.stringify(preToolUse('deny', `aura could not read this call (${redactCredentials(message)}), and is told to refuse calls it cannot check.`))}\n`);
+      io.write(`${JSON.stringify(preToolUse('deny', `aura could not read this call (${message}), and is told to refuse calls it cannot check.`))}\n`);
       return 0;
     }
     return 1;
@@ -115,7 +115,7 @@ export async function claudeCodeHook(argv: readonly string[], io: HookIo = proce
     return 0;
   } catch (error) {
     // Said on stderr and to the model: a credential the error quotes is not repeated (the trail redacts its own copy).
-    const message = redactCredentials(error instanceof Error ? error.message : String(error));
+    const message = errorText(error);
     // A call the profile denies by its own rules is refused whatever went wrong around it (the trail
     // held past the wait by a hook writing a huge result, a write that failed): its refusal needs no trail.
     const denied = event === 'PreToolUse' && ag !== null ? profileDenial(ag, input) : null;

@@ -13,6 +13,7 @@ import type { AuraConfig } from '../config/config.js';
 import { AuraError, describeCause } from '../errors.js';
 import { redactCredentials } from '../middleware/credential-text.js';
 import { VERSION } from '../version.js';
+import { quotedTexts, redactedMessage } from './error-text.js';
 import { configFor, type GlobalOptions, type StoreOptions } from './context.js';
 import { GLOBAL_OPTIONS } from './global-options.js';
 import { EXIT, printResult, terminalText, type CommandResult } from './output.js';
@@ -134,9 +135,15 @@ function reportError(error: unknown, asJson: boolean): number {
     [code, message, exit] = ['INTERNAL', `internal error: ${error instanceof Error ? error.message : String(error)}`, EXIT.internal];
   }
   // An error can quote what it was given (a path, a URL): a credential in it is not repeated.
-  const quoted = (_key: string, value: unknown): unknown => (typeof value === 'string' ? redactCredentials(value) : value);
-  if (asJson) process.stdout.write(`${JSON.stringify({ error: { code, message, ...(data === undefined ? {} : { data }) } }, quoted, 2)}\n`);
-  else process.stderr.write(`aura: ${terminalText(redactCredentials(message))}\n`);
+  const said = redactedMessage(message, quotedTexts(error));
+  if (asJson) {
+    const body = { code, message: said, ...(data === undefined ? {} : { data }) };
+    // The message is redacted already, its quoted paths apart from aura's words; the data's texts each alone.
+    const quoted = function (this: unknown, key: string, value: unknown): unknown {
+      return typeof value === 'string' && !(this === body && key === 'message') ? redactCredentials(value) : value;
+    };
+    process.stdout.write(`${JSON.stringify({ error: body }, quoted, 2)}\n`);
+  } else process.stderr.write(`aura: ${terminalText(said)}\n`);
   return exit;
 }
 

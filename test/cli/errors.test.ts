@@ -203,6 +203,16 @@ describe('an error that quotes what it was given', () => {
     for (const output of [text.stdout + text.stderr, JSON.stringify(json)]) expect(output).not.toMatch(/hunter2-pass-77|Zx8Zx8/);
   });
 
+  it("keeps its own words after a path named like a secret, on stderr and in --json", () => {
+    const home = tempDir();
+    const folder = path.join(tempDir(), 'passwd');
+    fs.mkdirSync(folder);
+    expect(aura(['verify', 'chain', folder], { home }).stderr).toContain(`cannot read ${folder}: ${IS_A_FOLDER}`);
+    const id = auraJson(['export', '../../etc/passwd', '--json'], { home });
+    expect(id.status).toBe(2);
+    expect(id.json).toEqual({ error: { code: 'INVALID_SESSION_ID', message: `invalid session id "../../etc/passwd": expected 'aura_sess_' followed by 12 lowercase hex digits`, data: { value: '../../etc/passwd' } } });
+  });
+
   it('names an unknown option without the value it was given (a store URL, a header), on stderr and in --json', () => {
     const home = tempDir();
     const cases = [
