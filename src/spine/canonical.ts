@@ -135,7 +135,7 @@ function writeObject(object: object, depth: number, walk: Walk): string {
   const prototype: unknown = Object.getPrototypeOf(object);
   if (prototype !== Object.prototype && prototype !== null) {
     const name = (object.constructor as { name?: unknown } | undefined)?.name;
-    throw new Refusal('not_plain', `a ${typeof name === 'string' && name !== '' ? name : 'non-plain object'}; pass a plain object or array`);
+    throw new Refusal('not_plain', `${typeof name === 'string' && name !== '' ? `an object of class ${name}` : 'an object that is not plain'}; pass a plain object or array`);
   }
   const record = object as Record<string, unknown>;
   const keys = sortedKeys(Object.keys(record));

@@ -114,6 +114,14 @@ describe('canonicalJson', () => {
       });
     }
 
+    it('names the class of an object that is not plain', () => {
+      class Reading {
+        value = 1;
+      }
+      const error = expectAuraError(() => canonicalJson({ r: new Reading() }, 'payload'), NonJsonValueError, 'NON_JSON_VALUE');
+      expect(error.message).toBe('payload.r is not JSON: an object of class Reading; pass a plain object or array');
+    });
+
     it('leaves out object properties whose value is undefined, as JSON.stringify does', () => {
       expect(canonicalJson({ a: undefined, b: 1 })).toBe('{"b": 1}');
     });
