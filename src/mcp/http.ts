@@ -17,7 +17,7 @@ import { redactCredentials } from '../middleware/credential-text.js';
 import type { KeyRing } from '../spine/signing.js';
 import { FindingsService, type FindingsTools } from './findings-service.js';
 import { readJsonBody, sendJson } from './http-body.js';
-import { isLoopbackHost, listenOnLoopback, listeningPort, secretDigest } from './loopback.js';
+import { listenOnLoopback, loopbackRefusal, listeningPort, secretDigest } from './loopback.js';
 import { buildServer } from './server.js';
 
 /** One token's authority: the sessions folders it may read. */
@@ -170,7 +170,8 @@ export async function serveHttp(port: number, grants: readonly Grant[], serviceO
  * 403 or 401 itself and returns null; else the caller's grant.
  */
 export function authorize(req: http.IncomingMessage, res: http.ServerResponse, server: http.Server, grants: readonly Grant[]): Grant | null {
-  if (!isLoopbackHost(req, listeningPort(server))) return refuseAndClose(res, 403, 'this server answers on loopback only');
+  const refusal = loopbackRefusal(req, listeningPort(server));
+  if (refusal !== null) return refuseAndClose(res, 403, refusal);
   const grant = grantOf(grants, req.headers.authorization);
   if (grant === null) {
     res.setHeader('WWW-Authenticate', 'Bearer');

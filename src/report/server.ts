@@ -21,7 +21,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import * as http from 'node:http';
 import { AuraError } from '../errors.js';
 import { redactCredentials } from '../middleware/credential-text.js';
-import { isLoopbackHost, listeningPort, listenOnLoopback, secretDigest } from '../mcp/loopback.js';
+import { listeningPort, listenOnLoopback, loopbackRefusal, secretDigest } from '../mcp/loopback.js';
 import type { KeyRing } from '../spine/signing.js';
 import { materialWithKeys, type SessionSource } from '../store/source.js';
 import { FolderSource } from '../store/folder-source.js';
@@ -84,7 +84,8 @@ interface Secrets {
 }
 
 async function handle(req: http.IncomingMessage, res: http.ServerResponse, port: number, secrets: Secrets, options: UiOptions): Promise<void> {
-  if (!isLoopbackHost(req, port)) return answer(res, 403, 'this server answers on loopback only');
+  const refusal = loopbackRefusal(req, port);
+  if (refusal !== null) return answer(res, 403, refusal);
   const url = new URL(req.url ?? '/', `http://127.0.0.1:${port}`);
   const prefixEnd = url.pathname.indexOf('/', 1);
   if (prefixEnd === -1 || !timingSafeEqual(secretDigest(url.pathname.slice(1, prefixEnd)), secrets.prefix)) return answer(res, 404, 'not found');

@@ -361,6 +361,19 @@ describe('aura mcp over Streamable HTTP', () => {
     expect((await post({ Authorization: `Bearer ${TOKEN_A}`, Host: 'evil.example:80' })).status).toBe(403);
   });
 
+  it('answers 403 to a browser page from outside loopback (Origin), with or without a token, and serves one on loopback', async () => {
+    for (const origin of ['http://evil.example', 'https://127.0.0.1.evil.example:8443', 'null', 'file://']) {
+      for (const headers of [{ Origin: origin, Authorization: `Bearer ${TOKEN_A}` }, { Origin: origin }]) {
+        const res = await post(headers);
+        expect(res.status, origin).toBe(403);
+        expect(res.body).toBe('{"error":"this server answers no page from outside loopback (Origin)"}');
+      }
+    }
+    for (const origin of ['http://localhost:6274', 'http://127.0.0.1', 'http://[::1]:3000']) {
+      expect((await post({ Origin: origin, Authorization: `Bearer ${TOKEN_A}` }, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'page', version: '1' } } })).status, origin).toBe(200);
+    }
+  });
+
   it('says at start which folder of the tokens file does not exist, and serves the others', async () => {
     const tokens = path.join(tempDir(), 'tokens.yaml');
     const typo = path.join(tenantA.home, 'sesions');

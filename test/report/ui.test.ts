@@ -193,6 +193,11 @@ describe('aura ui', () => {
     expect((await request(port, prefix, { headers: { Cookie: cookie, Host: `evil.example:${port}` } })).status).toBe(403);
   });
 
+  it('refuses a page from outside loopback (Origin), and serves its own', async () => {
+    expect((await request(port, prefix, { headers: { Cookie: cookie, Origin: 'http://evil.example' } })).status).toBe(403);
+    expect((await request(port, prefix, { headers: { Cookie: cookie, Origin: `http://127.0.0.1:${port}` } })).status).toBe(200);
+  });
+
   it('stops on SIGTERM with exit code 0', async () => {
     const exited = new Promise<number | null>((resolve) => server.once('exit', (code) => resolve(code)));
     server.kill('SIGTERM');
