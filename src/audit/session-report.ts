@@ -83,6 +83,24 @@ export function sessionReport(session: SessionFiles | SessionMaterial, exportPii
 }
 
 /**
+ * How a session's stored summary disagrees with its trail, in the words of its `SUMMARY_MISMATCH`
+ * finding, or null when it agrees (or there is no summary, or no trail, to compare): what `verify
+ * store` adds to a status, since a summary is a file anyone with write access can edit (a verdict
+ * turned to pass, findings taken out) without touching the chain. A summary that cannot be read
+ * here (of a newer aura, or gone since) disagrees too: it cannot be vouched for.
+ * @param status the session's status, its trail's events kept (`collectEvents`), so the trail is read once
+ */
+export function summaryDisagreement(material: SessionMaterial, status: SessionStatusRead): string | null {
+  if (material.summaryText === null || material.lines === null) return null;
+  try {
+    const findings = sessionReport(material, false, status).summary.audit_report.findings;
+    return findings.find((finding) => finding.kind === 'SUMMARY_MISMATCH')?.message ?? null;
+  } catch (error) {
+    return `the stored summary cannot be read here: ${error instanceof Error ? error.message : String(error)}`;
+  }
+}
+
+/**
  * A session's status, its trail read once against its seal and the trusted keys, and the report
  * built from that read: what every reader shows, so none can pass a session another fails.
  * @throws as sessionReport

@@ -47,7 +47,7 @@ export async function verifyStoreCommand(config: AuraConfig, options: VerifyStor
 function describe(report: StoreReport, signed: boolean): string {
   const { counts } = report;
   const lines = [
-    `${report.ok ? colors.green('✓ store verified') : colors.red('✗ store has problems')} · ${report.sessions.length} sessions: ${counts.verified} verified, ${counts.open} open, ${counts.unsealed} unsealed, ${counts.damaged} damaged, ${counts.missing_trail} missing`,
+    `${report.ok ? colors.green('✓ store verified') : colors.red('✗ store has problems')} · ${report.sessions.length} sessions: ${counts.verified} verified, ${counts.open} open, ${counts.unsealed} unsealed, ${counts.damaged} damaged, ${counts.missing_trail} missing${disagreeing(report.sessions)}`,
     `  seal log  ${report.seal_log.path}: ${report.seal_log.entries} seals, ${report.seal_log.valid ? 'chain valid' : colors.red(report.seal_log.message ?? 'broken')}`,
   ];
   if (report.anchor !== null) {
@@ -55,8 +55,8 @@ function describe(report: StoreReport, signed: boolean): string {
     lines.push(`  anchor    ${report.anchor.path}: ${state}`);
   }
   if (!signed) lines.push(colors.yellow('  signatures not checked: no keys (give --keys DIR or --public-key FILE, ideally a copy kept off this machine)'));
-  const problems = report.sessions.filter((s) => s.status !== 'verified' && s.status !== 'open');
-  if (problems.length > 0) lines.push(table(['SESSION', 'STATUS', 'REASON', 'DETAIL'], problems.map((s) => [s.session_id, s.status, s.reason ?? '', s.message ?? ''])));
+  const problems = report.sessions.filter((s) => (s.status !== 'verified' && s.status !== 'open') || s.summary_mismatch !== undefined);
+  if (problems.length > 0) lines.push(table(['SESSION', 'STATUS', 'REASON', 'DETAIL'], problems.map((s) => [s.session_id, s.status, ...problemOf(s)])));
   lines.push(...skippedLines(report.skipped ?? []));
   return lines.join('\n');
 }
@@ -64,7 +64,7 @@ function describe(report: StoreReport, signed: boolean): string {
 function describeFleet(report: FleetStoreReport): string {
   const { counts } = report;
   const lines = [
-    `${report.ok ? colors.green('✓ store verified') : colors.red('✗ store has problems')} · ${report.store} · ${report.sessions.length} sessions: ${counts.verified} verified, ${counts.open} open, ${counts.unsealed} unsealed, ${counts.damaged} damaged, ${counts.missing_trail} missing`,
+    `${report.ok ? colors.green('✓ store verified') : colors.red('✗ store has problems')} · ${report.store} · ${report.sessions.length} sessions: ${counts.verified} verified, ${counts.open} open, ${counts.unsealed} unsealed, ${counts.damaged} damaged, ${counts.missing_trail} missing${disagreeing(report.sessions)}`,
     report.keys_from === 'given' ? '  signatures checked against the keys given' : colors.yellow('  signatures checked against the keys the hosts pushed (give --keys DIR or --public-key FILE to check against your own copy)'),
   ];
   if (report.refusals > 0) lines.push(colors.yellow(`  ${report.refusals} pushes were refused (the stored sessions were kept): see the findings channel, PUSH_REFUSED`));
@@ -72,7 +72,20 @@ function describeFleet(report: FleetStoreReport): string {
     lines.push(colors.red(`  ${report.gaps.length} seals link to a seal the store does not hold (a session never pushed, or deleted from the store):`));
     lines.push(table(['SESSION', 'HOST', 'MISSING SEAL'], report.gaps.map((g) => [g.session_id, g.host, `${g.prev_hash.slice(0, 12)}…`])));
   }
-  const problems = report.sessions.filter((s) => s.status !== 'verified' && s.status !== 'open');
-  if (problems.length > 0) lines.push(table(['SESSION', 'HOST', 'STATUS', 'REASON', 'DETAIL'], problems.map((s) => [s.session_id, s.host, s.status, s.reason ?? '', s.message ?? ''])));
+  const problems = report.sessions.filter((s) => (s.status !== 'verified' && s.status !== 'open') || s.summary_mismatch !== undefined);
+  if (problems.length > 0) lines.push(table(['SESSION', 'HOST', 'STATUS', 'REASON', 'DETAIL'], problems.map((s) => [s.session_id, s.host, s.status, ...problemOf(s)])));
   return lines.join('\n');
+}
+
+/** The header's word on summaries that disagree with their trails, when any do. */
+function disagreeing(sessions: readonly { readonly summary_mismatch?: string }[]): string {
+  const n = sessions.filter((s) => s.summary_mismatch !== undefined).length;
+  return n === 0 ? '' : `; ${n} ${n === 1 ? 'summary disagrees' : 'summaries disagree'} with ${n === 1 ? 'its trail' : 'their trails'}`;
+}
+
+/** A session's reason and detail: its status's, then how its summary disagrees with its trail. */
+function problemOf(session: { readonly reason?: string; readonly message?: string; readonly summary_mismatch?: string }): [string, string] {
+  const reasons = [session.reason, session.summary_mismatch === undefined ? undefined : 'summary_mismatch'].filter((r) => r !== undefined);
+  const details = [session.message, session.summary_mismatch].filter((d) => d !== undefined);
+  return [reasons.join(', '), details.join('; ')];
 }

@@ -1,13 +1,16 @@
 /**
  * `aura verify store`: the whole sessions folder against its seal log. Each session's status comes
- * from the one status module (store/session-status.ts); the log itself must walk, and with keys
- * every signed entry must verify; an anchor copy must hold the same seals.
+ * from the one status module (store/session-status.ts), and its stored summary must say what its
+ * trail says (the report `report show` builds from the same read); the log itself must walk, and
+ * with keys every signed entry must verify; an anchor copy must hold the same seals.
  */
 
+import { summaryDisagreement } from '../audit/session-report.js';
 import type { KeyRing } from '../spine/signing.js';
+import { folderMaterial } from './material.js';
 import type { SealLogView } from './seal-log.js';
 import { compareWithAnchor, type AnchorComparison } from './seal-log-anchor.js';
-import { scanSessionFolder, type SkippedFile } from './session-files.js';
+import { scanSessionFolder, sessionFiles, type SkippedFile } from './session-files.js';
 import { folderSessionStatus, PASSING_STATUSES, sealLogView, type SessionStatusName, type SignatureFacet, type StatusReason } from './session-status.js';
 
 /** Where one session stands (store/session-status.ts). */
@@ -21,6 +24,8 @@ export interface StoreSessionVerdict {
   readonly reason?: StatusReason;
   readonly message?: string;
   readonly events?: number;
+  /** How its stored summary disagrees with its trail (a verdict or findings edited), whatever its status: the store is then not verified. */
+  readonly summary_mismatch?: string;
 }
 
 /** A seal log's verdict. */
@@ -70,7 +75,9 @@ export function verifyStore(options: VerifyStoreOptions): StoreReport {
   const ids = [...new Set([...folder.ids, ...log.places.keys(), ...(compared?.sessions.keys() ?? [])])].sort();
   const sessions: StoreSessionVerdict[] = [];
   for (const [i, id] of ids.entries()) {
-    const status = folderSessionStatus(options.sessionsDir, id, { keys, log: compared === null ? log : { ...log, anchor: compared.sessions } });
+    const sessionLog = compared === null ? log : { ...log, anchor: compared.sessions };
+    const status = folderSessionStatus(options.sessionsDir, id, { keys, log: sessionLog, collectEvents: true });
+    const disagreement = status.trail === null ? null : summaryDisagreement(folderMaterial(sessionFiles(options.sessionsDir, id), sessionLog), status);
     sessions.push({
       session_id: id,
       status: status.status,
@@ -78,6 +85,7 @@ export function verifyStore(options: VerifyStoreOptions): StoreReport {
       ...(status.reason === null ? {} : { reason: status.reason }),
       ...(status.message === null ? {} : { message: status.message }),
       ...(status.chain === null ? {} : { events: status.chain.events }),
+      ...(disagreement === null ? {} : { summary_mismatch: disagreement }),
     });
     options.onProgress?.(i + 1, ids.length);
   }
@@ -92,7 +100,7 @@ export function verifyStore(options: VerifyStoreOptions): StoreReport {
     sessions,
     counts,
     ...(folder.skipped.length === 0 ? {} : { skipped: folder.skipped }),
-    ok: sealLog.valid && (anchor === null || (anchor.valid && anchor.matches)) && sessions.every((s) => PASSING_STATUSES.has(s.status)),
+    ok: sealLog.valid && (anchor === null || (anchor.valid && anchor.matches)) && sessions.every((s) => PASSING_STATUSES.has(s.status) && s.summary_mismatch === undefined),
   };
 }
 

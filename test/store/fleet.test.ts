@@ -583,6 +583,31 @@ describe('aura verify store --store', () => {
   });
 });
 
+describe('aura verify store --store and a stored summary', () => {
+  it('catches a summary a superuser rewrote with its digest, naming the session and how it disagrees with its lines', async () => {
+    const url = await initialized();
+    const a = await host('acme/summary', 2, { events: 6, signed: true });
+    expect(aura(['--home', a.home, 'push', '--all', '--store', url]).status).toBe(0);
+    expect(auraJson(['verify', 'store', '--store', url]).json).toMatchObject({ ok: true, counts: { verified: 2 } });
+    const [forged, kept] = a.ids as [string, string];
+    const sql = client(url);
+    const [row] = await sql<{ summary: Buffer }[]>`SELECT summary FROM aura.closes WHERE session_id = ${forged}`;
+    const original = (row as { summary: Buffer }).summary.toString('utf8');
+    const verdict = /"verdict": "(\w+)"/.exec(original)?.[1];
+    const text = original.replace(`"verdict": "${verdict}"`, `"verdict": "${verdict === 'pass' ? 'fail' : 'pass'}"`);
+    expect(text).not.toBe(original);
+    await sql.begin(async (tx) => {
+      await tx`SET LOCAL session_replication_role = replica`;
+      await tx`UPDATE aura.closes SET summary = ${Buffer.from(text)}, summary_sha256 = encode(sha256(${Buffer.from(text)}), 'hex') WHERE session_id = ${forged}`;
+    });
+    const run = auraJson(['verify', 'store', '--store', url]);
+    expect(run.status).toBe(1);
+    const by = Object.fromEntries((run.json['sessions'] as { session_id: string }[]).map((s) => [s.session_id, s]));
+    expect(by[forged]).toMatchObject({ status: 'verified', summary_mismatch: expect.stringMatching(/^the stored summary disagrees with the trail: .*verdict/) as unknown });
+    expect(by[kept]).not.toHaveProperty('summary_mismatch');
+  });
+});
+
 describe('json values the store gives back', () => {
   it('keep a key written with an escape (on Node 24, JSON.parse reads the second as the first)', async () => {
     const store = openStore(await tempDatabase());

@@ -441,6 +441,31 @@ describe('lists do not trust the stored summary', () => {
   });
 });
 
+describe('verify store and a stored summary', () => {
+  it('fails on a summary whose verdict was edited, naming the session and how it disagrees, as report show flags it', async () => {
+    const home = tempDir();
+    const honest = await closedSession(home, 3, true, true);
+    const forged = await closedSession(home, 3, true, true);
+    expect(auraJson(['verify', 'store'], { home })).toMatchObject({ status: 0, json: { ok: true } });
+    const summary = sessionFiles(path.join(home, 'sessions'), forged).summary;
+    const text = fs.readFileSync(summary, 'utf8').replace('"verdict": "fail"', '"verdict": "pass"');
+    expect(text).toContain('"verdict": "pass"');
+    fs.writeFileSync(summary, text);
+
+    const run = auraJson(['verify', 'store'], { home });
+    expect(run.status).toBe(1);
+    expect(run.json['ok']).toBe(false);
+    const by = Object.fromEntries((run.json['sessions'] as { session_id: string }[]).map((s) => [s.session_id, s]));
+    // The chain and the seal hold: the status is the status module's, and the summary is said apart.
+    expect(by[forged]).toMatchObject({ status: 'intact', summary_mismatch: 'the stored summary disagrees with the trail: verdict pass vs fail now' });
+    expect(by[honest]).not.toHaveProperty('summary_mismatch');
+    const human = aura(['verify', 'store'], { home });
+    expect(human.stdout).toContain('1 summary disagrees with its trail');
+    expect(human.stdout).toMatch(new RegExp(`${forged}\\s+intact\\s+summary_mismatch\\s+the stored summary disagrees`));
+    expect(auraJson(['report', 'show', forged], { home }).json).toMatchObject({ audit_report: { verdict: 'fail', findings: expect.arrayContaining([expect.objectContaining({ kind: 'SUMMARY_MISMATCH' })]) as unknown } });
+  });
+});
+
 describe("the seal log's anchor copy", () => {
   it('is read by every surface: a seal removed from the log makes its session damaged: seal_mismatch on the lists, report show, the ui list and every MCP tool, as in verify chain', async () => {
     const { home, anchorDir } = anchoredHome();

@@ -14,12 +14,10 @@ import { sessionReport } from '../../audit/session-report.js';
 import { sessionKeyOf } from '../../session/ids.js';
 import { digestOf } from '../../spine/hash.js';
 import type { KeyRing } from '../../spine/signing.js';
-import { linesOfBytes } from '../../spine/trail-lines.js';
 import type { SealLogEntry, SealLogPlace } from '../seal-log.js';
-import type { SessionMaterial } from '../material.js';
 import { STORE_KINDS } from '../store-findings.js';
 import { CopyRows } from './copy-binary.js';
-import { alonePlace, sealPlaceOf, storedStatus, type StoredMaterial, type StoredStatus } from './stored-status.js';
+import { alonePlace, sealPlaceOf, storedSessionMaterial, storedStatus, type StoredMaterial, type StoredStatus } from './stored-status.js';
 
 /** What the store already holds of a session. */
 export interface StoredState {
@@ -220,15 +218,8 @@ function text(value: unknown): string | null {
 
 /** The verdict and findings of the detector on the checked trail, as `report show` gives them: at ingest, and when the findings channel checks a session's rows again. */
 export function reportOf(id: string, lines: readonly Buffer[], summary: Buffer | null, closed: boolean, check: StoredStatus): { verdict: string | null; agentRef: string | null; sessionKey: string | null; findings: Finding[] } {
-  const material: SessionMaterial = {
-    sessionId: id,
-    trailName: `${id}.jsonl`,
-    summaryName: `${id}.summary.json`,
-    lines: () => linesOfBytes(lines),
-    summaryText: summary === null ? null : () => summary.toString('utf8'),
-  };
   try {
-    const report = sessionReport(material, false, check);
+    const report = sessionReport(storedSessionMaterial(id, lines, summary), false, check);
     const verdict = report.summary.audit_report['verdict'];
     const agentRef = report.summary['agent_ref'];
     // An open session is simply not closed yet; a closed one without a summary is worth a look.

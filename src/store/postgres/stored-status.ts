@@ -66,6 +66,17 @@ export function storedStatus(material: StoredMaterial): StoredStatus {
   return { ...status, ...gone, records, foreignId: [...named][0] ?? null };
 }
 
+/** A stored session's lines and summary as the readers' material, its files named as a folder names them. */
+export function storedSessionMaterial(id: string, lines: readonly Buffer[], summary: Buffer | null): SessionMaterial {
+  return {
+    sessionId: id,
+    trailName: `${id}.jsonl`,
+    summaryName: `${id}.summary.json`,
+    lines: () => linesOfBytes(lines),
+    summaryText: summary === null ? null : () => summary.toString('utf8'),
+  };
+}
+
 /**
  * The lines to check of a stored session: none stored of a session pushed with some is a trail
  * whose rows were deleted (`missing_trail`); none of one pushed empty is an empty trail, as at ingest.

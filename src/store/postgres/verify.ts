@@ -18,6 +18,7 @@
  * with its seal-log entry placed in its host's log as the store holds it (which entries are signed).
  */
 
+import { summaryDisagreement } from '../../audit/session-report.js';
 import { statusCounts, type StoreStatus } from '../verify-store.js';
 import type { KeyRing } from '../../spine/signing.js';
 import { sealLogPlaces, type SealLogPlace } from '../seal-log.js';
@@ -25,7 +26,7 @@ import type { SignatureFacet, StatusReason } from '../session-status.js';
 import { PASSING_STATUSES } from '../session-status.js';
 import { storeCall, type Sql } from './connection.js';
 import { digestOf } from '../../spine/hash.js';
-import { anchorOf, hostKeys, parseSealEntry, sealPlaceOf, storedLines, storedStatus, type AnchorColumns, type LogColumns } from './stored-status.js';
+import { anchorOf, hostKeys, parseSealEntry, sealPlaceOf, storedLines, storedSessionMaterial, storedStatus, type AnchorColumns, type LogColumns } from './stored-status.js';
 
 /** One session's verdict. */
 export interface FleetSessionVerdict {
@@ -38,6 +39,8 @@ export interface FleetSessionVerdict {
   readonly reason?: StatusReason | 'rows';
   readonly message?: string;
   readonly events?: number;
+  /** How its stored summary disagrees with its stored lines (a verdict or findings edited): the store is then not verified. */
+  readonly summary_mismatch?: string;
 }
 
 /** A host's seal that links to one the store does not hold. */
@@ -145,7 +148,7 @@ export async function verifyFleetStore(sql: Sql, label: string, keys: KeyRing | 
       counts,
       gaps: [...gaps],
       refusals: refused?.n ?? 0,
-      ok: sessions.every((session) => PASSING_STATUSES.has(session.status)) && gaps.length === 0,
+      ok: sessions.every((session) => PASSING_STATUSES.has(session.status) && session.summary_mismatch === undefined) && gaps.length === 0,
     };
   });
 }
@@ -174,7 +177,8 @@ function verdictOfSession(head: Head, rows: readonly LineRow[], keys: KeyRing | 
   const facts = { ...base, signatures: check.signatures, events };
   if (check.status === 'damaged') return { ...facts, status: 'damaged', reason: check.reason ?? 'rows', message: check.message ?? problems[0] ?? 'damaged' };
   if (problems.length > 0) return { ...facts, status: 'damaged', reason: 'rows', message: problems.join('; ') };
-  return { ...facts, status: check.status, ...reasoned };
+  const disagreement = summaryDisagreement(storedSessionMaterial(head.session_id, lines, head.summary), check);
+  return { ...facts, status: check.status, ...reasoned, ...(disagreement === null ? {} : { summary_mismatch: disagreement }) };
 }
 
 /** The rows against the record of what was pushed: numbering, count and digest. */
