@@ -12,6 +12,7 @@ import type { AuraConfig } from '../config/config.js';
 import { AuraError, ConfigError, InvalidOptionError, NotFoundError, WriteError } from '../errors.js';
 import { onErrorChoice } from './on-error.js';
 import { parseJsonStrict } from '../spine/fast-record.js';
+import { makeFolder } from '../store/fs-write.js';
 import { readTextFile } from '../store/json-file.js';
 import { EXIT, type CommandResult } from './output.js';
 
@@ -116,7 +117,7 @@ function writeSettings(file: string, text: string, stats: fs.Stats | null): void
   const target = stats === null ? file : fs.realpathSync(file);
   const staging = `${target}.${process.pid}.tmp`;
   try {
-    fs.mkdirSync(path.dirname(target), { recursive: true });
+    makeFolder(path.dirname(target));
     fs.writeFileSync(staging, text, { flag: 'wx', ...(stats === null ? {} : { mode: stats.mode & 0o7777 }) });
     if (stats !== null) {
       fs.chmodSync(staging, stats.mode & 0o7777);

@@ -6,6 +6,7 @@ import type { AuraConfig } from '../config/config.js';
 import { AuraError, InvalidOptionError } from '../errors.js';
 import { commitFiles } from '../export/commit.js';
 import { digestOf } from '../spine/hash.js';
+import { makeFolder } from '../store/fs-write.js';
 import { sessionFiles } from '../store/session-files.js';
 import { storeUrlFor, type StoreOptions } from './context.js';
 import { EXIT, type CommandResult } from './output.js';
@@ -50,7 +51,7 @@ export async function pullCommand(sessionKey: string, options: PullOptions, conf
     if (fs.readFileSync(file.path).equals(file.content)) return false;
     throw new AuraError('READ_FAILED', `${file.path} exists with other bytes than the stored session: not overwritten (pull into another folder with -o DIR)`, { data: { path: file.path } });
   });
-  fs.mkdirSync(dir, { recursive: true });
+  makeFolder(dir);
   if (toWrite.length > 0) commitFiles(stored.sessionId, toWrite);
   return {
     exitCode: EXIT.ok,

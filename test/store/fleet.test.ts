@@ -284,6 +284,9 @@ describe('aura push and aura pull', () => {
     const clash = aura(['pull', id, '--store', url, '-o', out]);
     expect(clash.status).toBe(2);
     expect(clash.stderr).toMatch(/exists with other bytes/);
+    const file = path.join(tempDir(), 'a-file');
+    fs.writeFileSync(file, '');
+    expect(aura(['pull', id, '--store', url, '-o', file]).stderr).toContain(`cannot mkdir ${file}: a part of the path is a file, not a folder (ENOTDIR)`);
   });
 
   it('stores a session holding U+0000 (a tool named with it, its findings quoting it) beside the others, its bytes whole; a host name is letters, digits and dots', async () => {
