@@ -392,6 +392,8 @@ describe('aura proxy over Streamable HTTP', () => {
     const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
     expect((await fetch(url, { method: 'POST', headers, body })).status).toBe(401);
     expect((await fetch(url, { method: 'POST', headers: { ...headers, Authorization: 'Bearer wrong-token-0123456789' }, body })).status).toBe(401);
+    // A page from elsewhere is refused even with the token (MCP's Origin rule), before anything is opened for it.
+    expect((await fetch(url, { method: 'POST', headers: { ...headers, Authorization: `Bearer ${TOKEN}`, Origin: 'http://evil.example' }, body })).status).toBe(403);
     expect(listSessionIds(path.join(home, 'sessions'))).toEqual([]);
   });
 
