@@ -2,7 +2,7 @@
 
 import type { AuraConfig } from '../config/config.js';
 import type { FleetStoreReport } from '../store/postgres/verify.js';
-import { verifyStore, type StoreReport } from '../store/verify-store.js';
+import { verifyStore, type StoreReport, type StoreStatus } from '../store/verify-store.js';
 import type { KeyRing } from '../spine/signing.js';
 import { readerKeys, storeUrlFor, type StoreOptions } from './context.js';
 import { colors, EXIT, skippedLines, table, type CommandResult } from './output.js';
@@ -47,7 +47,7 @@ export async function verifyStoreCommand(config: AuraConfig, options: VerifyStor
 function describe(report: StoreReport, signed: boolean): string {
   const { counts } = report;
   const lines = [
-    `${report.ok ? colors.green('✓ store verified') : colors.red('✗ store has problems')} · ${report.sessions.length} sessions: ${counts.verified} verified, ${counts.open} open, ${counts.unsealed} unsealed, ${counts.damaged} damaged, ${counts.missing_trail} missing${disagreeing(report.sessions)}`,
+    `${report.ok ? colors.green('✓ store verified') : colors.red('✗ store has problems')} · ${tally(report.sessions.length, counts)}${disagreeing(report.sessions)}`,
     `  seal log  ${report.seal_log.path}: ${report.seal_log.entries} seals, ${report.seal_log.valid ? 'chain valid' : colors.red(report.seal_log.message ?? 'broken')}`,
   ];
   if (report.anchor !== null) {
@@ -64,7 +64,7 @@ function describe(report: StoreReport, signed: boolean): string {
 function describeFleet(report: FleetStoreReport): string {
   const { counts } = report;
   const lines = [
-    `${report.ok ? colors.green('✓ store verified') : colors.red('✗ store has problems')} · ${report.store} · ${report.sessions.length} sessions: ${counts.verified} verified, ${counts.open} open, ${counts.unsealed} unsealed, ${counts.damaged} damaged, ${counts.missing_trail} missing${disagreeing(report.sessions)}`,
+    `${report.ok ? colors.green('✓ store verified') : colors.red('✗ store has problems')} · ${report.store} · ${tally(report.sessions.length, counts)}${disagreeing(report.sessions)}`,
     report.keys_from === 'given' ? '  signatures checked against the keys given' : colors.yellow('  signatures checked against the keys the hosts pushed (give --keys DIR or --public-key FILE to check against your own copy)'),
   ];
   if (report.refusals > 0) lines.push(colors.yellow(`  ${report.refusals} pushes were refused (the stored sessions were kept): see the findings channel, PUSH_REFUSED`));
@@ -75,6 +75,12 @@ function describeFleet(report: FleetStoreReport): string {
   const problems = report.sessions.filter((s) => (s.status !== 'verified' && s.status !== 'open') || s.summary_mismatch !== undefined);
   if (problems.length > 0) lines.push(table(['SESSION', 'HOST', 'STATUS', 'REASON', 'DETAIL'], problems.map((s) => [s.session_id, s.host, s.status, ...problemOf(s)])));
   return lines.join('\n');
+}
+
+/** How many sessions, and how many of each status they have (those none has left out): `3 sessions: 2 verified, 1 intact`. */
+function tally(total: number, counts: Readonly<Record<StoreStatus, number>>): string {
+  const each = Object.entries(counts).filter(([, n]) => n > 0).map(([status, n]) => `${n} ${status === 'missing_trail' ? 'missing' : status}`);
+  return `${total} ${total === 1 ? 'session' : 'sessions'}${each.length === 0 ? '' : `: ${each.join(', ')}`}`;
 }
 
 /** The header's word on summaries that disagree with their trails, when any do. */

@@ -374,13 +374,14 @@ describe('aura keys and aura verify store', () => {
     expect(verified.status).toBe(0);
     expect(verified.json).toMatchObject({ ok: true, counts: { verified: 1 } });
     const human = aura(['verify', 'store'], { home });
-    expect(human.stdout).toContain('✓ store verified');
+    expect(human.stdout).toContain('✓ store verified · 1 session: 1 verified\n');
 
     const trail = String(demo.json['trail']);
     fs.writeFileSync(trail, `${lines(trail).slice(0, -2).join('\n')}\n`);
     const damaged = aura(['verify', 'store'], { home });
     expect(damaged.status).toBe(1);
     expect(damaged.stdout).toMatch(/damaged\s+truncated/);
+    expect(damaged.stdout).toContain('✗ store has problems · 1 session: 1 damaged\n');
   });
 
   it('verify chain checks signatures against --public-key', async () => {

@@ -177,7 +177,7 @@ function verdictOfSession(head: Head, rows: readonly LineRow[], keys: KeyRing | 
   const facts = { ...base, signatures: check.signatures, events };
   if (check.status === 'damaged') return { ...facts, status: 'damaged', reason: check.reason ?? 'rows', message: check.message ?? problems[0] ?? 'damaged' };
   if (problems.length > 0) return { ...facts, status: 'damaged', reason: 'rows', message: problems.join('; ') };
-  const disagreement = summaryDisagreement(storedSessionMaterial(head.session_id, lines, head.summary), check);
+  const disagreement = PASSING_STATUSES.has(check.status) ? summaryDisagreement(storedSessionMaterial(head.session_id, lines, head.summary), check) : null;
   return { ...facts, status: check.status, ...reasoned, ...(disagreement === null ? {} : { summary_mismatch: disagreement }) };
 }
 
