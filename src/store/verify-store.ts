@@ -24,7 +24,7 @@ export interface StoreSessionVerdict {
   readonly reason?: StatusReason;
   readonly message?: string;
   readonly events?: number;
-  /** How its stored summary disagrees with its trail (a verdict or findings edited), whatever its status: the store is then not verified. */
+  /** How its stored summary disagrees with its trail (a verdict or findings edited), where its status passes: the store is then not verified. */
   readonly summary_mismatch?: string;
 }
 

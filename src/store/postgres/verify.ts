@@ -39,7 +39,7 @@ export interface FleetSessionVerdict {
   readonly reason?: StatusReason | 'rows';
   readonly message?: string;
   readonly events?: number;
-  /** How its stored summary disagrees with its stored lines (a verdict or findings edited): the store is then not verified. */
+  /** How its stored summary disagrees with its stored lines (a verdict or findings edited), where its status passes: the store is then not verified. */
   readonly summary_mismatch?: string;
 }
 
