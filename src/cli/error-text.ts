@@ -40,7 +40,8 @@ export function redactedMessage(message: string, quoted: readonly string[]): str
     held.push(text);
   }
   let redacted = redactCredentials(rest);
-  held.forEach((text, i) => (redacted = redacted.replaceAll(placeholder(i), redactCredentials(text))));
+  // Put back through a function: a path may hold `$&` or `$'`, which a replacement text would expand.
+  held.forEach((text, i) => (redacted = redacted.replaceAll(placeholder(i), () => redactCredentials(text))));
   return redacted;
 }
 

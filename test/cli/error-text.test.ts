@@ -13,6 +13,7 @@ describe('an error message redacted for the command line', () => {
       { error: new InvalidSessionIdError('../../etc/passwd', "expected 'aura_sess_' followed by 12 lowercase hex digits"), said: `invalid session id "../../etc/passwd": expected 'aura_sess_' followed by 12 lowercase hex digits` },
       { error: new ReadError('/home/u/.config/token', Object.assign(new Error('denied'), { code: 'EACCES' })), said: 'cannot read /home/u/.config/token: permission denied (EACCES)' },
       { error: new NotFoundError('trail', 'C:\\keys\\api_key'), said: 'trail not found: C:\\keys\\api_key' },
+      { error: new NotFoundError('trail', "/tmp/$&/$'/token"), said: "trail not found: /tmp/$&/$'/token" },
     ];
     for (const { error, said } of cases) expect(errorText(error)).toBe(said);
   });
