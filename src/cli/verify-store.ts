@@ -55,7 +55,7 @@ function describe(report: StoreReport, signed: boolean): string {
     lines.push(`  anchor    ${report.anchor.path}: ${state}`);
   }
   if (!signed) lines.push(colors.yellow('  signatures not checked: no keys (give --keys DIR or --public-key FILE, ideally a copy kept off this machine)'));
-  const problems = report.sessions.filter((s) => (s.status !== 'verified' && s.status !== 'open') || s.summary_mismatch !== undefined);
+  const problems = report.sessions.filter(isListed);
   if (problems.length > 0) lines.push(table(['SESSION', 'STATUS', 'REASON', 'DETAIL'], problems.map((s) => [s.session_id, s.status, ...problemOf(s)])));
   lines.push(...skippedLines(report.skipped ?? []));
   return lines.join('\n');
@@ -72,7 +72,7 @@ function describeFleet(report: FleetStoreReport): string {
     lines.push(colors.red(`  ${report.gaps.length} seals link to a seal the store does not hold (a session never pushed, or deleted from the store):`));
     lines.push(table(['SESSION', 'HOST', 'MISSING SEAL'], report.gaps.map((g) => [g.session_id, g.host, `${g.prev_hash.slice(0, 12)}…`])));
   }
-  const problems = report.sessions.filter((s) => (s.status !== 'verified' && s.status !== 'open') || s.summary_mismatch !== undefined);
+  const problems = report.sessions.filter(isListed);
   if (problems.length > 0) lines.push(table(['SESSION', 'HOST', 'STATUS', 'REASON', 'DETAIL'], problems.map((s) => [s.session_id, s.host, s.status, ...problemOf(s)])));
   return lines.join('\n');
 }
@@ -87,6 +87,11 @@ function tally(total: number, counts: Readonly<Record<StoreStatus, number>>): st
 function disagreeing(sessions: readonly { readonly summary_mismatch?: string }[]): string {
   const n = sessions.filter((s) => s.summary_mismatch !== undefined).length;
   return n === 0 ? '' : `; ${n} ${n === 1 ? 'summary disagrees' : 'summaries disagree'} with ${n === 1 ? 'its trail' : 'their trails'}`;
+}
+
+/** A session the table lists: any but a verified or open one, and one whose summary disagrees with its trail. */
+function isListed(session: { readonly status: StoreStatus; readonly summary_mismatch?: string }): boolean {
+  return (session.status !== 'verified' && session.status !== 'open') || session.summary_mismatch !== undefined;
 }
 
 /** A session's reason and detail: its status's, then how its summary disagrees with its trail. */

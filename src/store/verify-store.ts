@@ -64,6 +64,11 @@ export function statusCounts(): Record<StoreStatus, number> {
   return { verified: 0, intact: 0, open: 0, incomplete: 0, unsealed: 0, unsigned: 0, damaged: 0, missing_trail: 0, unreadable: 0 };
 }
 
+/** A session a store passes: its status passes, and its summary says what its trail says. */
+export function sessionPasses(session: { readonly status: StoreStatus; readonly summary_mismatch?: string }): boolean {
+  return PASSING_STATUSES.has(session.status) && session.summary_mismatch === undefined;
+}
+
 /** Verifies every session of a store against its seal log. */
 export function verifyStore(options: VerifyStoreOptions): StoreReport {
   const keys = options.keys ?? null;
@@ -101,7 +106,7 @@ export function verifyStore(options: VerifyStoreOptions): StoreReport {
     sessions,
     counts,
     ...(folder.skipped.length === 0 ? {} : { skipped: folder.skipped }),
-    ok: sealLog.valid && (anchor === null || (anchor.valid && anchor.matches)) && sessions.every((s) => PASSING_STATUSES.has(s.status) && s.summary_mismatch === undefined),
+    ok: sealLog.valid && (anchor === null || (anchor.valid && anchor.matches)) && sessions.every(sessionPasses),
   };
 }
 

@@ -19,7 +19,7 @@
  */
 
 import { summaryDisagreement } from '../../audit/session-report.js';
-import { statusCounts, type StoreStatus } from '../verify-store.js';
+import { sessionPasses, statusCounts, type StoreStatus } from '../verify-store.js';
 import type { KeyRing } from '../../spine/signing.js';
 import { sealLogPlaces, type SealLogPlace } from '../seal-log.js';
 import type { SignatureFacet, StatusReason } from '../session-status.js';
@@ -148,7 +148,7 @@ export async function verifyFleetStore(sql: Sql, label: string, keys: KeyRing | 
       counts,
       gaps: [...gaps],
       refusals: refused?.n ?? 0,
-      ok: sessions.every((session) => PASSING_STATUSES.has(session.status) && session.summary_mismatch === undefined) && gaps.length === 0,
+      ok: sessions.every(sessionPasses) && gaps.length === 0,
     };
   });
 }
