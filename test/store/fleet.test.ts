@@ -17,6 +17,7 @@ import { client, dropRoles, roleName, tempDatabase } from '../helpers/postgres.j
 import { pythonVerify } from '../helpers/python.js';
 import { lines, rehash } from '../helpers/sessions.js';
 import { anchoredHome, tempDir } from '../helpers/temp.js';
+import { CLIENT_KEY_PASSPHRASE, TLS_FIXTURES, tlsRelay } from '../helpers/tls-relay.js';
 
 /** A host: an AURA_HOME with closed sessions, signed when asked. */
 async function host(ref: string, sessions: number, options: { readonly events?: number; readonly signed?: boolean } = {}): Promise<{ home: string; ids: string[] }> {
@@ -244,6 +245,38 @@ describe('aura store init', () => {
     url.searchParams.set('sslmode', 'disable');
     url.searchParams.delete('sslrootcert');
     expect(aura(['sessions', 'list', '--store', url.toString()])).toMatchObject({ status: 2, stderr: expect.stringMatching(/no aura schema yet/) });
+  });
+  it('reaches a store over TLS with a client certificate whose key opens with sslpassword, and names a key that does not open', async () => {
+    const url = new URL(await initialized());
+    const relay = await tlsRelay(url.toString());
+    try {
+      url.host = `localhost:${relay.port}`;
+      url.searchParams.set('sslmode', 'verify-full');
+      url.searchParams.set('sslrootcert', path.join(TLS_FIXTURES, 'ca.crt'));
+      url.searchParams.set('sslcert', path.join(TLS_FIXTURES, 'client.crt'));
+      url.searchParams.set('sslkey', path.join(TLS_FIXTURES, 'client.key'));
+      url.searchParams.set('sslpassword', CLIENT_KEY_PASSPHRASE);
+      const listed = await auraAsync(['sessions', 'list', '--json', '--store', url.toString()]);
+      expect(listed.status, listed.stderr).toBe(0);
+      expect(JSON.parse(listed.stdout)).toMatchObject({ sessions: [] });
+      expect(relay.clients.length).toBeGreaterThan(0);
+      expect(new Set(relay.clients)).toEqual(new Set(['aura-test-client']));
+      expect(listed.stdout + listed.stderr).not.toContain(CLIENT_KEY_PASSPHRASE);
+      const seen = relay.clients.length;
+      url.searchParams.set('sslpassword', 'not-the-passphrase');
+      const wrong = await auraAsync(['sessions', 'list', '--store', url.toString()]);
+      expect(wrong.status).toBe(2);
+      expect(wrong.stderr).toMatch(/invalid sslpassword "\(not shown\)": expected the passphrase of .*client\.key, which does not open it/);
+      expect(wrong.stderr + wrong.stdout).not.toContain('not-the-passphrase');
+      url.searchParams.delete('sslpassword');
+      const missing = await auraAsync(['sessions', 'list', '--store', url.toString()]);
+      expect(missing.status).toBe(2);
+      expect(missing.stderr).toMatch(/invalid sslkey ".*client\.key": expected a key that opens: it is encrypted, give its passphrase as sslpassword/);
+      // Neither reached the server: the key is opened before any connection.
+      expect(relay.clients.length).toBe(seen);
+    } finally {
+      await relay.close();
+    }
   });
 });
 

@@ -3,13 +3,15 @@
  * ref such as `env:AURA_STORE_URL`) with libpq's connection parameters in its query too (`host`,
  * a socket folder or names, `port`, `user`, `password`, `dbname`), libpq's `PG*` variables for
  * whatever the URL leaves out, and libpq's TLS settings (`sslmode`, `sslrootcert`, `sslcert`,
- * `sslkey`, in the URL or as `PGSSLMODE`, `PGSSLROOTCERT`, …) passed through to the TLS socket.
+ * `sslkey`, in the URL or as `PGSSLMODE`, `PGSSLROOTCERT`, …, and `sslpassword`, the passphrase of
+ * an encrypted `sslkey`, in the URL only as libpq has it) passed through to the TLS socket.
  *
  * Credentials are never printed nor recorded: every message names the store by {@link redactUrl}.
  * The client is postgres.js (`postgres`): no dependencies of its own, its own types, COPY streams
  * built in, and libpq's environment variables read as libpq does.
  */
 
+import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
 import postgres from 'postgres';
@@ -147,13 +149,14 @@ function tlsOptions(url: URL, env: Readonly<Record<string, string | undefined>>)
   const rootcert = param('sslrootcert', 'PGSSLROOTCERT');
   const cert = param('sslcert', 'PGSSLCERT');
   const key = param('sslkey', 'PGSSLKEY');
+  const passphrase = nonEmpty(url.searchParams.get('sslpassword') ?? undefined);
   if (mode === 'disable') return false;
   if (mode === 'allow' || mode === 'prefer') return 'prefer';
   if (mode !== 'require' && mode !== 'verify-ca' && mode !== 'verify-full') throw new InvalidOptionError('sslmode', mode, 'disable, allow, prefer, require, verify-ca or verify-full');
   const files: ConnectionOptions = {
     ...(rootcert === undefined || rootcert === 'system' ? {} : { ca: readTlsFile(rootcert, 'sslrootcert') }),
     ...(cert === undefined ? {} : { cert: readTlsFile(cert, 'sslcert') }),
-    ...(key === undefined ? {} : { key: readTlsFile(key, 'sslkey') }),
+    ...(key === undefined ? {} : clientKey(readTlsFile(key, 'sslkey'), key, passphrase)),
   };
   const verifyChain = mode !== 'require' || rootcert !== undefined;
   return {
@@ -169,6 +172,22 @@ function readTlsFile(file: string, what: string): Buffer {
   } catch (error) {
     throw new InvalidOptionError(what, file, `a readable file (${(error as NodeJS.ErrnoException).code ?? 'unreadable'})`);
   }
+}
+
+/**
+ * The client key, opened here with its passphrase: a key that will not open is said before any
+ * connection (Node would only fail inside the handshake), and never with the passphrase.
+ */
+function clientKey(pem: Buffer, file: string, passphrase: string | undefined): Pick<ConnectionOptions, 'key' | 'passphrase'> {
+  // PKCS#8 (`ENCRYPTED PRIVATE KEY`) and the older PEM header (`Proc-Type: 4,ENCRYPTED`) both say so.
+  if (passphrase === undefined && pem.includes('ENCRYPTED')) throw new InvalidOptionError('sslkey', file, 'a key that opens: it is encrypted, give its passphrase as sslpassword in the store URL');
+  try {
+    crypto.createPrivateKey(passphrase === undefined ? pem : { key: pem, passphrase });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ERR_OSSL_BAD_DECRYPT') throw new InvalidOptionError('sslpassword', '(not shown)', `the passphrase of ${file}, which does not open it`);
+    throw new InvalidOptionError('sslkey', file, 'a private key in PEM');
+  }
+  return passphrase === undefined ? { key: pem } : { key: pem, passphrase };
 }
 
 function nonEmpty(value: string | undefined): string | undefined {
