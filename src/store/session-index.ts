@@ -88,11 +88,13 @@ interface KeptIndex {
   readonly log: FollowedLog;
   /** The identity of the log the kept views' places were taken from. */
   readonly placesFrom: string;
+  /** The sessions the log seals, as of `placesFrom`. */
+  readonly sealed: readonly string[];
   readonly slots: readonly (readonly [id: string, stamps: readonly (readonly (number | null)[])[], place: Place, writerAlive: boolean | null, view: SessionView])[];
 }
 
 // Bumped when what is kept changes shape.
-const KEPT_FORMAT = '5';
+const KEPT_FORMAT = '6';
 
 /** The sessions of one folder, indexed. */
 export class SessionIndex {
@@ -112,6 +114,8 @@ export class SessionIndex {
   private changedSinceKept = false;
   private keptLogBytes = -1;
   private keptPlacesFrom = '';
+  /** The sessions the log seals, and the log identity they were taken at. */
+  private sealed: { readonly from: string; readonly ids: readonly string[] } | null = null;
 
   constructor(
     readonly sessionsDir: string,
@@ -130,6 +134,7 @@ export class SessionIndex {
     this.keptLogBytes = kept?.log.mark.end ?? -1;
     this.placesFrom = kept?.placesFrom ?? '';
     this.keptPlacesFrom = this.placesFrom;
+    if (kept !== null) this.sealed = { from: kept.placesFrom, ids: kept.sealed };
     for (const [id, stamps, place, writerAlive, view] of kept?.slots ?? []) {
       this.slots.set(id, { id, stamps: stamps.map((stamp) => stamp.map((n) => n ?? NaN) as unknown as FileStamp), place, writerAlive, special: false, view });
     }
@@ -141,6 +146,16 @@ export class SessionIndex {
     if (this.anchor === null) return view;
     if (this.anchored?.from !== this.placesFrom) this.anchored = { from: this.placesFrom, view: withAnchor(view, this.anchor.last) };
     return this.anchored.view;
+  }
+
+  /**
+   * The sessions the seal log seals, as the last update read it. A reader whose log says what it
+   * said when the index was kept takes them from the kept index, without the log's entries: a
+   * listing needs those only for a sealed session whose files are gone.
+   */
+  sealedSessions(): readonly string[] {
+    if (this.sealed?.from !== this.placesFrom) this.sealed = { from: this.placesFrom, ids: [...this.sealLogView.places.keys()] };
+    return this.sealed.ids;
   }
 
   /** The log's identity, with its anchor copy's when it has one: either changing may move places. */
@@ -197,7 +212,7 @@ export class SessionIndex {
     this.changedSinceKept = false;
     this.keptLogBytes = this.log.verifiedBytes;
     this.keptPlacesFrom = this.placesFrom;
-    const kept: KeptIndex = { log: this.log.followed(), placesFrom: this.placesFrom, slots: slots.map((slot) => [slot.id, slot.stamps, slot.place, slot.writerAlive, slot.view as SessionView]) };
+    const kept: KeptIndex = { log: this.log.followed(), placesFrom: this.placesFrom, sealed: this.sealedSessions(), slots: slots.map((slot) => [slot.id, slot.stamps, slot.place, slot.writerAlive, slot.view as SessionView]) };
     saveIndexFile(file, kept);
   }
 

@@ -41,15 +41,18 @@ export function listFolder(sessionsDir: string, options: ListOptions = {}): { re
     const why = refusalOf(trail);
     if (why !== null) skipped.push({ path: trail, why });
   }
-  return { sessions: listingOf(indexed, index.sealLogView), skipped: skipped.sort((a, b) => compareText(a.path, b.path)) };
+  const held = new Set(indexed.map((session) => session.id));
+  const anyGone = index.sealedSessions().some((id) => !held.has(id));
+  return { sessions: listingOf(indexed, anyGone ? index.sealLogView : null), skipped: skipped.sort((a, b) => compareText(a.path, b.path)) };
 }
 
 /**
  * The rows of indexed sessions, oldest first: the sessions with a trail that may be read, and
- * those `log` seals whose trail is gone (`deleted`, whatever else of them is left).
+ * those `log` seals whose trail is gone (`deleted`, whatever else of them is left). `log` is null
+ * when no session it seals is gone.
  */
-export function listingOf(sessions: readonly IndexedSession[], log: SealLogView): SessionListing[] {
-  const gone = goneSessions(sessions, log).map((session) => session.row);
+export function listingOf(sessions: readonly IndexedSession[], log: SealLogView | null): SessionListing[] {
+  const gone = log === null ? [] : goneSessions(sessions, log).map((session) => session.row);
   const rows = [...gone, ...sessions.flatMap((session) => (session.view.row === null ? [] : [session.view.row]))];
   return rows.sort((a, b) => compareText(a.opened_at ?? '', b.opened_at ?? '') || compareText(a.session_id, b.session_id));
 }

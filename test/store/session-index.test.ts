@@ -142,6 +142,20 @@ describe('the index kept between processes', () => {
     expect(listSessions(sessions).find((row) => row.session_id === old)).toMatchObject({ status: expected?.status, signatures: expected?.signatures, reason: expected?.reason });
   });
 
+  it('lists a sealed session whose files were removed since it was kept as deleted, the log unchanged', async () => {
+    const home = tempDir();
+    const kept = await closedSession(home, 1);
+    const gone = await closedSession(home, 50);
+    const sessions = path.join(home, 'sessions');
+    expect(listSessions(sessions).map((row) => row.state)).toEqual(['closed', 'closed']);
+    // Taken from the kept index: the log's sessions without its entries.
+    expect(listSessions(sessions).map((row) => row.state)).toEqual(['closed', 'closed']);
+    for (const name of fs.readdirSync(sessions).filter((file) => file.startsWith(gone))) fs.rmSync(path.join(sessions, name));
+    const rows = listSessions(sessions);
+    expect(rows.find((row) => row.session_id === gone)).toMatchObject({ state: 'deleted', status: 'missing_trail' });
+    expect(rows.find((row) => row.session_id === kept)).toMatchObject({ state: 'closed', status: 'intact' });
+  });
+
   it('is not taken when someone without its secret rewrote it: the views are computed again', async () => {
     const home = tempDir();
     const id = await closedSession(home, 1);
