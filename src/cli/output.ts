@@ -21,8 +21,8 @@ export interface CommandResult {
   readonly exitCode: (typeof EXIT)[keyof typeof EXIT];
   /** Printed as JSON with `--json`. */
   readonly json: unknown;
-  /** Printed for people otherwise. */
-  readonly human: string;
+  /** Printed for people otherwise; made only then when it is a function (a table of 10,000 rows costs a `--json` caller nothing). */
+  readonly human: string | (() => string);
   /** Print nothing (a server whose stdout carries a protocol). */
   readonly quiet?: boolean;
 }
@@ -48,7 +48,7 @@ export const colors = { bold: paint(1, 22), green: paint(32, 39), red: paint(31,
 /** Prints a result the way the command line asked for it. */
 export function printResult(result: CommandResult, asJson: boolean): void {
   if (result.quiet === true) return;
-  process.stdout.write(asJson ? `${JSON.stringify(result.json, null, 2)}\n` : `${terminalText(result.human)}\n`);
+  process.stdout.write(asJson ? `${JSON.stringify(result.json, null, 2)}\n` : `${terminalText(typeof result.human === 'string' ? result.human : result.human())}\n`);
 }
 
 // What a record may hold that a terminal acts on: every control character but a line break and a

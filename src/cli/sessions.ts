@@ -18,7 +18,7 @@ export async function sessionsListCommand(options: StoreOptions, config: AuraCon
     if (value === 'fail') return colors.red('fail');
     return '-';
   };
-  const human =
+  const human = (): string =>
     sessions.length === 0
       ? `no sessions in ${source.label}`
       : table(
@@ -36,6 +36,6 @@ export async function sessionsListCommand(options: StoreOptions, config: AuraCon
   return {
     exitCode: EXIT.ok,
     json: { ...(source.kind === 'folder' ? { sessions_dir: source.label, ...(skipped.length === 0 ? {} : { skipped }) } : { store: source.label }), sessions },
-    human: [human, ...skippedLines(skipped)].join('\n'),
+    human: () => [human(), ...skippedLines(skipped)].join('\n'),
   };
 }
