@@ -441,7 +441,7 @@ describe('lists do not trust the stored summary', () => {
   });
 });
 
-describe('verify store and a stored summary', () => {
+describe('verify store, verify chain and a stored summary', () => {
   it('fails on a summary whose verdict was edited, naming the session and how it disagrees, as report show flags it', async () => {
     const home = tempDir();
     const honest = await closedSession(home, 3, true, true);
@@ -463,6 +463,38 @@ describe('verify store and a stored summary', () => {
     expect(human.stdout).toContain('1 summary disagrees with its trail');
     expect(human.stdout).toMatch(new RegExp(`${forged}\\s+intact\\s+summary_mismatch\\s+the stored summary disagrees`));
     expect(auraJson(['report', 'show', forged], { home }).json).toMatchObject({ audit_report: { verdict: 'fail', findings: expect.arrayContaining([expect.objectContaining({ kind: 'SUMMARY_MISMATCH' })]) as unknown } });
+  });
+
+  it('fails verify chain too, by id, by path and with --summary outside the folder, and passes the honest one', async () => {
+    const home = tempDir();
+    const honest = await closedSession(home, 3, true, true);
+    const forged = await closedSession(home, 3, true, true);
+    const sessions = path.join(home, 'sessions');
+    const summary = sessionFiles(sessions, forged).summary;
+    const honestText = fs.readFileSync(summary, 'utf8');
+    fs.writeFileSync(summary, honestText.replace('"verdict": "fail"', '"verdict": "pass"'));
+    const said = 'the stored summary disagrees with the trail: verdict pass vs fail now';
+
+    for (const target of [forged, sessionFiles(sessions, forged).trail]) {
+      const run = auraJson(['verify', 'chain', target], { home });
+      expect(run.status).toBe(1);
+      expect(run.json).toMatchObject({ session_id: forged, status: 'intact', hash_chain_valid: true, summary_mismatch: said });
+    }
+    expect(aura(['verify', 'chain', forged], { home }).stdout).toContain(`✗ ${said}`);
+    const kept = auraJson(['verify', 'chain', honest], { home });
+    expect(kept.status).toBe(0);
+    expect(kept.json).not.toHaveProperty('summary_mismatch');
+
+    // A trail outside any sessions folder, checked against a summary given for it.
+    const elsewhere = tempDir();
+    const trail = path.join(elsewhere, 'copy.jsonl');
+    fs.copyFileSync(sessionFiles(sessions, forged).trail, trail);
+    fs.copyFileSync(summary, path.join(elsewhere, 'edited.json'));
+    fs.writeFileSync(path.join(elsewhere, 'honest.json'), honestText);
+    expect(auraJson(['verify', 'chain', trail, '--summary', path.join(elsewhere, 'edited.json')], { home })).toMatchObject({ status: 1, json: { summary_mismatch: said } });
+    const agreeing = auraJson(['verify', 'chain', trail, '--summary', path.join(elsewhere, 'honest.json')], { home });
+    expect(agreeing.status).toBe(0);
+    expect(agreeing.json).not.toHaveProperty('summary_mismatch');
   });
 });
 
