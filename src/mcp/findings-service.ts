@@ -11,7 +11,7 @@
 
 import * as path from 'node:path';
 import { storeCrash, type Finding } from '../audit/detector.js';
-import { checkedSessionReport, type SessionReport } from '../audit/session-report.js';
+import { checkedSessionReport, summaryDisagreement, type SessionReport } from '../audit/session-report.js';
 import { severityOf } from '../audit/kinds.js';
 import { AuraError, describeNaming } from '../errors.js';
 import { valueExcerpt } from '../spine/json-shape.js';
@@ -19,7 +19,7 @@ import type { KeyRing } from '../spine/signing.js';
 import { channelMaterial } from '../store/material.js';
 import { listingOf } from '../store/session-list.js';
 import { refusalOf, SESSION_ID_PATTERN, sessionFiles } from '../store/session-files.js';
-import { folderSessionStatus } from '../store/session-status.js';
+import { folderSessionStatus, PASSING_STATUSES, type SessionStatusRead } from '../store/session-status.js';
 import { StoreFindings } from '../store/store-findings.js';
 import { deliver, DeliveryError, type FindingsResponse } from '../superauditor/deliver.js';
 
@@ -210,7 +210,7 @@ export class FindingsService implements FindingsTools {
     });
   }
 
-  /** `verify_session`: the session's status, with its chain report, as `verify chain <id>` gives it. @throws ToolRefusal */
+  /** `verify_session`: the session's status, with its chain report, and how its summary disagrees with its trail, as `verify chain <id>` gives them. @throws ToolRefusal */
   async verifySession(sessionKey: unknown): Promise<Record<string, unknown>> {
     return this.answered(async () => {
       const { store, id } = await this.located(sessionKey);
@@ -219,14 +219,38 @@ export class FindingsService implements FindingsTools {
       if (refusal !== null) throw new ToolRefusal(`session ${id}: ${path.basename(files.trail)} is not read: ${refusal}`);
       let status: ReturnType<typeof folderSessionStatus>;
       try {
-        status = folderSessionStatus(store.sessionsDir, id, { keys: this.keys, log: store.index.sealLogView });
+        status = folderSessionStatus(store.sessionsDir, id, { keys: this.keys, log: store.index.sealLogView, collectEvents: true });
       } catch (error) {
         if (error instanceof AuraError) throw new ToolRefusal(`session ${id}: ${this.told(error)}`);
         throw error;
       }
       if (status.chain === null) throw new ToolRefusal(`session ${id} has no readable trail (${status.status}): ${status.error === undefined ? (status.message ?? status.status) : this.told(status.error)}`);
-      return { ...status.chain, session_id: id, path: path.basename(files.trail), status: status.status, signatures_status: status.signatures, ...(status.reason === null ? {} : { status_reason: status.reason, problem: status.message }) };
+      const mismatch = this.summaryMismatch(store, files, status);
+      return {
+        ...status.chain,
+        session_id: id,
+        path: path.basename(files.trail),
+        status: status.status,
+        signatures_status: status.signatures,
+        ...(status.reason === null ? {} : { status_reason: status.reason, problem: status.message }),
+        ...(mismatch === null ? {} : { summary_mismatch: mismatch }),
+      };
     });
+  }
+
+  /** How a session whose status passes has a summary that disagrees with its trail, a summary it cannot read named as the caller may be told it; else null. */
+  private summaryMismatch(store: StoreFindings, files: ReturnType<typeof sessionFiles>, status: SessionStatusRead): string | null {
+    if (!PASSING_STATUSES.has(status.status)) return null;
+    const material = channelMaterial(files, store.index.sealLogView);
+    const read = material.summaryText;
+    const told = (): string => {
+      try {
+        return (read as () => string)();
+      } catch (error) {
+        throw new Error(this.told(error));
+      }
+    };
+    return summaryDisagreement({ ...material, summaryText: read === null ? null : told }, status);
   }
 
   private async located(sessionKey: unknown): Promise<{ store: StoreFindings; id: string }> {

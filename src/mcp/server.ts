@@ -82,7 +82,7 @@ export function buildServer(service: FindingsTools): McpServer {
     'verify_session',
     {
       title: 'Verify a session trail',
-      description: "Verify one session's hash chain: integrity, completeness and, when it has a summary, the seal.",
+      description: "Verify one session's hash chain: integrity, completeness and, when it has a summary, the seal, and whether the summary says what the trail says (summary_mismatch).",
       inputSchema: { session_key: z.string().describe('The session id: aura_sess_ + 12 hex') },
       outputSchema: z.object({ session_id: z.string(), hash_chain_valid: z.boolean(), complete: z.boolean(), events: z.number() }).passthrough(),
       annotations: READ_ONLY,

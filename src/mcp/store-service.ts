@@ -5,12 +5,13 @@
  * never filtered by a read filter, as over a folder (SuperAuditor §7, C7).
  */
 
-import { checkedSessionReport } from '../audit/session-report.js';
+import { checkedSessionReport, summaryDisagreement } from '../audit/session-report.js';
 import { AuraError } from '../errors.js';
 import { fleetFindings, sessionsNamed } from '../store/postgres/fleet-findings.js';
 import { storeCall } from '../store/postgres/connection.js';
 import type { PostgresSource } from '../store/postgres/pg-source.js';
-import { storedSessionStatus } from '../store/postgres/stored-status.js';
+import { storedSessionMaterial, storedSessionStatus } from '../store/postgres/stored-status.js';
+import { PASSING_STATUSES } from '../store/session-status.js';
 import { checkPerKindLimit, DeliveryError } from '../superauditor/deliver.js';
 import { checkIncludeSummary, delivered, reportAnswer, scoped, sessionKeyArg, sessionLabelArg, ToolRefusal, type FindingsArgs, type FindingsTools, type ScopedFindings } from './findings-service.js';
 
@@ -61,14 +62,15 @@ export class StoreFindingsService implements FindingsTools {
     }
   }
 
-  /** The chain verdict from the stored bytes, against the seal and the keys the hosts pushed. */
+  /** The chain verdict from the stored bytes, against the seal and the keys the hosts pushed, and how the stored summary disagrees with them. */
   async verifySession(sessionKey: unknown): Promise<Record<string, unknown>> {
     const id = sessionKeyArg(sessionKey, true) as string;
     if (!(await this.source.has(id))) throw new ToolRefusal(`no session ${id} in the store`);
     const stored = await this.source.session(id);
     const keys = await this.source.keysOf(id, null);
     const check = await storeCall(this.source.label, () => storedSessionStatus(this.source.sql, stored, keys));
-    return { ...check.chain, session_id: id, host: stored.host, status: check.status, signatures_status: check.signatures, ...(check.message === null ? {} : { problem: check.message }) };
+    const mismatch = PASSING_STATUSES.has(check.status) ? summaryDisagreement(storedSessionMaterial(id, stored.lines, stored.summary), check) : null;
+    return { ...check.chain, session_id: id, host: stored.host, status: check.status, signatures_status: check.signatures, ...(check.message === null ? {} : { problem: check.message }), ...(mismatch === null ? {} : { summary_mismatch: mismatch }) };
   }
 
   private async located(id: string): ReturnType<PostgresSource['material']> {

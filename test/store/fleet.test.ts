@@ -8,6 +8,8 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agent } from '../../src/session/agent.js';
 import { KeyRing } from '../../src/spine/signing.js';
@@ -620,7 +622,7 @@ describe('aura verify store --store', () => {
 });
 
 describe('aura verify store --store and a stored summary', () => {
-  it('catches a summary a superuser rewrote with its digest, naming the session and how it disagrees with its lines', async () => {
+  it('catches a summary a superuser rewrote with its digest, naming the session and how it disagrees with its lines, as verify_session does', async () => {
     const url = await initialized();
     const a = await host('acme/summary', 2, { events: 6, signed: true });
     expect(aura(['--home', a.home, 'push', '--all', '--store', url]).status).toBe(0);
@@ -641,6 +643,15 @@ describe('aura verify store --store and a stored summary', () => {
     const by = Object.fromEntries((run.json['sessions'] as { session_id: string }[]).map((s) => [s.session_id, s]));
     expect(by[forged]).toMatchObject({ status: 'verified', summary_mismatch: expect.stringMatching(/^the stored summary disagrees with the trail: .*verdict/) as unknown });
     expect(by[kept]).not.toHaveProperty('summary_mismatch');
+    // MCP's verify_session over the store says so too.
+    const mcp = new Client({ name: 'aura-fleet-test', version: '1.0.0' });
+    await mcp.connect(new StdioClientTransport({ command: process.execPath, args: [AURA_BIN, 'mcp', '--store', url], stderr: 'pipe' }));
+    try {
+      expect((await mcp.callTool({ name: 'verify_session', arguments: { session_key: forged } })).structuredContent).toMatchObject({ status: 'verified', summary_mismatch: (by[forged] as { summary_mismatch?: string } | undefined)?.summary_mismatch });
+      expect((await mcp.callTool({ name: 'verify_session', arguments: { session_key: kept } })).structuredContent).not.toHaveProperty('summary_mismatch');
+    } finally {
+      await mcp.close();
+    }
   });
 });
 

@@ -465,7 +465,7 @@ describe('verify store, verify chain and a stored summary', () => {
     expect(auraJson(['report', 'show', forged], { home }).json).toMatchObject({ audit_report: { verdict: 'fail', findings: expect.arrayContaining([expect.objectContaining({ kind: 'SUMMARY_MISMATCH' })]) as unknown } });
   });
 
-  it('fails verify chain too, by id, by path and with --summary outside the folder, and passes the honest one', async () => {
+  it('fails verify chain too, by id, by path and with --summary outside the folder, as verify_session says, and passes the honest one', async () => {
     const home = tempDir();
     const honest = await closedSession(home, 3, true, true);
     const forged = await closedSession(home, 3, true, true);
@@ -495,6 +495,15 @@ describe('verify store, verify chain and a stored summary', () => {
     const agreeing = auraJson(['verify', 'chain', trail, '--summary', path.join(elsewhere, 'honest.json')], { home });
     expect(agreeing.status).toBe(0);
     expect(agreeing.json).not.toHaveProperty('summary_mismatch');
+
+    // MCP's verify_session says what verify chain <id> says.
+    const mcp = await mcpClient(home);
+    try {
+      expect((await mcp.callTool({ name: 'verify_session', arguments: { session_key: forged } })).structuredContent).toMatchObject({ status: 'intact', summary_mismatch: said });
+      expect((await mcp.callTool({ name: 'verify_session', arguments: { session_key: honest } })).structuredContent).not.toHaveProperty('summary_mismatch');
+    } finally {
+      await mcp.close();
+    }
   });
 });
 
