@@ -12,13 +12,16 @@ import { objectOf, stringOf } from '../spine/json-shape.js';
 import { readTextFile } from '../store/json-file.js';
 import { readTrailLines, type TrailRead } from '../spine/trail-reader.js';
 import type { SessionFiles } from '../store/session-files.js';
-import { materialStatus, type SessionStatus, type SessionStatusRead } from '../store/session-status.js';
+import { materialStatus, type SessionStatus, type SessionStatusName, type SessionStatusRead } from '../store/session-status.js';
 import type { KeyRing } from '../spine/signing.js';
 import { materialOf, type SessionMaterial } from '../store/material.js';
 import type { Finding } from './detector.js';
 import { severityOf } from './kinds.js';
 import { parseJsonStrict } from '../spine/fast-record.js';
 import { verdictOf } from './report.js';
+
+/** The passing statuses of a closed session: those whose summary must say what the trail says. */
+const CLOSED_PASSING: ReadonlySet<SessionStatusName> = new Set(['verified', 'intact']);
 
 /** The summary format this aura writes (`summary_version`); Python Aura's summaries have none. */
 export const SUMMARY_VERSION = 1;
@@ -85,13 +88,16 @@ export function sessionReport(session: SessionFiles | SessionMaterial, exportPii
 /**
  * How a session's stored summary disagrees with its trail, in the words of its `SUMMARY_MISMATCH`
  * finding, or null when it agrees (or there is no summary, or no trail, to compare): what `verify
- * store` adds to a status, since a summary is a file anyone with write access can edit (a verdict
- * turned to pass, findings taken out) without touching the chain. A summary that cannot be read
- * here (of a newer aura, or gone since) disagrees too: it cannot be vouched for.
+ * store`, `verify chain` and `verify_session` add to a status, since a summary is a file anyone
+ * with write access can edit (a verdict turned to pass, findings taken out) without touching the
+ * chain. A summary that cannot be read here (of a newer aura, or gone since) disagrees too: it
+ * cannot be vouched for. Only a closed session whose status passes is compared: a failing status
+ * already says why its summary differs, and an open session's summary (`aura export` while it
+ * runs) is a snapshot its writer has moved past.
  * @param status the session's status, its trail's events kept (`collectEvents`), so the trail is read once
  */
 export function summaryDisagreement(material: SessionMaterial, status: SessionStatusRead): string | null {
-  if (material.summaryText === null || material.lines === null) return null;
+  if (!CLOSED_PASSING.has(status.status) || material.summaryText === null || material.lines === null) return null;
   try {
     const findings = sessionReport(material, false, status).summary.audit_report.findings;
     return findings.find((finding) => finding.kind === 'SUMMARY_MISMATCH')?.message ?? null;

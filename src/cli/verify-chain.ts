@@ -65,8 +65,7 @@ export async function verifyChainCommand(target: string, options: VerifyChainOpt
   if (status.status === 'unreadable') throw status.error ?? new ReadError(trail, new Error(status.message ?? 'unreadable'));
   const chain = status.chain;
   const passing = passes(status, inStore);
-  // A summary is compared only where the status passes: otherwise the status already says why.
-  const mismatch = compared && passing && status.trail !== null ? await summaryMismatch(status, { folder, id, trail, summary, log }) : null;
+  const mismatch = compared && status.trail !== null ? await summaryMismatch(status, { folder, id, trail, summary, log }) : null;
   const ok = passing && mismatch === null;
   const json = {
     path: trail,

@@ -9,6 +9,7 @@
  * (SuperAuditor §7, C7). Authorization is another matter: a caller sees only its folders (C13).
  */
 
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { storeCrash, type Finding } from '../audit/detector.js';
 import { checkedSessionReport, summaryDisagreement, type SessionReport } from '../audit/session-report.js';
@@ -19,7 +20,7 @@ import type { KeyRing } from '../spine/signing.js';
 import { channelMaterial } from '../store/material.js';
 import { listingOf } from '../store/session-list.js';
 import { refusalOf, SESSION_ID_PATTERN, sessionFiles } from '../store/session-files.js';
-import { folderSessionStatus, PASSING_STATUSES, type SessionStatusRead } from '../store/session-status.js';
+import { folderSessionStatus, type SessionStatusRead } from '../store/session-status.js';
 import { StoreFindings } from '../store/store-findings.js';
 import { deliver, DeliveryError, type FindingsResponse } from '../superauditor/deliver.js';
 
@@ -219,7 +220,8 @@ export class FindingsService implements FindingsTools {
       if (refusal !== null) throw new ToolRefusal(`session ${id}: ${path.basename(files.trail)} is not read: ${refusal}`);
       let status: ReturnType<typeof folderSessionStatus>;
       try {
-        status = folderSessionStatus(store.sessionsDir, id, { keys: this.keys, log: store.index.sealLogView, collectEvents: true });
+        // The events are kept for the report only when there is a summary to compare it with.
+        status = folderSessionStatus(store.sessionsDir, id, { keys: this.keys, log: store.index.sealLogView, collectEvents: fs.existsSync(files.summary) });
       } catch (error) {
         if (error instanceof AuraError) throw new ToolRefusal(`session ${id}: ${this.told(error)}`);
         throw error;
@@ -238,9 +240,8 @@ export class FindingsService implements FindingsTools {
     });
   }
 
-  /** How a session whose status passes has a summary that disagrees with its trail, a summary it cannot read named as the caller may be told it; else null. */
+  /** How the session's summary disagrees with its trail (summaryDisagreement), a summary it cannot read named as the caller may be told it; else null. */
   private summaryMismatch(store: StoreFindings, files: ReturnType<typeof sessionFiles>, status: SessionStatusRead): string | null {
-    if (!PASSING_STATUSES.has(status.status)) return null;
     const material = channelMaterial(files, store.index.sealLogView);
     const read = material.summaryText;
     const told = (): string => {

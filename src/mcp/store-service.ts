@@ -11,7 +11,6 @@ import { fleetFindings, sessionsNamed } from '../store/postgres/fleet-findings.j
 import { storeCall } from '../store/postgres/connection.js';
 import type { PostgresSource } from '../store/postgres/pg-source.js';
 import { storedSessionMaterial, storedSessionStatus } from '../store/postgres/stored-status.js';
-import { PASSING_STATUSES } from '../store/session-status.js';
 import { checkPerKindLimit, DeliveryError } from '../superauditor/deliver.js';
 import { checkIncludeSummary, delivered, reportAnswer, scoped, sessionKeyArg, sessionLabelArg, ToolRefusal, type FindingsArgs, type FindingsTools, type ScopedFindings } from './findings-service.js';
 
@@ -69,7 +68,7 @@ export class StoreFindingsService implements FindingsTools {
     const stored = await this.source.session(id);
     const keys = await this.source.keysOf(id, null);
     const check = await storeCall(this.source.label, () => storedSessionStatus(this.source.sql, stored, keys));
-    const mismatch = PASSING_STATUSES.has(check.status) ? summaryDisagreement(storedSessionMaterial(id, stored.lines, stored.summary), check) : null;
+    const mismatch = summaryDisagreement(storedSessionMaterial(id, stored.lines, stored.summary), check);
     return { ...check.chain, session_id: id, host: stored.host, status: check.status, signatures_status: check.signatures, ...(check.message === null ? {} : { problem: check.message }), ...(mismatch === null ? {} : { summary_mismatch: mismatch }) };
   }
 

@@ -331,11 +331,13 @@ describe('an injected secret', () => {
       ['backslashes', '\\'.repeat(200_000)],
       ['ampersands and hashes', '&#'.repeat(100_000)],
     ];
+    // Each takes 5-200 ms alone; a search that went back over the text would take seconds to
+    // minutes on these lengths. The bound leaves room for a machine busy with the suite's other files.
     for (const [name, text] of texts) {
       const started = performance.now();
       redactor.scrub(text);
       redactor.withoutInjected(text);
-      expect(performance.now() - started, name).toBeLessThan(500);
+      expect(performance.now() - started, name).toBeLessThan(2_000);
     }
   });
 

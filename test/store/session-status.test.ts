@@ -360,6 +360,9 @@ describe('a summary aura export wrote for a session never sealed', () => {
     expect(aura(['export', session.id], { home }).status).toBe(0);
     session.emit('tool.call', { tool: 'search', args: { q: 'two' } });
     expect(auraJson(['verify', 'chain', session.id], { home })).toMatchObject({ status: 0, json: { status: 'open' } });
+    // The summary exported while it ran is a snapshot its writer has moved past: not a forged one.
+    expect(auraJson(['verify', 'chain', session.id], { home }).json).not.toHaveProperty('summary_mismatch');
+    expect(auraJson(['verify', 'store'], { home })).toMatchObject({ status: 0, json: { ok: true } });
     await session.close();
     expect(auraJson(['verify', 'chain', session.id], { home })).toMatchObject({ status: 0, json: { status: 'intact' } });
   });

@@ -23,7 +23,6 @@ import { sessionPasses, statusCounts, type StoreStatus } from '../verify-store.j
 import type { KeyRing } from '../../spine/signing.js';
 import { sealLogPlaces, type SealLogPlace } from '../seal-log.js';
 import type { SignatureFacet, StatusReason } from '../session-status.js';
-import { PASSING_STATUSES } from '../session-status.js';
 import { storeCall, type Sql } from './connection.js';
 import { digestOf } from '../../spine/hash.js';
 import { anchorOf, hostKeys, parseSealEntry, sealPlaceOf, storedLines, storedSessionMaterial, storedStatus, type AnchorColumns, type LogColumns } from './stored-status.js';
@@ -177,7 +176,7 @@ function verdictOfSession(head: Head, rows: readonly LineRow[], keys: KeyRing | 
   const facts = { ...base, signatures: check.signatures, events };
   if (check.status === 'damaged') return { ...facts, status: 'damaged', reason: check.reason ?? 'rows', message: check.message ?? problems[0] ?? 'damaged' };
   if (problems.length > 0) return { ...facts, status: 'damaged', reason: 'rows', message: problems.join('; ') };
-  const disagreement = PASSING_STATUSES.has(check.status) ? summaryDisagreement(storedSessionMaterial(head.session_id, lines, head.summary), check) : null;
+  const disagreement = summaryDisagreement(storedSessionMaterial(head.session_id, lines, head.summary), check);
   return { ...facts, status: check.status, ...reasoned, ...(disagreement === null ? {} : { summary_mismatch: disagreement }) };
 }
 
