@@ -16,6 +16,7 @@
  * has, and so does its stderr (upstream-log.ts).
  */
 
+import * as path from 'node:path';
 import type { Writable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
@@ -352,7 +353,9 @@ export class ProxyConnection {
   /** The findings channel's own server, in process, confined to this connection's session. */
   private async connectFindings(session: Session): Promise<void> {
     const { paths } = this.settings.config;
-    const service = new FindingsService([{ sessionsDir: paths.sessions, sealLog: paths.sealLog, anchorLog: paths.anchorLog }], false, session.id);
+    // A caller over HTTP may not learn where the proxy keeps its files: its answers name them by what they are.
+    const label = this.transport === 'http' ? { label: path.basename(paths.sessions) } : {};
+    const service = new FindingsService([{ sessionsDir: paths.sessions, sealLog: paths.sealLog, anchorLog: paths.anchorLog, ...label }], false, session.id);
     const [ours, theirs] = InMemoryTransport.createLinkedPair();
     const client = new Client({ name: 'aura-proxy', version: VERSION });
     await buildServer(service).connect(theirs);

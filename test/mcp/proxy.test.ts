@@ -422,6 +422,26 @@ describe('aura proxy over Streamable HTTP', () => {
     expect(trail.at(-1)).toMatchObject({ kind: 'session.close', payload: { reason: 'client_disconnected' } });
     expect(verifyTrail(sessionFiles(path.join(home, 'sessions'), sessionId).trail)).toMatchObject({ hash_chain_valid: true, complete: true });
   });
+
+  it("names the proxy's files by what they are, not where they are, when its findings tool cannot read them", async () => {
+    const client = new Client({ name: 'http-test', version: '2.0.0' });
+    const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } } });
+    await client.connect(transport);
+    const sealLog = path.join(home, 'seals.jsonl');
+    const aside = `${sealLog}.aside`;
+    if (fs.existsSync(sealLog)) fs.renameSync(sealLog, aside);
+    fs.mkdirSync(sealLog);
+    try {
+      const answer = JSON.stringify(await client.callTool({ name: 'get_session_findings', arguments: {} }));
+      expect(answer).toContain('the seal log of sessions');
+      expect(answer).not.toContain(home);
+    } finally {
+      fs.rmdirSync(sealLog);
+      if (fs.existsSync(aside)) fs.renameSync(aside, sealLog);
+    }
+    await transport.terminateSession();
+    await client.close();
+  });
 });
 
 async function freePort(): Promise<number> {
