@@ -7,7 +7,7 @@ import { AuraError, InvalidOptionError } from '../errors.js';
 import { commitFiles } from '../export/commit.js';
 import { digestOf } from '../spine/hash.js';
 import { makeFolder } from '../store/fs-write.js';
-import { sessionFiles } from '../store/session-files.js';
+import { checkedSessionId, sessionFiles } from '../store/session-files.js';
 import { storeUrlFor, type StoreOptions } from './context.js';
 import { EXIT, type CommandResult } from './output.js';
 
@@ -23,6 +23,8 @@ export interface PullOptions extends StoreOptions {
  * @throws InvalidOptionError (no store), NotFoundError, StoreError, AuraError `READ_FAILED` (a different local copy)
  */
 export async function pullCommand(sessionKey: string, options: PullOptions, config: AuraConfig): Promise<CommandResult> {
+  // A key that is no session id is refused before the store is reached.
+  checkedSessionId(sessionKey);
   const url = await storeUrlFor(options, config);
   if (url === null) throw new InvalidOptionError('--store', null, 'a postgres:// URL (or the config key store): where to pull from');
   const { PostgresSource } = await import('../store/postgres/pg-source.js');

@@ -45,10 +45,21 @@ export function resolveSessionKey(sessionsDir: string, key: string): SessionFile
       break;
     }
   }
-  if (!SESSION_ID_PATTERN.test(id)) {
-    throw new InvalidSessionIdError(key, "expected 'aura_sess_' followed by 12 lowercase hex digits");
-  }
+  if (!SESSION_ID_PATTERN.test(id)) throw invalidId(key);
   return sessionFiles(sessionsDir, id);
+}
+
+/**
+ * An untrusted key that must be a session id, with no file suffix (the fleet store's sessions).
+ * @throws InvalidSessionIdError for anything but `aura_sess_<12 hex>`
+ */
+export function checkedSessionId(key: string): string {
+  if (!SESSION_ID_PATTERN.test(key)) throw invalidId(key);
+  return key;
+}
+
+function invalidId(key: string): InvalidSessionIdError {
+  return new InvalidSessionIdError(key, "expected 'aura_sess_' followed by 12 lowercase hex digits");
 }
 
 /** A file named like a session's trail that is not read, and why. */

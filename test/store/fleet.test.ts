@@ -346,11 +346,15 @@ describe('aura push and aura pull', () => {
     }
   });
 
-  it('pushes only the sessions named, refuses a hostile id, and reports a live session as open', async () => {
+  it('pushes only the sessions named, refuses a hostile id (pull too, before reaching the store), and reports a live session as open', async () => {
     const b = await host('acme/named', 2);
     const hostile = aura(['--home', b.home, 'push', '../x', '--store', url]);
     expect(hostile.status).toBe(2);
     expect(hostile.stderr).toMatch(/invalid session id/);
+    // pull says so before it reaches the store: here one nothing listens for.
+    const pulled = aura(['--home', b.home, 'pull', '../x', '--store', 'postgres://127.0.0.1:1/nowhere']);
+    expect(pulled.status).toBe(2);
+    expect(pulled.stderr).toMatch(/invalid session id "\.\.\/x"/);
     const live = agent('acme/named', { home: b.home }).session();
     live.emit('tool.call', { tool: 'x' });
     const run = auraJson(['--home', b.home, 'push', b.ids[0] as string, live.id, '--store', url]);

@@ -5,11 +5,11 @@
  * session's status, the detector's findings), so a list of ten thousand sessions is one query.
  */
 
-import { InvalidSessionIdError, NotFoundError } from '../../errors.js';
+import { NotFoundError } from '../../errors.js';
 import type { KeyRing } from '../../spine/signing.js';
 import { linesOfBytes } from '../../spine/trail-lines.js';
 import { statusLabel, type SessionStatusName, type SignatureFacet, type StatusReason } from '../session-status.js';
-import { SESSION_ID_PATTERN } from '../session-files.js';
+import { checkedSessionId } from '../session-files.js';
 import type { SessionListing } from '../session-list.js';
 import type { SessionMaterial } from '../material.js';
 import type { SessionOverview, SessionSource } from '../source.js';
@@ -102,7 +102,7 @@ export class PostgresSource implements SessionSource {
    * @throws InvalidSessionIdError; NotFoundError when the store has no such session; StoreError
    */
   async session(sessionKey: string): Promise<StoredSession> {
-    if (!SESSION_ID_PATTERN.test(sessionKey)) throw new InvalidSessionIdError(sessionKey, "expected 'aura_sess_' followed by 12 lowercase hex digits");
+    checkedSessionId(sessionKey);
     const sql = this.store.sql;
     const stored = await storeCall(this.label, () => readStoredSession(sql, sessionKey));
     if (stored === null) throw new NotFoundError('session', `${this.label}#${sessionKey}`);
