@@ -10,6 +10,7 @@ import { reportPageModel } from '../report/page-model.js';
 import type { KeyRing } from '../spine/signing.js';
 import { VERSION } from '../version.js';
 import { readerKeys, sourceFor, type StoreOptions } from './context.js';
+import { sessionIdOfKey } from '../store/session-files.js';
 import { materialWithKeys } from '../store/source.js';
 import { EXIT, type CommandResult } from './output.js';
 
@@ -27,6 +28,8 @@ export interface ReportHtmlOptions extends StoreOptions {
  * @throws NotFoundError (no such session), InvalidSessionIdError, ExportError (the file could not be written)
  */
 export async function reportHtmlCommand(sessionKey: string, options: ReportHtmlOptions, config: AuraConfig): Promise<CommandResult> {
+  // A key that names no session is refused before a store is reached.
+  sessionIdOfKey(sessionKey);
   const source = await sourceFor(options, config);
   const { files, keys } = await materialWithKeys(source, sessionKey, readerKeys(source, options.keys, config)).finally(() => source.close());
   const model = reportPageModel(files, { exportPii: config.values['identity_export_pii'] === true, keys, generator: `aura-harness ${VERSION}` });

@@ -5,6 +5,7 @@ import type { Finding } from '../audit/detector.js';
 import { verdictReason } from '../audit/report.js';
 import { checkedSessionReport } from '../audit/session-report.js';
 import { statusLabel, type SessionStatus } from '../store/session-status.js';
+import { sessionIdOfKey } from '../store/session-files.js';
 import { materialWithKeys } from '../store/source.js';
 import { givenKeysFor, readerKeys, sourceFor, type StoreOptions } from './context.js';
 import { colors, EXIT, table, type CommandResult } from './output.js';
@@ -13,6 +14,8 @@ const SEVERITY_ORDER = ['critical', 'warn', 'info'] as const;
 
 /** Shows a session's report; exit 1 when its verdict is `fail`. */
 export async function reportShowCommand(sessionKey: string, options: StoreOptions, config: AuraConfig): Promise<CommandResult> {
+  // A key that names no session is refused before a store is reached.
+  sessionIdOfKey(sessionKey);
   const from = await sourceFor(options, config);
   const { files, keys } = await materialWithKeys(from, sessionKey, readerKeys(from, givenKeysFor({}), config)).finally(() => from.close());
   const { status, report: { summary, source, stored_by: storedBy, disagreements } } = checkedSessionReport(files, keys, config.values['identity_export_pii'] === true);

@@ -38,15 +38,18 @@ export function sessionFiles(sessionsDir: string, sessionId: string): SessionFil
  * @throws InvalidSessionIdError for anything but `aura_sess_<12 hex>` (with an optional file suffix).
  */
 export function resolveSessionKey(sessionsDir: string, key: string): SessionFiles {
-  let id = key;
-  for (const suffix of SUFFIXES) {
-    if (key.endsWith(suffix)) {
-      id = key.slice(0, -suffix.length);
-      break;
-    }
-  }
+  return sessionFiles(sessionsDir, sessionIdOfKey(key));
+}
+
+/**
+ * The session id an untrusted session key names: `aura_sess_<12 hex>`, with an optional file suffix.
+ * @throws InvalidSessionIdError for anything else
+ */
+export function sessionIdOfKey(key: string): string {
+  const suffix = SUFFIXES.find((end) => key.endsWith(end));
+  const id = suffix === undefined ? key : key.slice(0, -suffix.length);
   if (!SESSION_ID_PATTERN.test(id)) throw invalidId(key);
-  return sessionFiles(sessionsDir, id);
+  return id;
 }
 
 /**

@@ -346,15 +346,16 @@ describe('aura push and aura pull', () => {
     }
   });
 
-  it('pushes only the sessions named, refuses a hostile id (pull too, before reaching the store), and reports a live session as open', async () => {
+  it('pushes only the sessions named, refuses a hostile id (pull and the reports too, before reaching the store), and reports a live session as open', async () => {
     const b = await host('acme/named', 2);
     const hostile = aura(['--home', b.home, 'push', '../x', '--store', url]);
     expect(hostile.status).toBe(2);
     expect(hostile.stderr).toMatch(/invalid session id/);
-    // pull says so before it reaches the store: here one nothing listens for.
-    const pulled = aura(['--home', b.home, 'pull', '../x', '--store', 'postgres://127.0.0.1:1/nowhere']);
-    expect(pulled.status).toBe(2);
-    expect(pulled.stderr).toMatch(/invalid session id "\.\.\/x"/);
+    // The readers of one session say so before they reach the store: here one nothing listens for.
+    for (const command of [['pull'], ['report', 'show'], ['report', 'html']]) {
+      const refused = aura(['--home', b.home, ...command, '../x', '--store', 'postgres://127.0.0.1:1/nowhere']);
+      expect([command, refused.status, refused.stderr]).toEqual([command, 2, expect.stringMatching(/invalid session id "\.\.\/x"/)]);
+    }
     const live = agent('acme/named', { home: b.home }).session();
     live.emit('tool.call', { tool: 'x' });
     const run = auraJson(['--home', b.home, 'push', b.ids[0] as string, live.id, '--store', url]);
