@@ -71,7 +71,9 @@ export function sessionReport(session: SessionFiles | SessionMaterial, exportPii
     declaredSteps: summaryDeclaredSteps(stored),
   });
   const differences = unreadable !== null ? [{ text: `it cannot be read (${unreadable})`, mismatch: true }] : stored === null ? [] : differencesOf(stored, fresh);
-  const mismatches = differences.filter((d) => d.mismatch).map((d) => d.text);
+  // A summary beside a trail its writer still holds was written while it ran (`aura export`): a
+  // snapshot the trail has moved past, whose differences are told but are no finding.
+  const mismatches = status?.status === 'open' ? [] : differences.filter((d) => d.mismatch).map((d) => d.text);
   const findings: Finding[] = [...(status === undefined ? [] : statusFindings(status)), ...fresh.audit_report.findings];
   if (mismatches.length > 0) {
     findings.unshift({ kind: 'SUMMARY_MISMATCH', severity: severityOf('SUMMARY_MISMATCH'), message: `the stored summary disagrees with the trail: ${mismatches.join('; ')}`, event_ids: [], session_id: material.sessionId });

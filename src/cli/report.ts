@@ -47,7 +47,7 @@ function describe(id: string, status: SessionStatus, summary: Readonly<Record<st
     `Status: ${statusLabel(status)} · signatures ${status.signatures}`,
     `Hash chain valid: ${String(report['hash_chain_valid'])}`,
     source === 'trail'
-      ? `  (re-checked from the trail${storedBy === null ? '; no stored summary' : `; the stored summary, written by ${storedBy}, ${disagreements.length === 0 ? 'agrees' : colors.red('disagrees')}`})`
+      ? `  (re-checked from the trail${storedBy === null ? '; no stored summary' : `; the stored summary, written by ${storedBy}${status.status === 'open' ? ' while it ran' : ''}, ${disagreements.length === 0 ? 'agrees' : status.status === 'open' ? 'differs' : colors.red('disagrees')}`})`
       : colors.yellow('  (the trail is missing: shown from the stored summary, not re-checked)'),
     ...disagreements.map((d) => `    - ${d}`),
   ];

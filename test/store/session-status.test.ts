@@ -353,7 +353,7 @@ describe('a summary aura export wrote for a session never sealed', () => {
     expect(auraJson(['verify', 'store'], { home }).status).toBe(1);
   });
 
-  it('of a session its writer still holds, does not make the writer\'s next event read as truncated', async () => {
+  it('of a session its writer still holds, does not make the writer\'s next event read as truncated, nor its summary a forged one', async () => {
     const home = tempDir();
     const session = agent('acme/status', { home }).session({ fsync: 'none' });
     session.emit('tool.call', { tool: 'search', args: { q: 'one' } });
@@ -363,6 +363,9 @@ describe('a summary aura export wrote for a session never sealed', () => {
     // The summary exported while it ran is a snapshot its writer has moved past: not a forged one.
     expect(auraJson(['verify', 'chain', session.id], { home }).json).not.toHaveProperty('summary_mismatch');
     expect(auraJson(['verify', 'store'], { home })).toMatchObject({ status: 0, json: { ok: true } });
+    const shown = auraJson(['report', 'show', session.id], { home }).json as { audit_report: { findings: { kind: string }[] }; disagreements: string[] };
+    expect(shown.audit_report.findings.map((f) => f.kind)).not.toContain('SUMMARY_MISMATCH');
+    expect(shown.disagreements).toEqual(expect.arrayContaining([expect.stringMatching(/^event_count \d+ vs \d+ in the trail$/)]));
     await session.close();
     expect(auraJson(['verify', 'chain', session.id], { home })).toMatchObject({ status: 0, json: { status: 'intact' } });
   });
