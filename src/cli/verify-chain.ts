@@ -10,6 +10,7 @@ import { realFolder } from '../config/home.js';
 import { NotFoundError, ReadError } from '../errors.js';
 import { readTextFile } from '../store/json-file.js';
 import { folderMaterial } from '../store/material.js';
+import type { SealLogView } from '../store/seal-log.js';
 import { summarySeal } from '../store/summary-seal.js';
 import type { KeyRing } from '../spine/signing.js';
 import { trailLines } from '../spine/trail-lines.js';
@@ -87,7 +88,7 @@ export async function verifyChainCommand(target: string, options: VerifyChainOpt
  * (the detector, the summary reader) is loaded only here: a trail with no summary beside it, the
  * check an auditor runs on file after file, starts without it.
  */
-async function summaryMismatch(status: SessionStatusRead, at: { folder: string; id: string; trail: string; summary: string; log: Parameters<typeof folderMaterial>[1] }): Promise<string | null> {
+async function summaryMismatch(status: SessionStatusRead, at: { folder: string; id: string; trail: string; summary: string; log: SealLogView | null }): Promise<string | null> {
   const { summaryDisagreement } = await import('../audit/session-report.js');
   const material = { ...folderMaterial(sessionFiles(at.folder, at.id), at.log), trailName: at.trail, summaryName: at.summary, lines: () => trailLines(at.trail), summaryText: () => readTextFile(at.summary, 'summary') };
   return summaryDisagreement(material, status);

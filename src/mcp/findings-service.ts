@@ -244,14 +244,15 @@ export class FindingsService implements FindingsTools {
   private summaryMismatch(store: StoreFindings, files: ReturnType<typeof sessionFiles>, status: SessionStatusRead): string | null {
     const material = channelMaterial(files, store.index.sealLogView);
     const read = material.summaryText;
-    const told = (): string => {
+    if (read === null) return null;
+    const summaryText = (): string => {
       try {
-        return (read as () => string)();
+        return read();
       } catch (error) {
         throw new Error(this.told(error));
       }
     };
-    return summaryDisagreement({ ...material, summaryText: read === null ? null : told }, status);
+    return summaryDisagreement({ ...material, summaryText }, status);
   }
 
   private async located(sessionKey: unknown): Promise<{ store: StoreFindings; id: string }> {
