@@ -148,6 +148,23 @@ describe('aura report html, in chromium', () => {
     });
   }
 
+  it("names the summary of a session still being written as a snapshot that differs, not as one that disagrees", async () => {
+    const { session, home } = openSession();
+    session.emit('tool.call', { tool: 'search', args: { q: 'one' } });
+    expect(auraJson(['export', session.id], { home }).status).toBe(0);
+    session.emit('tool.call', { tool: 'search', args: { q: 'two' } });
+    const { file } = renderWithCli(home, session.id);
+    const watch = await open(browser, file);
+    const said = (await watch.page.locator('#verdict').textContent()) ?? '';
+    expect(said).toContain('the stored summary (written by aura while the session ran) differs:');
+    expect(said).toMatch(/event_count \d+ vs \d+ in the trail/);
+    expect(said).not.toContain('disagrees');
+    expect(said).not.toContain('SUMMARY_MISMATCH');
+    expect(await watch.page.locator('#verdict ul.bad-text').count()).toBe(0);
+    expectQuietPage(watch, file);
+    await session.close();
+  });
+
   it('renders payloads that hold <script> and </script><!-- as text, and runs none of them', async () => {
     const { session, home } = openSession();
     const attack = '<script>alert(1)</script>';

@@ -54,11 +54,13 @@
   const counts = SEVERITIES.map((s) => data.findings.filter((f) => f.severity === s).length);
   verdictLine.append(el('span', 'muted', ' ' + counts[0] + ' critical · ' + counts[1] + ' warn · ' + counts[2] + ' info'));
   verdict.append(verdictLine);
+  // A summary beside a session its writer still holds was written while it ran: a snapshot, not a forgery.
+  const snapshot = data.chain.status === 'open';
   if (data.source === 'summary') verdict.append(el('p', 'warn-text', 'The trail is missing: this report is the stored summary, not re-checked.'));
-  else if (data.stored_by) verdict.append(el('p', 'muted', 'Re-checked from the trail; the stored summary (written by ' + data.stored_by + ') ' + (data.disagreements.length === 0 ? 'agrees.' : 'disagrees:')));
+  else if (data.stored_by) verdict.append(el('p', 'muted', 'Re-checked from the trail; the stored summary (written by ' + data.stored_by + (snapshot ? ' while the session ran' : '') + ') ' + (data.disagreements.length === 0 ? 'agrees.' : snapshot ? 'differs:' : 'disagrees:')));
   else verdict.append(el('p', 'muted', 'Re-checked from the trail; no stored summary.'));
   if (data.disagreements.length > 0) {
-    const list = el('ul', 'bad-text');
+    const list = el('ul', snapshot ? 'muted' : 'bad-text');
     for (const d of data.disagreements) list.append(el('li', null, d));
     verdict.append(list);
   }
