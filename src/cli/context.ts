@@ -4,7 +4,9 @@ import * as fs from 'node:fs';
 import { resolveConfig, type AuraConfig } from '../config/config.js';
 import { InvalidOptionError, NotFoundError } from '../errors.js';
 import { KeyRing } from '../spine/signing.js';
-import type { SessionSource } from '../store/source.js';
+import type { SessionMaterial } from '../store/material.js';
+import { sessionIdOfKey } from '../store/session-files.js';
+import { materialWithKeys, type SessionSource } from '../store/source.js';
 
 /** The global options of `aura`. */
 export interface GlobalOptions {
@@ -150,4 +152,16 @@ export async function sourceFor(options: StoreOptions, config: AuraConfig): Prom
   }
   const { PostgresSource } = await import('../store/postgres/pg-source.js');
   return PostgresSource.open(url);
+}
+
+/**
+ * One session's material, from the folder or the fleet store as {@link sourceFor} chooses, with
+ * the keys it is judged against (`given`, else as {@link readerKeys} has it): what `report show`
+ * and `report html` read. A key that names no session is refused before a store is reached.
+ * @throws InvalidSessionIdError, NotFoundError, InvalidOptionError, StoreError
+ */
+export async function sessionMaterialFor(sessionKey: string, options: StoreOptions, given: KeyRing | null, config: AuraConfig): Promise<{ files: SessionMaterial; keys: KeyRing | null }> {
+  sessionIdOfKey(sessionKey);
+  const source = await sourceFor(options, config);
+  return materialWithKeys(source, sessionKey, readerKeys(source, given, config)).finally(() => source.close());
 }

@@ -9,9 +9,7 @@ import { reportHtml } from '../report/html.js';
 import { reportPageModel } from '../report/page-model.js';
 import type { KeyRing } from '../spine/signing.js';
 import { VERSION } from '../version.js';
-import { readerKeys, sourceFor, type StoreOptions } from './context.js';
-import { sessionIdOfKey } from '../store/session-files.js';
-import { materialWithKeys } from '../store/source.js';
+import { sessionMaterialFor, type StoreOptions } from './context.js';
 import { EXIT, type CommandResult } from './output.js';
 
 /** Options of `report html`. */
@@ -28,10 +26,7 @@ export interface ReportHtmlOptions extends StoreOptions {
  * @throws NotFoundError (no such session), InvalidSessionIdError, ExportError (the file could not be written)
  */
 export async function reportHtmlCommand(sessionKey: string, options: ReportHtmlOptions, config: AuraConfig): Promise<CommandResult> {
-  // A key that names no session is refused before a store is reached.
-  sessionIdOfKey(sessionKey);
-  const source = await sourceFor(options, config);
-  const { files, keys } = await materialWithKeys(source, sessionKey, readerKeys(source, options.keys, config)).finally(() => source.close());
+  const { files, keys } = await sessionMaterialFor(sessionKey, options, options.keys, config);
   const model = reportPageModel(files, { exportPii: config.values['identity_export_pii'] === true, keys, generator: `aura-harness ${VERSION}` });
   const target = path.resolve(options.output ?? '.');
   const output = fs.statSync(target, { throwIfNoEntry: false })?.isDirectory() === true ? path.join(target, `${files.sessionId}.report.html`) : target;

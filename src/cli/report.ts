@@ -5,19 +5,14 @@ import type { Finding } from '../audit/detector.js';
 import { verdictReason } from '../audit/report.js';
 import { checkedSessionReport } from '../audit/session-report.js';
 import { statusLabel, type SessionStatus } from '../store/session-status.js';
-import { sessionIdOfKey } from '../store/session-files.js';
-import { materialWithKeys } from '../store/source.js';
-import { givenKeysFor, readerKeys, sourceFor, type StoreOptions } from './context.js';
+import { givenKeysFor, sessionMaterialFor, type StoreOptions } from './context.js';
 import { colors, EXIT, table, type CommandResult } from './output.js';
 
 const SEVERITY_ORDER = ['critical', 'warn', 'info'] as const;
 
 /** Shows a session's report; exit 1 when its verdict is `fail`. */
 export async function reportShowCommand(sessionKey: string, options: StoreOptions, config: AuraConfig): Promise<CommandResult> {
-  // A key that names no session is refused before a store is reached.
-  sessionIdOfKey(sessionKey);
-  const from = await sourceFor(options, config);
-  const { files, keys } = await materialWithKeys(from, sessionKey, readerKeys(from, givenKeysFor({}), config)).finally(() => from.close());
+  const { files, keys } = await sessionMaterialFor(sessionKey, options, givenKeysFor({}), config);
   const { status, report: { summary, source, stored_by: storedBy, disagreements } } = checkedSessionReport(files, keys, config.values['identity_export_pii'] === true);
   const report = summary.audit_report;
   const verdict = String(report['verdict']);
@@ -41,13 +36,15 @@ function describe(id: string, status: SessionStatus, summary: Readonly<Record<st
   const verdict = String(report['verdict']).toUpperCase();
   const paint = verdict === 'PASS' ? colors.green : verdict === 'WARN' ? colors.yellow : colors.red;
   const reason = verdictReason(report['verdict'], report.findings, summary['conformance']);
+  // A summary beside a session its writer still holds was written while it ran: a snapshot, not a forgery.
+  const snapshot = status.status === 'open';
   const lines = [
     `Verdict: ${paint(verdict)}${reason === null ? '' : ` (${reason})`}`,
     `Session ${id} · agent ${String(summary['agent_ref'] ?? '-')} · policy v${String(summary['policy_version'] ?? '-')} · ${String(summary['event_count'] ?? '-')} events`,
     `Status: ${statusLabel(status)} · signatures ${status.signatures}`,
     `Hash chain valid: ${String(report['hash_chain_valid'])}`,
     source === 'trail'
-      ? `  (re-checked from the trail${storedBy === null ? '; no stored summary' : `; the stored summary, written by ${storedBy}${status.status === 'open' ? ' while it ran' : ''}, ${disagreements.length === 0 ? 'agrees' : status.status === 'open' ? 'differs' : colors.red('disagrees')}`})`
+      ? `  (re-checked from the trail${storedBy === null ? '; no stored summary' : `; the stored summary, written by ${storedBy}${snapshot ? ' while it ran' : ''}, ${disagreements.length === 0 ? 'agrees' : snapshot ? 'differs' : colors.red('disagrees')}`})`
       : colors.yellow('  (the trail is missing: shown from the stored summary, not re-checked)'),
     ...disagreements.map((d) => `    - ${d}`),
   ];

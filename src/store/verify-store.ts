@@ -82,7 +82,6 @@ export function verifyStore(options: VerifyStoreOptions): StoreReport {
   for (const [i, id] of ids.entries()) {
     const sessionLog = compared === null ? log : { ...log, anchor: compared.sessions };
     const status = folderSessionStatus(options.sessionsDir, id, { keys, log: sessionLog, collectEvents: true });
-    // A session that fails already has its reason; what its summary then says differently follows from it.
     const disagreement = status.trail === null ? null : summaryDisagreement(folderMaterial(sessionFiles(options.sessionsDir, id), sessionLog), status);
     sessions.push({
       session_id: id,
