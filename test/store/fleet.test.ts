@@ -45,6 +45,15 @@ async function initialized(): Promise<string> {
   return url;
 }
 
+/** A new store holding one signed host's `sessions` sessions of `events` events, pushed and verified, and a superuser's client of it. */
+async function verifiedStore(ref: string, sessions: number, events: number): Promise<{ url: string; ids: string[]; sql: ReturnType<typeof client> }> {
+  const url = await initialized();
+  const { home, ids } = await host(ref, sessions, { events, signed: true });
+  expect(aura(['--home', home, 'push', '--all', '--store', url]).status).toBe(0);
+  expect(auraJson(['verify', 'store', '--store', url]).json).toMatchObject({ ok: true, counts: { verified: sessions } });
+  return { url, ids, sql: client(url) };
+}
+
 const ingestRole = roleName('ingest');
 const readerRole = roleName('reader');
 const pusherLogin = roleName('pusher');
@@ -578,12 +587,8 @@ describe('a session another host pushes', () => {
 
 describe('aura verify store --store', () => {
   it('catches a row edited, deleted, reordered, a field edited beside its bytes, and a session removed', async () => {
-    const url = await initialized();
-    const a = await host('acme/tampered', 8, { events: 8, signed: true });
-    expect(aura(['--home', a.home, 'push', '--all', '--store', url]).status).toBe(0);
-    expect(auraJson(['verify', 'store', '--store', url]).json).toMatchObject({ ok: true, counts: { verified: 8 } });
-    const sql = client(url);
-    const [edited, deleted, reordered, beside, removed, next, untouched, unchecked] = a.ids as [string, string, string, string, string, string, string, string];
+    const { url, ids, sql } = await verifiedStore('acme/tampered', 8, 8);
+    const [edited, deleted, reordered, beside, removed, next, untouched, unchecked] = ids as [string, string, string, string, string, string, string, string];
     // A superuser can switch the append-only triggers off for a transaction.
     await sql.begin(async (tx) => {
       await tx`SET LOCAL session_replication_role = replica`;
@@ -628,12 +633,8 @@ describe('aura verify store --store', () => {
 
 describe('aura verify store --store and a stored summary', () => {
   it('catches a summary a superuser rewrote with its digest, naming the session and how it disagrees with its lines, as verify_session does', async () => {
-    const url = await initialized();
-    const a = await host('acme/summary', 2, { events: 6, signed: true });
-    expect(aura(['--home', a.home, 'push', '--all', '--store', url]).status).toBe(0);
-    expect(auraJson(['verify', 'store', '--store', url]).json).toMatchObject({ ok: true, counts: { verified: 2 } });
-    const [forged, kept] = a.ids as [string, string];
-    const sql = client(url);
+    const { url, ids, sql } = await verifiedStore('acme/summary', 2, 6);
+    const [forged, kept] = ids as [string, string];
     const [row] = await sql<{ summary: Buffer }[]>`SELECT summary FROM aura.closes WHERE session_id = ${forged}`;
     const original = (row as { summary: Buffer }).summary.toString('utf8');
     const verdict = /"verdict": "(\w+)"/.exec(original)?.[1];
